@@ -1,0 +1,45 @@
+"""Developer sessions: `nox -s tests lint mypy`, `nox -s bench` for benchmarks."""
+
+import nox
+
+nox.options.sessions = ["lint", "mypy", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session(python="3.11")
+def tests(session: nox.Session) -> None:
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python="3.11")
+def mypy(session: nox.Session) -> None:
+    session.install("-e", ".[test]", "mypy>=1.11")
+    session.run("mypy")
+
+
+@nox.session(python="3.11")
+def samples(session: nox.Session) -> None:
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests/test_samples.py", *session.posargs)
+
+
+@nox.session(python="3.11")
+def bench(session: nox.Session) -> None:
+    session.install("-e", ".[test]")
+    for script in sorted(__import__("pathlib").Path("benchmarks").glob("bench_*.py")):
+        session.run("python", str(script), *session.posargs)
+
+
+@nox.session(python="3.11")
+def system(session: nox.Session) -> None:
+    """Against the real service: needs GOOGLE_CLOUD_PROJECT and credentials."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-m", "system", "tests/system", *session.posargs)

@@ -1,0 +1,21 @@
+"""platform-eval: agent evaluation on Google's Agent Platform (Vertex AI), online and offline."""
+
+from . import errors, types
+from ._operations import to_metric
+from ._pagination import AsyncPager, Page, Pager
+from ._retry import RetryPolicy
+from ._version import __version__
+from .client import AsyncClient, Client
+
+__all__ = [
+    "AsyncClient",
+    "AsyncPager",
+    "Client",
+    "Page",
+    "Pager",
+    "RetryPolicy",
+    "__version__",
+    "errors",
+    "to_metric",
+    "types",
+]

@@ -1,0 +1,45 @@
+"""Resource names: full names or bare ids in, validated full names out."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_NAME = re.compile(
+    r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/(?P<collection>[A-Za-z]+)/(?P<id>[^/]+)$"
+)
+
+ITEMS = "evaluationItems"
+SETS = "evaluationSets"
+RUNS = "evaluationRuns"
+
+
+def name_of(obj: Any, kind: str) -> str:
+    """The resource name (or id) of a typed object, dict or string."""
+    if isinstance(obj, str):
+        return obj
+    name = obj.get("name") if isinstance(obj, dict) else getattr(obj, "name", None)
+    if not name:
+        raise ValueError(f"this {kind} has no name; pass the resource name or the id")
+    return str(name)
+
+
+def resource_name(parent: str, collection: str, name_or_id: str) -> str:
+    """``parent/collection/id`` from a bare id, or the full name checked against collection."""
+    value = name_or_id.strip()
+    if value.startswith("projects/"):
+        match = _NAME.match(value)
+        if not match or match["collection"] != collection or not _ID.match(match["id"]):
+            raise ValueError(
+                f"{value!r} is not a {collection} resource name "
+                f"(expected projects/{{project}}/locations/{{location}}/{collection}/{{id}})"
+            )
+        return value
+    if not _ID.match(value):
+        raise ValueError(f"{value!r} is not a valid {collection} id")
+    return f"{parent}/{collection}/{value}"
+
+
+def is_valid_id(value: str) -> bool:
+    return bool(_ID.match(value))

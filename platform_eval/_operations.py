@@ -1,0 +1,256 @@
+"""Every API method as a pure description: the call to send and how to read its answer.
+
+Both clients run these through their transport, so the sync and async surfaces share one
+implementation of everything that is not I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from . import _names
+from ._names import ITEMS, RUNS, SETS
+from ._pagination import Page
+from ._transport import ApiCall
+from .types import (
+    EvaluationItem,
+    EvaluationRun,
+    EvaluationRunConfig,
+    EvaluationRunDataSource,
+    EvaluationRunMetric,
+    EvaluationSet,
+    WireModel,
+)
+
+T = TypeVar("T")
+M = TypeVar("M", bound=WireModel)
+
+#: What a metric may be given as: a name, a wire dict, or a typed metric.
+MetricLike = str | Mapping[str, Any] | EvaluationRunMetric
+
+
+@dataclass(frozen=True)
+class Op(Generic[T]):
+    call: ApiCall
+    parse: Callable[[Any], T]
+
+
+def _coerce(model: type[M], value: M | Mapping[str, Any]) -> M:
+    if isinstance(value, model):
+        return value
+    if isinstance(value, Mapping):
+        return model.model_validate(dict(value))
+    raise TypeError(f"expected {model.__name__} or a dict, got {type(value).__name__}")
+
+
+def _ignore(_: Any) -> None:
+    return None
+
+
+def to_metric(metric: MetricLike) -> EvaluationRunMetric:
+    if isinstance(metric, EvaluationRunMetric):
+        return metric
+    if isinstance(metric, str):
+        return EvaluationRunMetric(metric=metric)
+    return EvaluationRunMetric.model_validate(dict(metric))
+
+
+class Operations:
+    """Builds the calls for one ``projects/{p}/locations/{l}`` parent."""
+
+    def __init__(self, parent: str) -> None:
+        self.parent = parent
+
+    def name(self, collection: str, obj: Any) -> str:
+        return _names.resource_name(self.parent, collection, _names.name_of(obj, collection))
+
+    # -- generic shapes -------------------------------------------------------------------
+
+    def _create(
+        self, collection: str, model: type[M], body: M | Mapping[str, Any], request_id: str | None
+    ) -> Op[M]:
+        resource = _coerce(model, body)
+        payload = resource.to_wire()
+        for output_only in ("name", "createTime", "updateTime"):
+            payload.pop(output_only, None)
+        call = ApiCall(
+            "POST",
+            f"{self.parent}/{collection}",
+            body=payload,
+            resource=f"{self.parent}/{collection}",
+            is_create=True,
+            request_id=request_id,
+        )
+        return Op(call, model.from_wire)
+
+    def _get(self, collection: str, model: type[M], obj: Any) -> Op[M]:
+        name = self.name(collection, obj)
+        return Op(ApiCall("GET", name, resource=name), model.from_wire)
+
+    def _delete(self, collection: str, obj: Any) -> Op[None]:
+        name = self.name(collection, obj)
+        return Op(ApiCall("DELETE", name, resource=name), _ignore)
+
+    def _list_page(
+        self,
+        collection: str,
+        model: type[M],
+        *,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None = None,
+    ) -> Op[Page[M]]:
+        params: dict[str, str] = {}
+        if filter:
+            params["filter"] = filter
+        if page_size:
+            if page_size < 0:
+                raise ValueError("page_size must be positive")
+            params["pageSize"] = str(page_size)
+        if page_token:
+            params["pageToken"] = page_token
+        if order_by:
+            params["orderBy"] = order_by
+
+        def parse(body: Any) -> Page[M]:
+            body = body or {}
+            return Page(
+                items=[model.from_wire(entry) for entry in body.get(collection) or []],
+                next_page_token=body.get("nextPageToken") or None,
+            )
+
+        path = f"{self.parent}/{collection}"
+        return Op(ApiCall("GET", path, params=params, resource=path), parse)
+
+    # -- evaluationItems ------------------------------------------------------------------
+
+    def create_item(
+        self, item: EvaluationItem | Mapping[str, Any], request_id: str | None
+    ) -> Op[EvaluationItem]:
+        return self._create(ITEMS, EvaluationItem, item, request_id)
+
+    def get_item(self, item: Any) -> Op[EvaluationItem]:
+        return self._get(ITEMS, EvaluationItem, item)
+
+    def delete_item(self, item: Any) -> Op[None]:
+        return self._delete(ITEMS, item)
+
+    def list_items_page(
+        self, filter: str | None, page_size: int | None, page_token: str | None
+    ) -> Op[Page[EvaluationItem]]:
+        return self._list_page(
+            ITEMS, EvaluationItem, filter=filter, page_size=page_size, page_token=page_token
+        )
+
+    # -- evaluationSets -------------------------------------------------------------------
+
+    def build_set(
+        self,
+        evaluation_set: EvaluationSet | Mapping[str, Any] | None,
+        display_name: str | None,
+        items: Iterable[Any] | None,
+    ) -> EvaluationSet:
+        if evaluation_set is not None:
+            if display_name is not None or items is not None:
+                raise ValueError("pass either an evaluation set or display_name/items, not both")
+            return _coerce(EvaluationSet, evaluation_set)
+        return EvaluationSet(
+            display_name=display_name,
+            evaluation_items=[self.name(ITEMS, item) for item in items or ()],
+        )
+
+    def create_set(
+        self, evaluation_set: EvaluationSet, request_id: str | None
+    ) -> Op[EvaluationSet]:
+        if evaluation_set.evaluation_items:
+            evaluation_set = evaluation_set.model_copy(
+                update={
+                    "evaluation_items": [
+                        self.name(ITEMS, item) for item in evaluation_set.evaluation_items
+                    ]
+                }
+            )
+        return self._create(SETS, EvaluationSet, evaluation_set, request_id)
+
+    def get_set(self, evaluation_set: Any) -> Op[EvaluationSet]:
+        return self._get(SETS, EvaluationSet, evaluation_set)
+
+    def delete_set(self, evaluation_set: Any) -> Op[None]:
+        return self._delete(SETS, evaluation_set)
+
+    def list_sets_page(
+        self, filter: str | None, page_size: int | None, page_token: str | None
+    ) -> Op[Page[EvaluationSet]]:
+        return self._list_page(
+            SETS, EvaluationSet, filter=filter, page_size=page_size, page_token=page_token
+        )
+
+    def update_set(
+        self, evaluation_set: EvaluationSet | Mapping[str, Any], update_mask: Sequence[str] | None
+    ) -> Op[EvaluationSet]:
+        typed = _coerce(EvaluationSet, evaluation_set)
+        name = self.name(SETS, typed)
+        body = typed.to_wire()
+        for output_only in ("name", "createTime", "updateTime"):
+            body.pop(output_only, None)
+        if "evaluationItems" in body:
+            body["evaluationItems"] = [self.name(ITEMS, i) for i in body["evaluationItems"]]
+        # Without an explicit mask, update exactly the fields the caller set.
+        mask = list(update_mask) if update_mask is not None else sorted(body)
+        if not mask:
+            raise ValueError("update_set needs at least one field to update")
+        call = ApiCall(
+            "PATCH", name, params={"updateMask": ",".join(mask)}, body=body, resource=name
+        )
+        return Op(call, EvaluationSet.from_wire)
+
+    # -- evaluationRuns -------------------------------------------------------------------
+
+    def build_run(
+        self,
+        run: EvaluationRun | Mapping[str, Any] | None,
+        *,
+        evaluation_set: Any,
+        metrics: Sequence[MetricLike] | None,
+        display_name: str | None,
+        labels: Mapping[str, str] | None,
+    ) -> EvaluationRun:
+        if run is not None:
+            if evaluation_set is not None or metrics is not None:
+                raise ValueError("pass either a run or evaluation_set/metrics, not both")
+            return _coerce(EvaluationRun, run)
+        if evaluation_set is None:
+            raise ValueError("create_run needs evaluation_set=...")
+        if not metrics:
+            raise ValueError("create_run needs at least one metric")
+        if isinstance(metrics, str | Mapping | EvaluationRunMetric):
+            raise TypeError("metrics must be a list, e.g. metrics=['exact_match']")
+        return EvaluationRun(
+            display_name=display_name,
+            labels=dict(labels) if labels else None,
+            data_source=EvaluationRunDataSource(evaluation_set=self.name(SETS, evaluation_set)),
+            evaluation_config=EvaluationRunConfig(metrics=[to_metric(m) for m in metrics]),
+        )
+
+    def create_run(self, run: EvaluationRun, request_id: str | None) -> Op[EvaluationRun]:
+        return self._create(RUNS, EvaluationRun, run, request_id)
+
+    def get_run(self, run: Any) -> Op[EvaluationRun]:
+        return self._get(RUNS, EvaluationRun, run)
+
+    def delete_run(self, run: Any) -> Op[None]:
+        return self._delete(RUNS, run)
+
+    def cancel_run(self, run: Any) -> Op[None]:
+        name = self.name(RUNS, run)
+        return Op(ApiCall("POST", f"{name}:cancel", body={}, resource=name), _ignore)
+
+    def list_runs_page(
+        self, filter: str | None, page_size: int | None, page_token: str | None
+    ) -> Op[Page[EvaluationRun]]:
+        return self._list_page(
+            RUNS, EvaluationRun, filter=filter, page_size=page_size, page_token=page_token
+        )

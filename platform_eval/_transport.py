@@ -1,0 +1,242 @@
+"""HTTP transport: the only code that does network I/O.
+
+``_TransportBase`` holds everything that does no I/O (URLs, headers, retry decisions, response
+and error mapping); ``SyncTransport`` and ``AsyncTransport`` only send, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import platform
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from . import errors
+from ._auth import Authenticator
+from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retry_status
+from ._version import __version__
+
+_logger = logging.getLogger("platform_eval.http")
+
+#: Header carrying the id that lets a server deduplicate a retried create.
+REQUEST_ID_HEADER = "x-platform-eval-request-id"
+
+USER_AGENT = (
+    f"platform-eval/{__version__} python/{platform.python_version()} httpx/{httpx.__version__}"
+)
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One logical API call (retries resend the same call)."""
+
+    method: str
+    path: str
+    params: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+    resource: str | None = None
+    is_create: bool = False
+    request_id: str | None = None
+
+    @property
+    def idempotent(self) -> bool:
+        # Cancel and patch-with-the-same-body are safe to repeat; a create is not.
+        return not self.is_create
+
+
+@dataclass(frozen=True)
+class TransportConfig:
+    base_url: str
+    api_version: str
+    authenticator: Authenticator
+    timeout: float
+    retry: RetryPolicy
+    # Only a server known to deduplicate creates by request id (our emulator) lets a create be
+    # retried after it may have reached the server.
+    dedupes_creates: bool = False
+
+
+class _TransportBase:
+    def __init__(self, config: TransportConfig) -> None:
+        self.config = config
+
+    def url(self, call: ApiCall) -> str:
+        return f"{self.config.base_url}/{self.config.api_version}/{call.path}"
+
+    def base_headers(self, call: ApiCall) -> dict[str, str]:
+        headers = {
+            "user-agent": USER_AGENT,
+            "x-goog-api-client": f"platform-eval/{__version__}",
+            "accept": "application/json",
+        }
+        if call.is_create:
+            headers[REQUEST_ID_HEADER] = call.request_id or str(uuid.uuid4())
+        return headers
+
+    def content(self, call: ApiCall) -> bytes | None:
+        if call.body is None:
+            return None
+        return json.dumps(call.body, separators=(",", ":"), ensure_ascii=False).encode()
+
+    def retry_after_error(self, call: ApiCall, exc: httpx.HTTPError, attempt: int) -> bool:
+        if attempt >= self.config.retry.max_retries:
+            return False
+        if isinstance(exc, NOT_SENT_ERRORS):
+            return True
+        if isinstance(exc, CONNECTION_ERRORS):
+            return call.idempotent or self.config.dedupes_creates
+        return False
+
+    def retry_after_status(self, call: ApiCall, status_code: int, attempt: int) -> bool:
+        if attempt >= self.config.retry.max_retries or not should_retry_status(status_code):
+            return False
+        if call.is_create and not self.config.dedupes_creates:
+            # 429 is rejected before any processing; anything else may have created the item.
+            return status_code == 429
+        return True
+
+    def connection_error(self, call: ApiCall, exc: httpx.HTTPError) -> errors.APIConnectionError:
+        what = f"{call.method} {call.resource or call.path}"
+        if isinstance(exc, httpx.TimeoutException):
+            return errors.APITimeoutError(
+                f"request timed out after {self.config.timeout} s [{what}]"
+            )
+        return errors.APIConnectionError(
+            f"could not reach {self.config.base_url} ({type(exc).__name__}) [{what}]"
+        )
+
+    def parse(self, call: ApiCall, response: httpx.Response, *, retried: bool) -> Any:
+        if response.is_success:
+            if not response.content:
+                return {}
+            return response.json()
+        if retried and call.method == "DELETE" and response.status_code == 404:
+            # An earlier attempt may have deleted it before its response was lost.
+            return {}
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = response.text
+        raise errors.from_response(
+            response.status_code, body, method=call.method, resource=call.resource or call.path
+        )
+
+    def log(self, call: ApiCall, outcome: str, attempt: int, started: float) -> None:
+        if _logger.isEnabledFor(logging.DEBUG):
+            _logger.debug(
+                "%s %s -> %s (attempt %d, %.0f ms)",
+                call.method,
+                call.path,
+                outcome,
+                attempt + 1,
+                (time.monotonic() - started) * 1000,
+            )
+
+
+class SyncTransport(_TransportBase):
+    def __init__(self, config: TransportConfig, http_client: httpx.Client | None = None) -> None:
+        super().__init__(config)
+        self._owns_client = http_client is None
+        self._http = http_client or httpx.Client(timeout=config.timeout)
+
+    def request(self, call: ApiCall) -> Any:
+        call = _with_request_id(call)
+        attempt = 0
+        while True:
+            headers = self.base_headers(call)
+            self.config.authenticator.apply(headers)
+            started = time.monotonic()
+            try:
+                response = self._http.request(
+                    call.method,
+                    self.url(call),
+                    params=call.params,
+                    content=self.content(call),
+                    headers=_json_headers(headers, call),
+                    timeout=self.config.timeout,
+                )
+            except httpx.HTTPError as exc:
+                self.log(call, type(exc).__name__, attempt, started)
+                if not self.retry_after_error(call, exc, attempt):
+                    raise self.connection_error(call, exc) from None
+                time.sleep(self.config.retry.delay(attempt))
+                attempt += 1
+                continue
+            self.log(call, str(response.status_code), attempt, started)
+            if self.retry_after_status(call, response.status_code, attempt):
+                time.sleep(self.config.retry.delay(attempt, response.headers.get("retry-after")))
+                attempt += 1
+                continue
+            return self.parse(call, response, retried=attempt > 0)
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._http.close()
+
+
+class AsyncTransport(_TransportBase):
+    def __init__(
+        self, config: TransportConfig, http_client: httpx.AsyncClient | None = None
+    ) -> None:
+        super().__init__(config)
+        self._owns_client = http_client is None
+        self._http = http_client or httpx.AsyncClient(timeout=config.timeout)
+
+    async def request(self, call: ApiCall) -> Any:
+        call = _with_request_id(call)
+        attempt = 0
+        while True:
+            headers = self.base_headers(call)
+            auth = self.config.authenticator
+            if auth.needs_refresh:
+                await asyncio.to_thread(auth.apply, headers)
+            else:
+                auth.apply(headers)
+            started = time.monotonic()
+            try:
+                response = await self._http.request(
+                    call.method,
+                    self.url(call),
+                    params=call.params,
+                    content=self.content(call),
+                    headers=_json_headers(headers, call),
+                    timeout=self.config.timeout,
+                )
+            except httpx.HTTPError as exc:
+                self.log(call, type(exc).__name__, attempt, started)
+                if not self.retry_after_error(call, exc, attempt):
+                    raise self.connection_error(call, exc) from None
+                await asyncio.sleep(self.config.retry.delay(attempt))
+                attempt += 1
+                continue
+            self.log(call, str(response.status_code), attempt, started)
+            if self.retry_after_status(call, response.status_code, attempt):
+                await asyncio.sleep(
+                    self.config.retry.delay(attempt, response.headers.get("retry-after"))
+                )
+                attempt += 1
+                continue
+            return self.parse(call, response, retried=attempt > 0)
+
+    async def close(self) -> None:
+        if self._owns_client:
+            await self._http.aclose()
+
+
+def _with_request_id(call: ApiCall) -> ApiCall:
+    # Fixed once per logical call so that every retry carries the same id.
+    if call.is_create and not call.request_id:
+        return ApiCall(**{**call.__dict__, "request_id": str(uuid.uuid4())})
+    return call
+
+
+def _json_headers(headers: dict[str, str], call: ApiCall) -> dict[str, str]:
+    if call.body is not None:
+        headers["content-type"] = "application/json"
+    return headers

@@ -1,0 +1,485 @@
+"""``Client`` and ``AsyncClient``: flat methods over the evaluation resources.
+
+Both clients take the same arguments and have the same methods; the async ones are awaited.
+Each method accepts a full resource name or a bare id, and typed objects or plain dicts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import httpx
+from google.auth import credentials as ga_credentials
+
+from ._auth import Authenticator
+from ._config import Settings, resolve_settings
+from ._operations import MetricLike, Op, Operations
+from ._pagination import AsyncPager, Page, Pager
+from ._retry import RetryPolicy
+from ._transport import AsyncTransport, SyncTransport, TransportConfig
+from .errors import PlatformEvalError, WaitTimeoutError
+from .types import (
+    EvaluationItem,
+    EvaluationItemType,
+    EvaluationRun,
+    EvaluationRunState,
+    EvaluationSet,
+)
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_RETRIES = 3
+#: How many result items ``AsyncClient.get_results`` fetches at once.
+RESULTS_CONCURRENCY = 16
+
+ProgressCallback = Callable[[EvaluationRun], None]
+
+
+class _ClientBase:
+    """Configuration and everything that does no I/O, shared by both clients."""
+
+    def __init__(
+        self,
+        project: str | None = None,
+        location: str | None = None,
+        *,
+        credentials: ga_credentials.Credentials | None = None,
+        api_endpoint: str | None = None,
+        api_version: str = "v1beta1",
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self._settings: Settings = resolve_settings(
+            project=project,
+            location=location,
+            credentials=credentials,
+            api_endpoint=api_endpoint,
+            api_version=api_version,
+        )
+        policy = retry or RetryPolicy(max_retries=max_retries)
+        self._transport_config = TransportConfig(
+            base_url=self._settings.base_url,
+            api_version=api_version,
+            authenticator=Authenticator(self._settings.credentials),
+            timeout=timeout,
+            retry=policy,
+            dedupes_creates=self._settings.emulator,
+        )
+        self._ops = Operations(self._settings.parent)
+
+    @property
+    def project(self) -> str:
+        return self._settings.project
+
+    @property
+    def location(self) -> str:
+        return self._settings.location
+
+    @property
+    def parent(self) -> str:
+        """``projects/{project}/locations/{location}``."""
+        return self._settings.parent
+
+    @property
+    def api_endpoint(self) -> str:
+        return self._settings.base_url
+
+    @property
+    def is_emulator(self) -> bool:
+        return self._settings.emulator
+
+    def __repr__(self) -> str:
+        # Never the credentials or their token: only where the client points.
+        return (
+            f"{type(self).__name__}(project={self.project!r}, location={self.location!r}, "
+            f"api_endpoint={self.api_endpoint!r})"
+        )
+
+    def _result_names(self, run: EvaluationRun, result_set: EvaluationSet | None) -> list[str]:
+        if result_set is None:
+            return []
+        return list(result_set.evaluation_items or [])
+
+
+def _result_set_name(run: EvaluationRun) -> str | None:
+    if not run.done:
+        raise PlatformEvalError(
+            f"run {run.name} is {run.state}; results are available once it finished "
+            "(use wait_for_run)"
+        )
+    results = run.evaluation_results
+    if results and results.evaluation_set:
+        return results.evaluation_set
+    if run.state == EvaluationRunState.FAILED:
+        message = run.error.message if run.error else "no error message"
+        raise PlatformEvalError(f"run {run.name} failed before writing results: {message}")
+    return None
+
+
+def _only_results(items: Iterable[EvaluationItem]) -> list[EvaluationItem]:
+    return [i for i in items if i.evaluation_item_type in (EvaluationItemType.RESULT, None)]
+
+
+class _Waiter:
+    """Poll timing for wait_for_run: starts at poll_interval, grows 1.5x to max_interval."""
+
+    def __init__(self, timeout: float | None, poll_interval: float, max_interval: float) -> None:
+        if poll_interval <= 0:
+            raise ValueError("poll_interval must be > 0")
+        self._deadline = None if timeout is None else time.monotonic() + timeout
+        self._interval = poll_interval
+        self._max = max(max_interval, poll_interval)
+        self.timeout = timeout
+
+    def next_delay(self) -> float | None:
+        """Seconds to sleep before the next poll, or None once the deadline passed."""
+        delay = self._interval
+        self._interval = min(self._interval * 1.5, self._max)
+        if self._deadline is None:
+            return delay
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        return min(delay, remaining)
+
+    def timed_out(self, run: EvaluationRun) -> WaitTimeoutError:
+        return WaitTimeoutError(f"run {run.name} still {run.state} after {self.timeout} s", run=run)
+
+
+class Client(_ClientBase):
+    """Synchronous client. Use as a context manager, or call ``close()``."""
+
+    def __init__(
+        self,
+        project: str | None = None,
+        location: str | None = None,
+        *,
+        credentials: ga_credentials.Credentials | None = None,
+        api_endpoint: str | None = None,
+        api_version: str = "v1beta1",
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(
+            project,
+            location,
+            credentials=credentials,
+            api_endpoint=api_endpoint,
+            api_version=api_version,
+            timeout=timeout,
+            max_retries=max_retries,
+            retry=retry,
+        )
+        self._transport = SyncTransport(self._transport_config, http_client)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def _run(self, op: Op[T]) -> T:
+        return op.parse(self._transport.request(op.call))
+
+    def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> Pager[T]:
+        return Pager(lambda token: self._run(page_op(token)))
+
+    # -- evaluationItems ------------------------------------------------------------------
+
+    def create_item(
+        self, item: EvaluationItem | Mapping[str, Any], *, request_id: str | None = None
+    ) -> EvaluationItem:
+        """Creates an evaluation item; the server assigns its id."""
+        return self._run(self._ops.create_item(item, request_id))
+
+    def get_item(self, item: Any) -> EvaluationItem:
+        return self._run(self._ops.get_item(item))
+
+    def list_items(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> Pager[EvaluationItem]:
+        return self._pager(lambda token: self._ops.list_items_page(filter, page_size, token))
+
+    def delete_item(self, item: Any) -> None:
+        self._run(self._ops.delete_item(item))
+
+    # -- evaluationSets -------------------------------------------------------------------
+
+    def create_set(
+        self,
+        evaluation_set: EvaluationSet | Mapping[str, Any] | None = None,
+        *,
+        display_name: str | None = None,
+        items: Iterable[Any] | None = None,
+        request_id: str | None = None,
+    ) -> EvaluationSet:
+        """Creates a set from an EvaluationSet, or from ``display_name`` and ``items``."""
+        built = self._ops.build_set(evaluation_set, display_name, items)
+        return self._run(self._ops.create_set(built, request_id))
+
+    def get_set(self, evaluation_set: Any) -> EvaluationSet:
+        return self._run(self._ops.get_set(evaluation_set))
+
+    def list_sets(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> Pager[EvaluationSet]:
+        return self._pager(lambda token: self._ops.list_sets_page(filter, page_size, token))
+
+    def update_set(
+        self,
+        evaluation_set: EvaluationSet | Mapping[str, Any],
+        *,
+        update_mask: Sequence[str] | None = None,
+    ) -> EvaluationSet:
+        """Patches a set; without ``update_mask``, the fields set on ``evaluation_set``."""
+        return self._run(self._ops.update_set(evaluation_set, update_mask))
+
+    def delete_set(self, evaluation_set: Any) -> None:
+        self._run(self._ops.delete_set(evaluation_set))
+
+    # -- evaluationRuns -------------------------------------------------------------------
+
+    def create_run(
+        self,
+        run: EvaluationRun | Mapping[str, Any] | None = None,
+        *,
+        evaluation_set: Any = None,
+        metrics: Sequence[MetricLike] | None = None,
+        display_name: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        request_id: str | None = None,
+    ) -> EvaluationRun:
+        """Starts a run from an EvaluationRun, or from ``evaluation_set`` and ``metrics``."""
+        built = self._ops.build_run(
+            run,
+            evaluation_set=evaluation_set,
+            metrics=metrics,
+            display_name=display_name,
+            labels=labels,
+        )
+        return self._run(self._ops.create_run(built, request_id))
+
+    def get_run(self, run: Any) -> EvaluationRun:
+        return self._run(self._ops.get_run(run))
+
+    def list_runs(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> Pager[EvaluationRun]:
+        return self._pager(lambda token: self._ops.list_runs_page(filter, page_size, token))
+
+    def cancel_run(self, run: Any) -> None:
+        self._run(self._ops.cancel_run(run))
+
+    def delete_run(self, run: Any) -> None:
+        self._run(self._ops.delete_run(run))
+
+    def wait_for_run(
+        self,
+        run: Any,
+        *,
+        timeout: float | None = None,
+        poll_interval: float = 1.0,
+        max_poll_interval: float = 10.0,
+        on_progress: ProgressCallback | None = None,
+    ) -> EvaluationRun:
+        """Polls until the run is SUCCEEDED, FAILED or CANCELLED and returns it.
+
+        Raises WaitTimeoutError after ``timeout`` seconds (the run keeps going).
+        """
+        waiter = _Waiter(timeout, poll_interval, max_poll_interval)
+        while True:
+            current = self.get_run(run)
+            if on_progress:
+                on_progress(current)
+            if current.done:
+                return current
+            delay = waiter.next_delay()
+            if delay is None:
+                raise waiter.timed_out(current)
+            time.sleep(delay)
+
+    def get_results(self, run: Any) -> list[EvaluationItem]:
+        """Every RESULT item of a finished run, in the order of its result set."""
+        current = run if isinstance(run, EvaluationRun) and run.done else self.get_run(run)
+        set_name = _result_set_name(current)
+        if set_name is None:
+            return []
+        result_set = self.get_set(set_name)
+        return _only_results(self.get_item(name) for name in result_set.evaluation_items or [])
+
+
+class AsyncClient(_ClientBase):
+    """Asynchronous client. Use as an async context manager, or await ``close()``."""
+
+    def __init__(
+        self,
+        project: str | None = None,
+        location: str | None = None,
+        *,
+        credentials: ga_credentials.Credentials | None = None,
+        api_endpoint: str | None = None,
+        api_version: str = "v1beta1",
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(
+            project,
+            location,
+            credentials=credentials,
+            api_endpoint=api_endpoint,
+            api_version=api_version,
+            timeout=timeout,
+            max_retries=max_retries,
+            retry=retry,
+        )
+        self._transport = AsyncTransport(self._transport_config, http_client)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._transport.close()
+
+    async def _run(self, op: Op[T]) -> T:
+        return op.parse(await self._transport.request(op.call))
+
+    def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> AsyncPager[T]:
+        return AsyncPager(lambda token: self._run(page_op(token)))
+
+    # -- evaluationItems ------------------------------------------------------------------
+
+    async def create_item(
+        self, item: EvaluationItem | Mapping[str, Any], *, request_id: str | None = None
+    ) -> EvaluationItem:
+        return await self._run(self._ops.create_item(item, request_id))
+
+    async def get_item(self, item: Any) -> EvaluationItem:
+        return await self._run(self._ops.get_item(item))
+
+    def list_items(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> AsyncPager[EvaluationItem]:
+        return self._pager(lambda token: self._ops.list_items_page(filter, page_size, token))
+
+    async def delete_item(self, item: Any) -> None:
+        await self._run(self._ops.delete_item(item))
+
+    # -- evaluationSets -------------------------------------------------------------------
+
+    async def create_set(
+        self,
+        evaluation_set: EvaluationSet | Mapping[str, Any] | None = None,
+        *,
+        display_name: str | None = None,
+        items: Iterable[Any] | None = None,
+        request_id: str | None = None,
+    ) -> EvaluationSet:
+        built = self._ops.build_set(evaluation_set, display_name, items)
+        return await self._run(self._ops.create_set(built, request_id))
+
+    async def get_set(self, evaluation_set: Any) -> EvaluationSet:
+        return await self._run(self._ops.get_set(evaluation_set))
+
+    def list_sets(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> AsyncPager[EvaluationSet]:
+        return self._pager(lambda token: self._ops.list_sets_page(filter, page_size, token))
+
+    async def update_set(
+        self,
+        evaluation_set: EvaluationSet | Mapping[str, Any],
+        *,
+        update_mask: Sequence[str] | None = None,
+    ) -> EvaluationSet:
+        return await self._run(self._ops.update_set(evaluation_set, update_mask))
+
+    async def delete_set(self, evaluation_set: Any) -> None:
+        await self._run(self._ops.delete_set(evaluation_set))
+
+    # -- evaluationRuns -------------------------------------------------------------------
+
+    async def create_run(
+        self,
+        run: EvaluationRun | Mapping[str, Any] | None = None,
+        *,
+        evaluation_set: Any = None,
+        metrics: Sequence[MetricLike] | None = None,
+        display_name: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        request_id: str | None = None,
+    ) -> EvaluationRun:
+        built = self._ops.build_run(
+            run,
+            evaluation_set=evaluation_set,
+            metrics=metrics,
+            display_name=display_name,
+            labels=labels,
+        )
+        return await self._run(self._ops.create_run(built, request_id))
+
+    async def get_run(self, run: Any) -> EvaluationRun:
+        return await self._run(self._ops.get_run(run))
+
+    def list_runs(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> AsyncPager[EvaluationRun]:
+        return self._pager(lambda token: self._ops.list_runs_page(filter, page_size, token))
+
+    async def cancel_run(self, run: Any) -> None:
+        await self._run(self._ops.cancel_run(run))
+
+    async def delete_run(self, run: Any) -> None:
+        await self._run(self._ops.delete_run(run))
+
+    async def wait_for_run(
+        self,
+        run: Any,
+        *,
+        timeout: float | None = None,
+        poll_interval: float = 1.0,
+        max_poll_interval: float = 10.0,
+        on_progress: ProgressCallback | None = None,
+    ) -> EvaluationRun:
+        waiter = _Waiter(timeout, poll_interval, max_poll_interval)
+        while True:
+            current = await self.get_run(run)
+            if on_progress:
+                on_progress(current)
+            if current.done:
+                return current
+            delay = waiter.next_delay()
+            if delay is None:
+                raise waiter.timed_out(current)
+            await asyncio.sleep(delay)
+
+    async def get_results(self, run: Any) -> list[EvaluationItem]:
+        current = run if isinstance(run, EvaluationRun) and run.done else await self.get_run(run)
+        set_name = _result_set_name(current)
+        if set_name is None:
+            return []
+        result_set = await self.get_set(set_name)
+        limit = asyncio.Semaphore(RESULTS_CONCURRENCY)
+
+        async def fetch(name: str) -> EvaluationItem:
+            async with limit:
+                return await self.get_item(name)
+
+        items = await asyncio.gather(*(fetch(n) for n in result_set.evaluation_items or []))
+        return _only_results(items)

@@ -1,0 +1,364 @@
+"""The emulator's resource logic, independent of HTTP: validation, ids, paging, runs' state.
+
+Methods take a parent (``projects/{p}/locations/{l}``), so projects and locations are isolated
+by construction. Errors are ``ApiError`` with the google.rpc status the real service would use.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from .. import metrics
+from ..types import (
+    EvaluationItem,
+    EvaluationItemType,
+    EvaluationRun,
+    EvaluationRunState,
+    EvaluationSet,
+    WireModel,
+    is_terminal_state,
+)
+from .filters import FilterError, compile_filter
+from .store import Store
+
+ITEMS, SETS, RUNS = "evaluationItems", "evaluationSets", "evaluationRuns"
+COLLECTIONS = (ITEMS, SETS, RUNS)
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+_SET_MUTABLE = {"displayName", "evaluationItems", "metadata"}
+
+_HTTP_FOR_STATUS = {
+    "INVALID_ARGUMENT": 400,
+    "FAILED_PRECONDITION": 400,
+    "OUT_OF_RANGE": 400,
+    "UNAUTHENTICATED": 401,
+    "PERMISSION_DENIED": 403,
+    "NOT_FOUND": 404,
+    "ALREADY_EXISTS": 409,
+    "ABORTED": 409,
+    "RESOURCE_EXHAUSTED": 429,
+    "CANCELLED": 499,
+    "INTERNAL": 500,
+    "UNIMPLEMENTED": 501,
+    "UNAVAILABLE": 503,
+    "DEADLINE_EXCEEDED": 504,
+}
+
+
+class ApiError(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+    @property
+    def http_status(self) -> int:
+        return _HTTP_FOR_STATUS.get(self.status, 500)
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.http_status, "message": self.message, "status": self.status}}
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def new_id() -> str:
+    # Numeric like the service's ids; 18 digits keep them unique without coordination.
+    return str(10**17 + secrets.randbelow(9 * 10**17))
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for err in error.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}")
+    return "; ".join(problems)
+
+
+def _parse(model: type[WireModel], body: Any, what: str) -> Any:
+    if not isinstance(body, dict):
+        raise ApiError("INVALID_ARGUMENT", f"the request body must be a JSON object ({what})")
+    try:
+        return model.model_validate(body)
+    except ValidationError as error:
+        raise ApiError("INVALID_ARGUMENT", f"invalid {what}: {_describe(error)}") from None
+
+
+def split_name(name: str, collection: str) -> tuple[str, str]:
+    """(parent, id) of a full resource name of ``collection``."""
+    parts = name.split("/")
+    if (
+        len(parts) != 6
+        or parts[0] != "projects"
+        or parts[2] != "locations"
+        or parts[4] != collection
+    ):
+        raise ApiError("INVALID_ARGUMENT", f"{name!r} is not a {collection} resource name")
+    return "/".join(parts[:4]), parts[5]
+
+
+class Backend:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._run_listeners: list[Callable[[str], None]] = []
+        self._cancel_lock = threading.Lock()
+        # Runs being executed that were asked to stop: they turn CANCELLED when the executor
+        # stops at the next item boundary, together with the results written so far.
+        self.cancel_requested: set[str] = set()
+
+    def on_run_created(self, listener: Callable[[str], None]) -> None:
+        self._run_listeners.append(listener)
+
+    # -- generic --------------------------------------------------------------------------
+
+    def _get(self, parent: str, collection: str, rid: str) -> dict[str, Any]:
+        body = self.store.get(parent, collection, rid)
+        if body is None:
+            raise ApiError("NOT_FOUND", f"{parent}/{collection}/{rid} not found")
+        return body
+
+    def get(self, parent: str, collection: str, rid: str) -> dict[str, Any]:
+        return self._get(parent, collection, rid)
+
+    def get_by_name(self, name: str, collection: str) -> dict[str, Any]:
+        parent, rid = split_name(name, collection)
+        return self._get(parent, collection, rid)
+
+    def _insert(
+        self, parent: str, collection: str, body: dict[str, Any], request_id: str | None
+    ) -> dict[str, Any]:
+        rid = new_id()
+        body = {"name": f"{parent}/{collection}/{rid}", **body, "createTime": now_rfc3339()}
+        if collection == SETS:
+            body["updateTime"] = body["createTime"]
+        stored, _created = self.store.insert(parent, collection, rid, body, request_id)
+        return stored
+
+    def delete(self, parent: str, collection: str, rid: str) -> None:
+        if collection == RUNS:
+            self.cancel_run(parent, rid, quiet=True)
+        if not self.store.delete(parent, collection, rid):
+            raise ApiError("NOT_FOUND", f"{parent}/{collection}/{rid} not found")
+
+    def list_resources(
+        self,
+        parent: str,
+        collection: str,
+        *,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+    ) -> dict[str, Any]:
+        if page_size is not None and page_size < 0:
+            raise ApiError("INVALID_ARGUMENT", "pageSize must not be negative")
+        size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        try:
+            where, args = compile_filter(filter)
+        except FilterError as exc:
+            raise ApiError("INVALID_ARGUMENT", f"invalid filter: {exc}") from None
+        binding = hashlib.sha256(f"{parent}|{collection}|{filter or ''}".encode()).hexdigest()[:16]
+        after = _read_page_token(page_token, binding)
+        rows = self.store.page(parent, collection, where, args, after, size + 1)
+        result: dict[str, Any] = {collection: [body for _, body in rows[:size]]}
+        if len(rows) > size:
+            result["nextPageToken"] = _page_token(rows[size - 1][0], binding)
+        return result
+
+    # -- evaluationItems ------------------------------------------------------------------
+
+    def create_item(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
+        if request_id and (earlier := self.store.by_request_id(parent, ITEMS, request_id)):
+            return earlier
+        item: EvaluationItem = _parse(EvaluationItem, _drop_output_only(body), "EvaluationItem")
+        if item.evaluation_item_type not in (EvaluationItemType.REQUEST, EvaluationItemType.RESULT):
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                "evaluationItemType is required and must be REQUEST or RESULT, got "
+                f"{item.evaluation_item_type!r}",
+            )
+        if (
+            item.evaluation_request is None
+            and item.evaluation_response is None
+            and not item.gcs_uri
+        ):
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                "an EvaluationItem needs a payload: evaluationRequest, evaluationResponse "
+                "or gcsUri",
+            )
+        return self._insert(parent, ITEMS, item.to_wire(), request_id)
+
+    def create_result_item(self, parent: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._insert(parent, ITEMS, body, None)
+
+    # -- evaluationSets -------------------------------------------------------------------
+
+    def _check_items_exist(self, parent: str, names: list[str]) -> None:
+        ids: list[str] = []
+        for index, name in enumerate(names):
+            try:
+                item_parent, rid = split_name(name, ITEMS)
+            except ApiError:
+                raise ApiError(
+                    "INVALID_ARGUMENT", f"evaluationItems[{index}]: {name!r} is not an item name"
+                ) from None
+            if item_parent != parent:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"evaluationItems[{index}]: {name!r} belongs to another project or location",
+                )
+            ids.append(rid)
+        found = self.store.get_many(parent, ITEMS, ids)
+        for index, rid in enumerate(ids):
+            if rid not in found:
+                raise ApiError("NOT_FOUND", f"evaluationItems[{index}]: {names[index]} not found")
+
+    def create_set(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
+        if request_id and (earlier := self.store.by_request_id(parent, SETS, request_id)):
+            return earlier
+        evaluation_set: EvaluationSet = _parse(
+            EvaluationSet, _drop_output_only(body), "EvaluationSet"
+        )
+        self._check_items_exist(parent, evaluation_set.evaluation_items or [])
+        return self._insert(parent, SETS, evaluation_set.to_wire(), request_id)
+
+    def patch_set(
+        self, parent: str, rid: str, body: Any, update_mask: str | None
+    ) -> dict[str, Any]:
+        current = self._get(parent, SETS, rid)
+        patch: EvaluationSet = _parse(EvaluationSet, _drop_output_only(body), "EvaluationSet")
+        wire = patch.to_wire()
+        fields = [f.strip() for f in (update_mask or "").split(",") if f.strip()] or sorted(wire)
+        updated = dict(current)
+        for field in fields:
+            camel = _camel(field)
+            if camel not in _SET_MUTABLE:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"updateMask: {field!r} cannot be updated; updatable: {sorted(_SET_MUTABLE)}",
+                )
+            if camel in wire:
+                updated[camel] = wire[camel]
+            else:
+                updated.pop(camel, None)
+        self._check_items_exist(parent, updated.get("evaluationItems") or [])
+        updated["updateTime"] = now_rfc3339()
+        self.store.replace(parent, SETS, rid, updated)
+        return updated
+
+    # -- evaluationRuns -------------------------------------------------------------------
+
+    def create_run(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
+        if request_id and (earlier := self.store.by_request_id(parent, RUNS, request_id)):
+            return earlier
+        run: EvaluationRun = _parse(EvaluationRun, _drop_output_only(body), "EvaluationRun")
+        source = run.data_source.evaluation_set if run.data_source else None
+        if not source:
+            raise ApiError("INVALID_ARGUMENT", "dataSource.evaluationSet is required")
+        set_parent, set_id = split_name(source, SETS)
+        if set_parent != parent:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                "dataSource.evaluationSet belongs to another project or location",
+            )
+        self._get(parent, SETS, set_id)
+        configured = run.evaluation_config.metrics if run.evaluation_config else None
+        if not configured:
+            raise ApiError("INVALID_ARGUMENT", "evaluationConfig.metrics needs at least one metric")
+        for index, metric in enumerate(configured):
+            try:
+                metrics.resolve(metric)
+            except metrics.MetricError as exc:
+                raise ApiError(
+                    "INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {exc}"
+                ) from None
+        wire = run.to_wire()
+        for output_only in ("state", "completionTime", "error", "evaluationResults"):
+            wire.pop(output_only, None)
+        wire["state"] = EvaluationRunState.PENDING.value
+        stored = self._insert(parent, RUNS, wire, request_id)
+        for listener in self._run_listeners:
+            listener(stored["name"])
+        return stored
+
+    def cancel_run(self, parent: str, rid: str, *, quiet: bool = False) -> None:
+        with self._cancel_lock:
+            run = self.store.get(parent, RUNS, rid)
+            if run is None:
+                if quiet:
+                    return
+                raise ApiError("NOT_FOUND", f"{parent}/{RUNS}/{rid} not found")
+            state = run.get("state")
+            if state == EvaluationRunState.CANCELLED or (quiet and is_terminal_state(state)):
+                return
+            if is_terminal_state(state):
+                raise ApiError(
+                    "FAILED_PRECONDITION", f"{run['name']} already {state}; cannot cancel"
+                )
+            if state != EvaluationRunState.PENDING:
+                self.cancel_requested.add(run["name"])
+                return
+            run["state"] = EvaluationRunState.CANCELLED.value
+            run["completionTime"] = now_rfc3339()
+            self.store.replace(parent, RUNS, rid, run)
+
+    def update_run(
+        self, name: str, update: Callable[[dict[str, Any]], bool]
+    ) -> dict[str, Any] | None:
+        """Applies ``update`` to the stored run unless it returns False; None if it is gone."""
+        parent, rid = split_name(name, RUNS)
+        with self._cancel_lock:
+            run = self.store.get(parent, RUNS, rid)
+            if run is None:
+                return None
+            if update(run):
+                self.store.replace(parent, RUNS, rid, run)
+            return run
+
+
+def _camel(field: str) -> str:
+    head, *rest = field.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _drop_output_only(body: Any) -> Any:
+    if isinstance(body, dict):
+        body = {
+            k: v
+            for k, v in body.items()
+            if k not in ("name", "createTime", "create_time", "updateTime", "update_time")
+        }
+    return body
+
+
+def _page_token(after_seq: int, binding: str) -> str:
+    raw = json.dumps({"after": after_seq, "binding": binding}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _read_page_token(token: str | None, binding: str) -> int:
+    if not token:
+        return 0
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded))
+        after = int(data["after"])
+        bound = str(data["binding"])
+    except (ValueError, KeyError, TypeError):
+        raise ApiError("INVALID_ARGUMENT", "invalid pageToken") from None
+    if bound != binding:
+        raise ApiError(
+            "INVALID_ARGUMENT", "pageToken was issued for a different parent, collection or filter"
+        )
+    return after

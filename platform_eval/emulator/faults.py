@@ -1,0 +1,143 @@
+"""Fault injection: make the next matching requests fail, stall or lose their connection.
+
+Faults are registered through ``POST /_emulator/faults`` (or ``Emulator.inject_fault``) and
+used up in order. ``GET /_emulator/faults`` shows what is left, so a test can assert that every
+fault it registered was actually hit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+KINDS = ("status", "drop", "status_after", "drop_after")
+
+
+@dataclass
+class Fault:
+    """``kind``: ``status`` answers with ``status`` without processing the request;
+    ``drop`` closes the connection without processing; ``status_after`` and ``drop_after``
+    process the request first (so a create is stored) and then fail or drop the answer."""
+
+    path: str = ""
+    method: str = "*"
+    kind: str = "status"
+    status: int = 503
+    times: int = 1
+    retry_after: str | None = None
+    delay: float = 0.0
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method in ("*", method)) and self.path in path
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fault:
+        allowed = set(cls.__dataclass_fields__) | {"retryAfter"}
+        unknown = set(data) - allowed
+        if unknown:
+            raise ValueError(f"unknown fault fields {sorted(unknown)}; allowed {sorted(allowed)}")
+        data = dict(data)
+        if "retryAfter" in data:
+            data["retry_after"] = str(data.pop("retryAfter"))
+        fault = cls(**data)
+        if fault.kind not in KINDS:
+            raise ValueError(f"fault kind must be one of {KINDS}")
+        if fault.times < 1:
+            raise ValueError("fault times must be >= 1")
+        fault.method = fault.method.upper()
+        return fault
+
+
+class DroppedConnectionError(Exception):
+    """Raised inside the server to make it close the connection mid-response."""
+
+
+class FaultRegistry:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+
+    def add(self, fault: Fault) -> None:
+        with self._lock:
+            self._faults.append(fault)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def pending(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [asdict(f) for f in self._faults]
+
+    def take(self, method: str, path: str) -> Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.matches(method, path):
+                    fault.times -= 1
+                    if fault.times == 0:
+                        self._faults.remove(fault)
+                    return fault
+        return None
+
+
+_RPC_STATUS = {
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+async def _send_status(send: Send, fault: Fault) -> None:
+    import json
+
+    status_name = _RPC_STATUS.get(fault.status, "UNKNOWN")
+    body = json.dumps(
+        {"error": {"code": fault.status, "message": "injected fault", "status": status_name}}
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if fault.retry_after is not None:
+        headers.append((b"retry-after", fault.retry_after.encode()))
+    await send({"type": "http.response.start", "status": fault.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _drop(send: Send) -> None:
+    # Promise a body and never send it: the server closes the connection and the client sees
+    # an incomplete response, as with a dropped connection.
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"4096")]}
+    )
+    raise DroppedConnectionError
+
+
+class FaultMiddleware:
+    def __init__(self, app: ASGIApp, registry: FaultRegistry) -> None:
+        self.app = app
+        self.registry = registry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path.startswith("/_emulator"):
+            await self.app(scope, receive, send)
+            return
+        fault = self.registry.take(scope["method"], path)
+        if fault is None:
+            await self.app(scope, receive, send)
+            return
+        if fault.delay:
+            await asyncio.sleep(fault.delay)
+        if fault.kind in ("status_after", "drop_after"):
+
+            async def swallow(message: Message) -> None:
+                return None
+
+            await self.app(scope, receive, swallow)
+        if fault.kind in ("status", "status_after"):
+            await _send_status(send, fault)
+        else:
+            await _drop(send)

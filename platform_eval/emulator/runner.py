@@ -1,0 +1,234 @@
+"""Executes evaluation runs in a background thread: PENDING -> RUNNING -> SUCCEEDED/FAILED.
+
+A run scores every REQUEST item of its set with the local metric engine, writes one RESULT item
+per request item into a new result set, and records summary metrics. A cancel is noticed
+between items: the run ends CANCELLED and keeps the results written so far.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .. import metrics
+from ..types import (
+    EvaluationItem,
+    EvaluationItemType,
+    EvaluationRun,
+    EvaluationRunState,
+    is_terminal_state,
+)
+from .backend import ITEMS, RUNS, SETS, ApiError, Backend, now_rfc3339, split_name
+
+_logger = logging.getLogger("platform_eval.emulator")
+
+
+class _CancelledError(Exception):
+    pass
+
+
+class RunExecutor:
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        # Test control: when not None, how many more items may be evaluated before the
+        # executor holds at the next item boundary.
+        self._budget: int | None = None
+        self._blocked = False
+        self._gate = threading.Condition()
+        backend.on_run_created(self._queue.put)
+
+    @contextmanager
+    def paused(self, after_items: int = 0) -> Iterator[None]:
+        """Holds runs at an item boundary once ``after_items`` more items were evaluated.
+
+        Lets tests observe a run mid-way (cancel it, time out a wait) deterministically.
+        """
+        with self._gate:
+            self._budget = after_items
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._budget = None
+                self._gate.notify_all()
+
+    def wait_until_held(self, timeout: float = 10.0) -> bool:
+        """True once the executor is holding at an item boundary (see ``paused``)."""
+        with self._gate:
+            return self._gate.wait_for(lambda: self._blocked, timeout)
+
+    def _pass_gate(self) -> None:
+        with self._gate:
+            while self._budget is not None and self._budget <= 0:
+                self._blocked = True
+                self._gate.notify_all()
+                self._gate.wait()
+            self._blocked = False
+            if self._budget is not None:
+                self._budget -= 1
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="platform-eval-runs", daemon=True)
+        self._thread.start()
+        # Runs left unfinished by an earlier process on the same database resume.
+        for _parent, run in self._backend.store.scan(RUNS):
+            if not is_terminal_state(run.get("state")):
+                self._queue.put(run["name"])
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _loop(self) -> None:
+        while True:
+            name = self._queue.get()
+            if name is None:
+                return
+            try:
+                self.execute(name)
+            except Exception as exc:  # a bug in a metric must not kill the executor
+                _logger.exception("run %s failed unexpectedly", name)
+                self._finish(name, EvaluationRunState.FAILED, error=f"internal error: {exc}")
+
+    # -- one run --------------------------------------------------------------------------
+
+    def execute(self, name: str) -> None:
+        run_body = self._transition(name, EvaluationRunState.RUNNING)
+        if run_body is None:
+            return
+        parent, _ = split_name(name, RUNS)
+        run = EvaluationRun.from_wire(run_body)
+        specs = [metrics.resolve(m) for m in (run.evaluation_config.metrics or [])]  # type: ignore[union-attr]
+        set_name = run.data_source.evaluation_set if run.data_source else None
+        try:
+            source = self._backend.get_by_name(set_name or "", SETS)
+        except ApiError as exc:
+            self._finish(name, EvaluationRunState.FAILED, error=exc.message)
+            return
+
+        result_names: list[str] = []
+        scores: dict[str, list[float]] = defaultdict(list)
+        failed = 0
+        total = 0
+        try:
+            for item_name in source.get("evaluationItems") or []:
+                self._pass_gate()
+                self._check_not_cancelled(name)
+                total += 1
+                result, ok = self._evaluate_item(parent, name, item_name, specs, scores)
+                result_names.append(result["name"])
+                failed += 0 if ok else 1
+            state = EvaluationRunState.SUCCEEDED
+        except _CancelledError:
+            state = EvaluationRunState.CANCELLED
+
+        result_set = self._backend.create_set(
+            parent,
+            {
+                "displayName": f"results of {run.display_name or run.id}",
+                "evaluationItems": result_names,
+                "metadata": {"evaluationRun": name},
+            },
+            None,
+        )
+        results = {
+            "evaluationSet": result_set["name"],
+            "summaryMetrics": {
+                "metrics": metrics.summarize(scores),
+                "totalItems": total,
+                "failedItems": failed,
+            },
+        }
+        self._finish(name, state, results=results)
+
+    def _evaluate_item(
+        self,
+        parent: str,
+        run_name: str,
+        item_name: str,
+        specs: list[metrics.MetricSpec],
+        scores: dict[str, list[float]],
+    ) -> tuple[dict[str, Any], bool]:
+        response: dict[str, Any] = {"evaluationRequest": item_name, "evaluationRun": run_name}
+        error: str | None = None
+        try:
+            item = EvaluationItem.from_wire(self._backend.get_by_name(item_name, ITEMS))
+        except ApiError as exc:
+            item, error = None, exc.message
+        if item is not None:
+            request = item.evaluation_request
+            if item.evaluation_item_type != EvaluationItemType.REQUEST or request is None:
+                error = f"{item_name} is not a REQUEST item with an evaluationRequest"
+            else:
+                response["request"] = request.to_wire()
+                if len(specs) == 1:
+                    response["metric"] = specs[0].name
+                candidate_results = metrics.evaluate_request(specs, request)
+                response["candidateResults"] = [r.to_wire() for r in candidate_results]
+                for result in candidate_results:
+                    if result.score is not None and result.metric:
+                        scores[result.metric].append(result.score)
+                if not candidate_results:
+                    error = "the request has no candidate responses to evaluate"
+                elif any(r.score is None for r in candidate_results):
+                    error = "some candidates could not be evaluated; see candidateResults"
+        body: dict[str, Any] = {
+            "displayName": f"result of {item_name.rsplit('/', 1)[-1]}",
+            "evaluationItemType": EvaluationItemType.RESULT.value,
+            "evaluationResponse": response,
+        }
+        if error:
+            body["error"] = {"code": 3, "message": error}
+        return self._backend.create_result_item(parent, body), error is None
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _check_not_cancelled(self, name: str) -> None:
+        if name in self._backend.cancel_requested:
+            raise _CancelledError
+        run = self._backend.update_run(name, lambda _run: False)
+        if run is None or run.get("state") == EvaluationRunState.CANCELLED:
+            raise _CancelledError
+
+    def _transition(self, name: str, state: EvaluationRunState) -> dict[str, Any] | None:
+        def move(run: dict[str, Any]) -> bool:
+            if is_terminal_state(run.get("state")):
+                return False
+            run["state"] = state.value
+            return True
+
+        run = self._backend.update_run(name, move)
+        if run is None or run.get("state") != state:
+            return None
+        return run
+
+    def _finish(
+        self,
+        name: str,
+        state: EvaluationRunState,
+        *,
+        results: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        def finish(run: dict[str, Any]) -> bool:
+            if is_terminal_state(run.get("state")):
+                return False
+            if results is not None:
+                run["evaluationResults"] = results
+            run["state"] = state.value
+            run["completionTime"] = now_rfc3339()
+            if error:
+                run["error"] = {"code": 13, "message": error}
+            return True
+
+        self._backend.update_run(name, finish)
+        self._backend.cancel_requested.discard(name)

@@ -1,0 +1,162 @@
+"""``Emulator``: the whole emulator (store, backend, run executor, HTTP server) in one object.
+
+In-process use (tests, scripts)::
+
+    with Emulator() as emu:
+        client = emu.client()
+
+It listens on a free loopback port; ``emu.url`` is its base URL.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+from .._config import EMULATOR_PROJECT
+from .app import EmulatorApp
+from .backend import Backend
+from .faults import DroppedConnectionError, Fault, FaultRegistry
+from .runner import RunExecutor
+from .store import Store
+
+
+class _QuietDroppedConnections(logging.Filter):
+    # An injected dropped connection is intended; it should not print a traceback.
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, DroppedConnectionError)
+
+
+def _install_log_filter() -> None:
+    for name in ("uvicorn.error", "uvicorn"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _QuietDroppedConnections) for f in logger.filters):
+            logger.addFilter(_QuietDroppedConnections())
+
+
+class Emulator:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        db: str | None = None,
+        log_level: str = "warning",
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.store = Store(db)
+        self.backend = Backend(self.store)
+        self.faults = FaultRegistry()
+        self.executor = RunExecutor(self.backend)
+        self.app = EmulatorApp(self.backend, self.faults)
+        self._log_level = log_level
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def _config(self) -> uvicorn.Config:
+        _install_log_filter()
+        return uvicorn.Config(
+            self.app.asgi, log_level=self._log_level, lifespan="off", access_log=False
+        )
+
+    def start(self) -> Emulator:
+        """Starts serving in a background thread and returns once it accepts connections."""
+        if self._thread is not None:
+            return self
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto
+        # says TCP, and without it every response waits ~40 ms for a delayed ACK.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        self.executor.start()
+        self._server = uvicorn.Server(self._config())
+        server = self._server
+        self._thread = threading.Thread(
+            target=lambda: server.run(sockets=[sock]), name="platform-eval-emulator", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the emulator did not start on {self.host}:{self.port}")
+            time.sleep(0.01)
+        return self
+
+    def serve_forever(self) -> None:
+        """Serves in the calling thread until interrupted (``platform-eval emulator start``)."""
+        self.executor.start()
+        config = self._config()
+        config.host, config.port = self.host, self.port
+        try:
+            uvicorn.Server(config).run()
+        finally:
+            self.executor.stop()
+            self.store.close()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.executor.stop()
+        self._server = None
+        self._thread = None
+
+    def close(self) -> None:
+        self.stop()
+        self.store.close()
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- conveniences ---------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def host_port(self) -> str:
+        """The value for ``PLATFORM_EVAL_EMULATOR_HOST``."""
+        return self.url.removeprefix("http://")
+
+    def client(
+        self, project: str = EMULATOR_PROJECT, location: str = "us-central1", **kwargs: Any
+    ) -> Any:
+        from ..client import Client
+
+        return Client(project, location, api_endpoint=self.url, **kwargs)
+
+    def async_client(
+        self, project: str = EMULATOR_PROJECT, location: str = "us-central1", **kwargs: Any
+    ) -> Any:
+        from ..client import AsyncClient
+
+        return AsyncClient(project, location, api_endpoint=self.url, **kwargs)
+
+    def inject_fault(self, **fault: Any) -> None:
+        """Registers a fault, e.g. ``inject_fault(path="evaluationItems", status=503, times=2)``."""
+        self.faults.add(Fault.from_json(fault))
+
+    def pending_faults(self) -> list[dict[str, Any]]:
+        return self.faults.pending()
+
+    def reset(self) -> None:
+        self.store.reset()
+        self.faults.clear()

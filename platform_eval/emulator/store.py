@@ -1,0 +1,168 @@
+"""SQLite storage of the emulator: one table of JSON resources keyed by parent, collection, id.
+
+One connection guarded by a lock serves the HTTP handlers and the run executor; every method
+is one transaction, so a reader never sees half of a write.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS resources (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    parent TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    rid TEXT NOT NULL,
+    body TEXT NOT NULL,
+    request_id TEXT,
+    UNIQUE (parent, collection, rid)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS resources_request_id
+    ON resources (parent, collection, request_id) WHERE request_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS objects (
+    bucket TEXT NOT NULL,
+    name TEXT NOT NULL,
+    data BLOB NOT NULL,
+    content_type TEXT,
+    generation INTEGER NOT NULL,
+    PRIMARY KEY (bucket, name)
+);
+"""
+
+
+class Store:
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path or ":memory:"
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- resources ------------------------------------------------------------------------
+
+    def get(self, parent: str, collection: str, rid: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT body FROM resources WHERE parent=? AND collection=? AND rid=?",
+                (parent, collection, rid),
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def get_many(
+        self, parent: str, collection: str, rids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        with self._lock:
+            for start in range(0, len(rids), 500):
+                chunk = list(rids[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                for rid, body in self._db.execute(
+                    f"SELECT rid, body FROM resources WHERE parent=? AND collection=? "
+                    f"AND rid IN ({marks})",
+                    (parent, collection, *chunk),
+                ):
+                    found[rid] = json.loads(body)
+        return found
+
+    def by_request_id(self, parent: str, collection: str, request_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT body FROM resources WHERE parent=? AND collection=? AND request_id=?",
+                (parent, collection, request_id),
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def insert(
+        self,
+        parent: str,
+        collection: str,
+        rid: str,
+        body: dict[str, Any],
+        request_id: str | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """Inserts a resource; with a request id already used, returns the earlier one.
+
+        Returns (resource, created).
+        """
+        with self.transaction() as db:
+            if request_id:
+                row = db.execute(
+                    "SELECT body FROM resources WHERE parent=? AND collection=? AND request_id=?",
+                    (parent, collection, request_id),
+                ).fetchone()
+                if row:
+                    return json.loads(row[0]), False
+            db.execute(
+                "INSERT INTO resources (parent, collection, rid, body, request_id) "
+                "VALUES (?,?,?,?,?)",
+                (parent, collection, rid, json.dumps(body), request_id),
+            )
+        return body, True
+
+    def replace(self, parent: str, collection: str, rid: str, body: dict[str, Any]) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE resources SET body=? WHERE parent=? AND collection=? AND rid=?",
+                (json.dumps(body), parent, collection, rid),
+            )
+
+    def delete(self, parent: str, collection: str, rid: str) -> bool:
+        with self._lock:
+            cursor = self._db.execute(
+                "DELETE FROM resources WHERE parent=? AND collection=? AND rid=?",
+                (parent, collection, rid),
+            )
+        return cursor.rowcount > 0
+
+    def page(
+        self,
+        parent: str,
+        collection: str,
+        where: str,
+        args: Sequence[Any],
+        after_seq: int,
+        limit: int,
+    ) -> list[tuple[int, dict[str, Any]]]:
+        sql = (
+            "SELECT seq, body FROM resources WHERE parent=? AND collection=? AND seq>? "
+            f"{'AND (' + where + ')' if where else ''} ORDER BY seq LIMIT ?"
+        )
+        with self._lock:
+            rows = self._db.execute(sql, (parent, collection, after_seq, *args, limit)).fetchall()
+        return [(seq, json.loads(body)) for seq, body in rows]
+
+    def scan(self, collection: str) -> list[tuple[str, dict[str, Any]]]:
+        """Every resource of a collection across parents (used at start-up)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT parent, body FROM resources WHERE collection=? ORDER BY seq", (collection,)
+            ).fetchall()
+        return [(parent, json.loads(body)) for parent, body in rows]
+
+    def reset(self) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM resources")
+            db.execute("DELETE FROM objects")

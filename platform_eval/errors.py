@@ -1,0 +1,140 @@
+"""Errors raised by platform-eval.
+
+API errors are the classes of ``google.api_core.exceptions`` (``NotFound``, ``InvalidArgument``,
+``AlreadyExists``, ...), so code that already catches them for other Google clients works here
+too. One function, :func:`from_response`, maps an HTTP status and a google.rpc error body to a
+class; the google.rpc status name wins over the HTTP code because it is more specific
+(``INVALID_ARGUMENT`` and ``FAILED_PRECONDITION`` are both HTTP 400).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.api_core import exceptions as core
+from google.api_core.exceptions import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    DeadlineExceeded,
+    FailedPrecondition,
+    Forbidden,
+    GoogleAPICallError,
+    GoogleAPIError,
+    InternalServerError,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    ServiceUnavailable,
+    TooManyRequests,
+    Unauthenticated,
+    Unauthorized,
+)
+
+__all__ = [
+    "APIConnectionError",
+    "APITimeoutError",
+    "AlreadyExists",
+    "BadRequest",
+    "ConfigurationError",
+    "Conflict",
+    "DeadlineExceeded",
+    "FailedPrecondition",
+    "Forbidden",
+    "GoogleAPICallError",
+    "GoogleAPIError",
+    "InternalServerError",
+    "InvalidArgument",
+    "NotFound",
+    "PermissionDenied",
+    "PlatformEvalError",
+    "ResourceExhausted",
+    "ServiceUnavailable",
+    "TooManyRequests",
+    "Unauthenticated",
+    "Unauthorized",
+    "WaitTimeoutError",
+    "from_response",
+]
+
+_BY_RPC_STATUS: dict[str, type[GoogleAPICallError]] = {
+    "CANCELLED": core.Cancelled,
+    "UNKNOWN": core.Unknown,
+    "INVALID_ARGUMENT": core.InvalidArgument,
+    "DEADLINE_EXCEEDED": core.DeadlineExceeded,
+    "NOT_FOUND": core.NotFound,
+    "ALREADY_EXISTS": core.AlreadyExists,
+    "PERMISSION_DENIED": core.PermissionDenied,
+    "UNAUTHENTICATED": core.Unauthenticated,
+    "RESOURCE_EXHAUSTED": core.ResourceExhausted,
+    "FAILED_PRECONDITION": core.FailedPrecondition,
+    "ABORTED": core.Aborted,
+    "OUT_OF_RANGE": core.OutOfRange,
+    "UNIMPLEMENTED": core.MethodNotImplemented,
+    "INTERNAL": core.InternalServerError,
+    "UNAVAILABLE": core.ServiceUnavailable,
+    "DATA_LOSS": core.DataLoss,
+}
+
+
+class PlatformEvalError(Exception):
+    """Base of the errors platform-eval defines itself (not API status errors)."""
+
+
+class ConfigurationError(PlatformEvalError, ValueError):
+    """The client cannot be configured: no project, conflicting options, a bad endpoint."""
+
+
+class APIConnectionError(GoogleAPIError):
+    """The service could not be reached, or the connection broke before a full response."""
+
+
+class APITimeoutError(APIConnectionError):
+    """The request timed out."""
+
+
+class WaitTimeoutError(PlatformEvalError, TimeoutError):
+    """``wait_for_run`` gave up before the run reached a terminal state."""
+
+    def __init__(self, message: str, *, run: Any = None) -> None:
+        super().__init__(message)
+        self.run = run
+
+
+def from_response(
+    status_code: int,
+    body: Any,
+    *,
+    method: str,
+    resource: str | None,
+) -> GoogleAPICallError:
+    """Builds the exception for an error response.
+
+    The message carries the server's message and the resource the call was about, never
+    request headers (which hold the bearer token).
+    """
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        error = {}
+    server_message = error.get("message") or _fallback_message(status_code, body)
+    details = error.get("details") if isinstance(error.get("details"), list) else []
+    rpc_status = error.get("status")
+    where = f" [{method} {resource}]" if resource else f" [{method}]"
+    message = f"{server_message}{where}"
+    cls = _BY_RPC_STATUS.get(rpc_status) if isinstance(rpc_status, str) else None
+    if cls is not None:
+        exc: GoogleAPICallError = cls(message, details=details)
+        exc.code = status_code  # keep the HTTP code; the class tells the rpc status
+    else:
+        exc = core.from_http_status(status_code, message, details=details)
+    exc.resource = resource  # type: ignore[attr-defined]
+    exc.rpc_status = rpc_status  # type: ignore[attr-defined]
+    return exc
+
+
+def _fallback_message(status_code: int, body: Any) -> str:
+    if isinstance(body, str) and body.strip():
+        snippet = body.strip().splitlines()[0]
+        return snippet[:200]
+    return f"HTTP {status_code}"

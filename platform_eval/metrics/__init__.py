@@ -1,0 +1,33 @@
+"""The local metric engine: pure functions over EvaluationRequest -> CandidateResult.
+
+``REGISTRY`` lists every metric with what it reads, whether it needs a judge, and whether the
+real service defines it.
+"""
+
+from .engine import (
+    REGISTRY,
+    MetricError,
+    MetricInfo,
+    MetricSpec,
+    evaluate_request,
+    resolve,
+    score,
+    summarize,
+)
+from .text import exact_match, response_match_score, tokenize
+from .trajectory import MatchType
+
+__all__ = [
+    "REGISTRY",
+    "MatchType",
+    "MetricError",
+    "MetricInfo",
+    "MetricSpec",
+    "evaluate_request",
+    "exact_match",
+    "resolve",
+    "response_match_score",
+    "score",
+    "summarize",
+    "tokenize",
+]

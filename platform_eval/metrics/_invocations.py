@@ -1,0 +1,114 @@
+"""Reads requests and responses as ADK-style invocations: per turn, tool calls and final text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import AgentData, CandidateResponse, Content, EvaluationRequest
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One turn: what the user said, the tool calls made, and the final text answer."""
+
+    user_text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    final_text: str = ""
+    tool_names: tuple[str, ...] = field(default=())
+
+
+def content_text(content: Content | None) -> str:
+    """Text parts joined by newlines, as ADK's final-response metrics read a Content."""
+    if content is None or not content.parts:
+        return ""
+    return "\n".join(p.text for p in content.parts if p.text and not p.thought)
+
+
+def _tool_calls(content: Content | None) -> list[ToolCall]:
+    if content is None or not content.parts:
+        return []
+    return [
+        ToolCall(name=p.function_call.name or "", args=dict(p.function_call.args or {}))
+        for p in content.parts
+        if p.function_call is not None
+    ]
+
+
+def _is_user(author: str | None, content: Content | None) -> bool:
+    if author is not None:
+        return author == "user"
+    return content is not None and content.role == "user"
+
+
+def agent_data_invocations(agent_data: AgentData) -> list[Invocation]:
+    invocations: list[Invocation] = []
+    for turn in sorted(agent_data.turns or [], key=lambda t: t.turn_index or 0):
+        user_texts: list[str] = []
+        calls: list[ToolCall] = []
+        final_text = ""
+        for event in turn.events or []:
+            if _is_user(event.author, event.content):
+                text = content_text(event.content)
+                if text:
+                    user_texts.append(text)
+                continue
+            calls.extend(_tool_calls(event.content))
+            text = content_text(event.content)
+            # The last agent text of the turn is its final response.
+            if text:
+                final_text = text
+        invocations.append(
+            Invocation(
+                user_text="\n".join(user_texts), tool_calls=tuple(calls), final_text=final_text
+            )
+        )
+    return invocations
+
+
+def events_invocations(events: list[Content], final_text: str | None) -> list[Invocation]:
+    calls: list[ToolCall] = []
+    last_text = ""
+    for content in events:
+        calls.extend(_tool_calls(content))
+        text = content_text(content)
+        if text and content.role != "user":
+            last_text = text
+    return [Invocation(tool_calls=tuple(calls), final_text=final_text or last_text)]
+
+
+def response_invocations(response: CandidateResponse) -> list[Invocation]:
+    """A response as invocations: AgentData turns, else events, else one turn of ``text``."""
+    if response.agent_data is not None and response.agent_data.turns:
+        return agent_data_invocations(response.agent_data)
+    if response.events:
+        return events_invocations(response.events, response.text)
+    if response.text is not None:
+        return [Invocation(final_text=response.text)]
+    if response.value is not None:
+        import json
+
+        return [Invocation(final_text=json.dumps(response.value, sort_keys=True))]
+    return []
+
+
+def context_turn_count(request: EvaluationRequest) -> int:
+    """Turns given as prior context in the prompt (multi-turn inference)."""
+    prompt = request.prompt
+    if prompt is None or prompt.agent_data is None:
+        return 0
+    return len(prompt.agent_data.turns or [])
+
+
+def final_text(response: CandidateResponse) -> str:
+    """The final answer of a response: its text, else the last turn's final text."""
+    if response.text is not None:
+        return response.text
+    invocations = response_invocations(response)
+    return invocations[-1].final_text if invocations else ""

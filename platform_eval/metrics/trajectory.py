@@ -1,0 +1,58 @@
+"""ADK's tool_trajectory_avg_score: per invocation 1.0 or 0.0, averaged."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+from ._invocations import ToolCall
+
+
+class MatchType(StrEnum):
+    EXACT = "EXACT"
+    IN_ORDER = "IN_ORDER"
+    ANY_ORDER = "ANY_ORDER"
+
+
+def _same(actual: ToolCall, expected: ToolCall, ignore_args: bool) -> bool:
+    # Python equality of the decoded JSON args, exactly as ADK compares them: deep, key order
+    # ignored, list order kept, 1 == 1.0, "1" != 1.
+    return actual.name == expected.name and (ignore_args or actual.args == expected.args)
+
+
+def exact(actual: Sequence[ToolCall], expected: Sequence[ToolCall], ignore_args: bool) -> bool:
+    return len(actual) == len(expected) and all(
+        _same(a, e, ignore_args) for a, e in zip(actual, expected, strict=True)
+    )
+
+
+def in_order(actual: Sequence[ToolCall], expected: Sequence[ToolCall], ignore_args: bool) -> bool:
+    position = 0
+    for call in actual:
+        if position < len(expected) and _same(call, expected[position], ignore_args):
+            position += 1
+    return position == len(expected)
+
+
+def any_order(actual: Sequence[ToolCall], expected: Sequence[ToolCall], ignore_args: bool) -> bool:
+    remaining = list(actual)
+    for want in expected:
+        for index, call in enumerate(remaining):
+            if _same(call, want, ignore_args):
+                del remaining[index]
+                break
+        else:
+            return False
+    return True
+
+
+_MATCHERS = {MatchType.EXACT: exact, MatchType.IN_ORDER: in_order, MatchType.ANY_ORDER: any_order}
+
+
+def invocation_score(
+    actual: Sequence[ToolCall],
+    expected: Sequence[ToolCall],
+    match_type: MatchType = MatchType.EXACT,
+    ignore_args: bool = False,
+) -> float:
+    return 1.0 if _MATCHERS[match_type](actual, expected, ignore_args) else 0.0

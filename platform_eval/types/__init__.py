@@ -1,0 +1,82 @@
+"""Wire models of the Agent Platform evaluation API (v1beta1).
+
+Attributes are snake_case; JSON on the wire is camelCase. Both spellings are accepted on input.
+Message content uses google-genai's ``Content``, ``Part``, ``FunctionCall`` and ``Tool``.
+"""
+
+from google.genai.types import Content, FunctionCall, FunctionResponse, Part, Tool
+
+from ._base import WireModel
+from .agent_data import AgentConfig, AgentData, AgentEvent, ConversationTurn
+from .enums import EvaluationItemType, EvaluationRunState, Importance, is_terminal_state
+from .items import (
+    CandidateResponse,
+    CandidateResult,
+    EvaluationItem,
+    EvaluationPrompt,
+    EvaluationRequest,
+    EvaluationResult,
+    PromptTemplateData,
+    UserScenario,
+    request_mode_problem,
+)
+from .rubrics import Rubric, RubricContent, RubricContentProperty, RubricGroup, RubricVerdict
+from .runs import (
+    BleuSpec,
+    ComputationBasedMetricSpec,
+    EvaluationRun,
+    EvaluationRunConfig,
+    EvaluationRunDataSource,
+    EvaluationRunMetric,
+    EvaluationRunResults,
+    MetricConfig,
+    PredefinedMetricSpec,
+    RougeSpec,
+    SummaryMetrics,
+)
+from .sets import EvaluationSet
+from .status import Status
+
+__all__ = [
+    "AgentConfig",
+    "AgentData",
+    "AgentEvent",
+    "BleuSpec",
+    "CandidateResponse",
+    "CandidateResult",
+    "ComputationBasedMetricSpec",
+    "Content",
+    "ConversationTurn",
+    "EvaluationItem",
+    "EvaluationItemType",
+    "EvaluationPrompt",
+    "EvaluationRequest",
+    "EvaluationResult",
+    "EvaluationRun",
+    "EvaluationRunConfig",
+    "EvaluationRunDataSource",
+    "EvaluationRunMetric",
+    "EvaluationRunResults",
+    "EvaluationRunState",
+    "EvaluationSet",
+    "FunctionCall",
+    "FunctionResponse",
+    "Importance",
+    "MetricConfig",
+    "Part",
+    "PredefinedMetricSpec",
+    "PromptTemplateData",
+    "RougeSpec",
+    "Rubric",
+    "RubricContent",
+    "RubricContentProperty",
+    "RubricGroup",
+    "RubricVerdict",
+    "Status",
+    "SummaryMetrics",
+    "Tool",
+    "UserScenario",
+    "WireModel",
+    "is_terminal_state",
+    "request_mode_problem",
+]

@@ -1,0 +1,136 @@
+"""The base every wire model shares: camelCase on the wire, snake_case in Python.
+
+Two parsing modes exist because the two sources of data deserve different treatment:
+
+* user input (constructors, ``model_validate``) is strict: an unknown key is almost always a
+  typo, so it fails with the JSON path of the key;
+* server responses (``from_wire``) are lenient: a field the service added after this SDK was
+  released must not break parsing, and it is kept so that it survives a round trip.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import logging
+from typing import Annotated, Any, Self
+
+from google.genai import types as genai_types
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+_logger = logging.getLogger("platform_eval")
+
+#: Validation context key set while parsing data that came from a server.
+FROM_SERVER = "platform_eval_from_server"
+
+
+def is_from_server(info: ValidationInfo) -> bool:
+    """True while validating a server response (lenient mode)."""
+    return isinstance(info.context, dict) and bool(info.context.get(FROM_SERVER))
+
+
+class WireModel(BaseModel):
+    """Base of all resource and message models."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        # "allow" so that unknown server fields are stored and serialized back; user input is
+        # still checked for unknown keys by _reject_unknown_keys.
+        extra="allow",
+        ser_json_bytes="base64",
+        val_json_bytes="base64",
+        use_enum_values=False,
+    )
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Self:
+        """Parses a server response, keeping fields this SDK does not know yet."""
+        return cls.model_validate(data, context={FROM_SERVER: True})
+
+    def to_wire(self) -> dict[str, Any]:
+        """The camelCase JSON object the service expects (unset fields omitted)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict) or is_from_server(info):
+            return data
+        known = _known_keys(cls)
+        unknown = [key for key in data if key not in known]
+        if unknown:
+            raise ValueError("; ".join(_unknown_key_message(cls, key) for key in unknown))
+        return data
+
+
+@functools.cache
+def _known_keys(model: type[BaseModel]) -> frozenset[str]:
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        keys.add(name)
+        if field.alias:
+            keys.add(field.alias)
+    return frozenset(keys)
+
+
+def _unknown_key_message(model: type[BaseModel], key: str) -> str:
+    wire_names = sorted(f.alias or n for n, f in model.model_fields.items())
+    guess = difflib.get_close_matches(key, wire_names + sorted(model.model_fields), n=1, cutoff=0.6)
+    hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+    return f"unknown field {key!r} for {model.__name__}{hint}; expected one of {wire_names}"
+
+
+def _strip_extra_forbidden(value: Any, error: ValidationError) -> tuple[Any, list[str]]:
+    """Removes the keys a genai model rejected as unknown; returns the cleaned copy."""
+    import copy
+
+    cleaned = copy.deepcopy(value)
+    dropped: list[str] = []
+    for err in error.errors():
+        if err["type"] != "extra_forbidden":
+            continue
+        *parents, key = err["loc"]
+        node: Any = cleaned
+        try:
+            for step in parents:
+                node = node[step]
+            del node[key]
+            dropped.append(".".join(str(p) for p in err["loc"]))
+        except (KeyError, IndexError, TypeError):
+            continue
+    return cleaned, dropped
+
+
+def _lenient_genai(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    # google-genai's models forbid unknown keys. A newer service may send Part fields the
+    # installed google-genai does not know; in server responses those are dropped (with a
+    # warning) rather than failing the whole response.
+    try:
+        return handler(value)
+    except ValidationError as error:
+        if not is_from_server(info) or not isinstance(value, dict):
+            raise
+        cleaned, dropped = _strip_extra_forbidden(value, error)
+        if not dropped:
+            raise
+        _logger.warning(
+            "Ignoring fields unknown to the installed google-genai in a server response: %s",
+            ", ".join(dropped),
+        )
+        return handler(cleaned)
+
+
+Content = Annotated[genai_types.Content, WrapValidator(_lenient_genai)]
+Tool = Annotated[genai_types.Tool, WrapValidator(_lenient_genai)]

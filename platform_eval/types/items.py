@@ -1,0 +1,132 @@
+"""EvaluationItem and its payloads: EvaluationRequest (REQUEST), EvaluationResult (RESULT)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationInfo, model_validator
+
+from ._base import Content, WireModel, is_from_server
+from .agent_data import AgentData
+from .enums import OpenEvaluationItemType
+from .rubrics import RubricGroup, RubricVerdict
+from .status import Status
+
+
+class PromptTemplateData(WireModel):
+    values: dict[str, Content] | None = None
+
+
+class UserScenario(WireModel):
+    starting_prompt: str | None = None
+    conversation_plan: str | None = None
+
+
+class EvaluationPrompt(WireModel):
+    """The prompt of a request: text, a value, template data, or prior turns as AgentData."""
+
+    text: str | None = None
+    value: dict[str, Any] | None = None
+    prompt_template_data: PromptTemplateData | None = None
+    user_scenario: UserScenario | None = None
+    agent_data: AgentData | None = None
+
+
+class CandidateResponse(WireModel):
+    """One response under evaluation (or the golden response): text, value, events or AgentData."""
+
+    candidate: str | None = None
+    text: str | None = None
+    value: dict[str, Any] | None = None
+    events: list[Content] | None = None
+    agent_data: AgentData | None = None
+    error: Status | None = None
+
+
+class EvaluationRequest(WireModel):
+    """What to evaluate.
+
+    Inference mode has a ``prompt``; offline mode has no prompt and at least one candidate
+    response carrying ``agent_data`` (a completed trace). One of the two must hold.
+    """
+
+    prompt: EvaluationPrompt | None = None
+    golden_response: CandidateResponse | None = None
+    rubrics: dict[str, RubricGroup] | None = None
+    candidate_responses: list[CandidateResponse] | None = None
+
+    @model_validator(mode="after")
+    def _check_mode(self, info: ValidationInfo) -> EvaluationRequest:
+        if is_from_server(info):
+            return self
+        problem = request_mode_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+def request_mode_problem(request: EvaluationRequest) -> str | None:
+    """Why a request is neither in inference nor offline mode, or None when it is valid."""
+    if request.prompt is not None:
+        return None
+    if any(c.agent_data is not None for c in request.candidate_responses or ()):
+        return None
+    return (
+        "an EvaluationRequest needs a prompt (inference mode) or at least one candidate "
+        "response with agentData (offline mode); it has neither"
+    )
+
+
+class CandidateResult(WireModel):
+    candidate: str | None = None
+    metric: str | None = None
+    score: float | None = None
+    explanation: str | None = None
+    rubric_verdicts: list[RubricVerdict] | None = None
+    additional_results: Any = None
+
+
+class EvaluationResult(WireModel):
+    """The ``evaluationResponse`` payload of a RESULT item."""
+
+    evaluation_request: str | None = None
+    evaluation_run: str | None = None
+    request: EvaluationRequest | None = None
+    metric: str | None = None
+    candidate_results: list[CandidateResult] | None = None
+    metadata: Any = None
+
+
+class EvaluationItem(WireModel):
+    name: str | None = None
+    display_name: str | None = None
+    metadata: Any = None
+    labels: dict[str, str] | None = None
+    evaluation_item_type: OpenEvaluationItemType | None = None
+    evaluation_request: EvaluationRequest | None = None
+    evaluation_response: EvaluationResult | None = None
+    gcs_uri: str | None = None
+    create_time: datetime | None = None
+    error: Status | None = None
+
+    @model_validator(mode="after")
+    def _one_payload(self, info: ValidationInfo) -> EvaluationItem:
+        if is_from_server(info):
+            return self
+        payloads = [
+            field
+            for field in ("evaluation_request", "evaluation_response", "gcs_uri")
+            if getattr(self, field) is not None
+        ]
+        if len(payloads) > 1:
+            raise ValueError(
+                "an EvaluationItem carries one payload of evaluationRequest, "
+                f"evaluationResponse or gcsUri; got {', '.join(payloads)}"
+            )
+        return self
+
+    @property
+    def id(self) -> str | None:
+        """The last segment of the resource name."""
+        return self.name.rsplit("/", 1)[-1] if self.name else None

@@ -1,0 +1,104 @@
+"""EvaluationRun: a run of metrics over an evaluation set, and its configuration and results."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ._base import WireModel
+from .enums import OpenEvaluationRunState, is_terminal_state
+from .status import Status
+
+
+class PredefinedMetricSpec(WireModel):
+    metric_spec_name: str | None = None
+    metric_spec_parameters: dict[str, Any] | None = None
+
+
+class ComputationBasedMetricSpec(WireModel):
+    type: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class RougeSpec(WireModel):
+    rouge_type: str | None = None
+    use_stemmer: bool | None = None
+    split_summaries: bool | None = None
+
+
+class BleuSpec(WireModel):
+    use_effective_order: bool | None = None
+
+
+class MetricConfig(WireModel):
+    """One of the metric specs (``UnifiedMetric`` on the wire)."""
+
+    predefined_metric_spec: PredefinedMetricSpec | None = None
+    llm_based_metric_spec: dict[str, Any] | None = None
+    computation_based_metric_spec: ComputationBasedMetricSpec | None = None
+    bleu_spec: BleuSpec | None = None
+    rouge_spec: RougeSpec | None = None
+    custom_code_execution_spec: dict[str, Any] | None = None
+    pointwise_metric_spec: dict[str, Any] | None = None
+
+
+class EvaluationRunMetric(WireModel):
+    metric: str | None = None
+    metric_resource_name: str | None = None
+    metric_config: MetricConfig | None = None
+
+
+class EvaluationRunConfig(WireModel):
+    metrics: list[EvaluationRunMetric] | None = None
+    output_config: dict[str, Any] | None = None
+    autorater_config: dict[str, Any] | None = None
+    prompt_template: dict[str, Any] | None = None
+
+
+class EvaluationRunDataSource(WireModel):
+    evaluation_set: str | None = None
+    bigquery_request_set: dict[str, Any] | None = None
+
+
+class SummaryMetrics(WireModel):
+    metrics: dict[str, Any] | None = None
+    total_items: int | None = None
+    failed_items: int | None = None
+
+
+class EvaluationRunResults(WireModel):
+    evaluation_set: str | None = None
+    summary_metrics: SummaryMetrics | None = None
+
+
+class EvaluationRun(WireModel):
+    name: str | None = None
+    display_name: str | None = None
+    metadata: Any = None
+    labels: dict[str, str] | None = None
+    state: OpenEvaluationRunState | None = None
+    data_source: EvaluationRunDataSource | None = None
+    evaluation_config: EvaluationRunConfig | None = None
+    inference_configs: dict[str, Any] | None = None
+    create_time: datetime | None = None
+    completion_time: datetime | None = None
+    error: Status | None = None
+    evaluation_results: EvaluationRunResults | None = None
+    evaluation_set_snapshot: str | None = None
+
+    @property
+    def id(self) -> str | None:
+        return self.name.rsplit("/", 1)[-1] if self.name else None
+
+    @property
+    def done(self) -> bool:
+        """True once the run reached SUCCEEDED, FAILED or CANCELLED."""
+        return is_terminal_state(self.state)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """``evaluationResults.summaryMetrics.metrics``, or an empty dict."""
+        results = self.evaluation_results
+        if results and results.summary_metrics and results.summary_metrics.metrics:
+            return dict(results.summary_metrics.metrics)
+        return {}

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from platform_eval import AsyncClient, AsyncPager, Client, RetryPolicy
+from platform_eval.emulator import Emulator
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+FAST_RETRY = RetryPolicy(max_retries=3, initial_backoff=0.001, max_backoff=0.01)
+
+
+@pytest.fixture(scope="session")
+def emulator() -> Iterator[Emulator]:
+    with Emulator() as emu:
+        yield emu
+
+
+@pytest.fixture(autouse=True)
+def _clean_faults(emulator: Emulator) -> Iterator[None]:
+    emulator.faults.clear()
+    yield
+    emulator.faults.clear()
+
+
+_project_counter = iter(range(1_000_000))
+
+
+@pytest.fixture
+def project() -> str:
+    """A fresh project per test: the emulator isolates projects, so tests never interfere."""
+    return f"test-project-{next(_project_counter)}"
+
+
+class AsyncAsSync:
+    """Runs an AsyncClient's methods to completion so one test body covers both clients."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+        self._loop = asyncio.new_event_loop()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = attr(*args, **kwargs)
+            if inspect.isawaitable(result):
+                return self._loop.run_until_complete(result)
+            if isinstance(result, AsyncPager):
+                return self._loop.run_until_complete(result.to_list())
+            return result
+
+        return call
+
+    def close(self) -> None:
+        self._loop.run_until_complete(self._client.close())
+        self._loop.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def client(request: pytest.FixtureRequest, emulator: Emulator, project: str) -> Iterator[Any]:
+    """The sync Client, or the AsyncClient driven to completion: every test runs on both."""
+    if request.param == "sync":
+        sync = emulator.client(project, retry=FAST_RETRY)
+        yield sync
+        sync.close()
+    else:
+        wrapped = AsyncAsSync(emulator.async_client(project, retry=FAST_RETRY))
+        yield wrapped
+        wrapped.close()
+
+
+@pytest.fixture
+def sync_client(emulator: Emulator, project: str) -> Iterator[Client]:
+    with emulator.client(project, retry=FAST_RETRY) as c:
+        yield c
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from factories import request_item
+
+from platform_eval import AsyncClient, Client, errors
+from platform_eval.emulator import Emulator
+
+
+def _seed(client: Any, count: int) -> list[str]:
+    names = []
+    for index in range(count):
+        labels = {"parity": "even" if index % 2 == 0 else "odd", "team": "core"}
+        names.append(client.create_item(request_item(f"item-{index}", labels=labels)).name)
+    return names
+
+
+def test_paging_over_several_pages_returns_everything_once_in_order(client: Any) -> None:
+    names = _seed(client, 7)
+    listed = [i.name for i in client.list_items(page_size=3)]
+    assert listed == names
+
+
+def test_iter_pages_exposes_page_boundaries(sync_client: Client) -> None:
+    _seed(sync_client, 5)
+    pages = list(sync_client.list_items(page_size=2).iter_pages())
+    assert [len(p.items) for p in pages] == [2, 2, 1]
+    assert [p.has_next_page for p in pages] == [True, True, False]
+
+
+@pytest.mark.anyio
+async def test_async_pager_async_for(emulator: Emulator, project: str) -> None:
+    async with emulator.async_client(project) as client:
+        for index in range(3):
+            await client.create_item(request_item(f"a{index}"))
+        seen = [item.display_name async for item in client.list_items(page_size=2)]
+        pages = [page async for page in client.list_items(page_size=2).iter_pages()]
+    assert seen == ["a0", "a1", "a2"]
+    assert len(pages) == 2
+
+
+def test_filters(client: Any) -> None:
+    _seed(client, 4)
+    assert [i.display_name for i in client.list_items(filter='display_name = "item-2"')] == [
+        "item-2"
+    ]
+    assert [i.display_name for i in client.list_items(filter='displayName="item-3"')] == ["item-3"]
+    evens = client.list_items(filter='labels.parity = "even"', page_size=1)
+    assert [i.display_name for i in evens] == ["item-0", "item-2"]
+    both = client.list_items(filter='labels.parity = "odd" AND labels.team = "core"')
+    assert [i.display_name for i in both] == ["item-1", "item-3"]
+    assert len(list(client.list_items(filter="evaluation_item_type = REQUEST"))) == 4
+    assert list(client.list_items(filter="evaluation_item_type = RESULT")) == []
+    assert len(list(client.list_items(filter='display_name != "item-0"'))) == 3
+
+
+def test_bad_filter_is_invalid_argument(client: Any) -> None:
+    with pytest.raises(errors.InvalidArgument, match="filter"):
+        list(client.list_items(filter="display_name ="))
+    with pytest.raises(errors.InvalidArgument, match="only AND"):
+        list(client.list_items(filter='display_name = "a" OR display_name = "b"'))
+
+
+def test_projects_and_locations_are_isolated(emulator: Emulator, project: str) -> None:
+    with (
+        emulator.client(project, "us-central1") as here,
+        emulator.client(project, "europe-west4") as there,
+        emulator.client(project + "-other", "us-central1") as other,
+    ):
+        item = here.create_item(request_item("mine"))
+        assert list(there.list_items()) == []
+        assert list(other.list_items()) == []
+        with pytest.raises(errors.NotFound):
+            other.get_item(item.id)
+
+
+def test_page_token_is_bound_to_its_filter(emulator: Emulator, project: str) -> None:
+    import httpx
+
+    with emulator.client(project) as client:
+        _seed(client, 3)
+        base = f"{emulator.url}/v1beta1/{client.parent}/evaluationItems"
+    first = httpx.get(base, params={"pageSize": 1}).json()
+    token = first["nextPageToken"]
+    assert httpx.get(base, params={"pageSize": 1, "pageToken": token}).status_code == 200
+    changed = httpx.get(
+        base, params={"pageSize": 1, "pageToken": token, "filter": 'labels.team = "core"'}
+    )
+    assert changed.status_code == 400
+    assert changed.json()["error"]["status"] == "INVALID_ARGUMENT"
+
+
+def test_list_runs_and_sets_are_typed(client: Any) -> None:
+    assert list(client.list_runs()) == []
+    created = client.create_set(display_name="s", items=[])
+    assert [s.display_name for s in client.list_sets(filter='display_name = "s"')] == ["s"]
+    assert created.id
+
+
+def test_both_clients_expose_the_same_methods() -> None:
+    public = lambda cls: {n for n in dir(cls) if not n.startswith("_")}  # noqa: E731
+    assert public(Client) == public(AsyncClient)
