@@ -32,6 +32,10 @@ class _CancelledError(Exception):
     pass
 
 
+class _StoppingError(Exception):
+    """The executor is shutting down: the run is left as it is, to resume on next start."""
+
+
 class RunExecutor:
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
@@ -41,6 +45,7 @@ class RunExecutor:
         # executor holds at the next item boundary.
         self._budget: int | None = None
         self._blocked = False
+        self._stopping = False
         self._gate = threading.Condition()
         backend.on_run_created(self._queue.put)
 
@@ -66,11 +71,13 @@ class RunExecutor:
 
     def _pass_gate(self) -> None:
         with self._gate:
-            while self._budget is not None and self._budget <= 0:
+            while self._budget is not None and self._budget <= 0 and not self._stopping:
                 self._blocked = True
                 self._gate.notify_all()
                 self._gate.wait()
             self._blocked = False
+            if self._stopping:
+                raise _StoppingError
             if self._budget is not None:
                 self._budget -= 1
 
@@ -84,9 +91,13 @@ class RunExecutor:
 
     def stop(self) -> None:
         if self._thread is not None:
+            with self._gate:
+                self._stopping = True
+                self._gate.notify_all()
             self._queue.put(None)
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=30)
             self._thread = None
+            self._stopping = False
 
     def _loop(self) -> None:
         while True:
@@ -95,6 +106,8 @@ class RunExecutor:
                 return
             try:
                 self.execute(name)
+            except _StoppingError:
+                return
             except Exception as exc:  # a bug in a metric must not kill the executor
                 _logger.exception("run %s failed unexpectedly", name)
                 self._finish(name, EvaluationRunState.FAILED, error=f"internal error: {exc}")

@@ -68,18 +68,26 @@ class Emulator:
             self.app.asgi, log_level=self._log_level, lifespan="off", access_log=False
         )
 
-    def start(self) -> Emulator:
-        """Starts serving in a background thread and returns once it accepts connections."""
-        if self._thread is not None:
-            return self
+    def _bind(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto
         # says TCP, and without it every response waits ~40 ms for a delayed ACK.
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((self.host, self.port))
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.bind((self.host, self.port))
+        except OSError:
+            sock.close()
+            raise
         self.port = sock.getsockname()[1]
+        return sock
+
+    def start(self) -> Emulator:
+        """Starts serving in a background thread and returns once it accepts connections."""
+        if self._thread is not None:
+            return self
+        sock = self._bind()
         self.executor.start()
         self._server = uvicorn.Server(self._config())
         server = self._server
@@ -95,12 +103,14 @@ class Emulator:
         return self
 
     def serve_forever(self) -> None:
-        """Serves in the calling thread until interrupted (``platform-eval emulator start``)."""
+        """Serves in the calling thread until interrupted (``platform-eval emulator start``).
+
+        Raises OSError when the address cannot be bound.
+        """
+        sock = self._bind()
         self.executor.start()
-        config = self._config()
-        config.host, config.port = self.host, self.port
         try:
-            uvicorn.Server(config).run()
+            uvicorn.Server(self._config()).run(sockets=[sock])
         finally:
             self.executor.stop()
             self.store.close()

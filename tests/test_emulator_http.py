@@ -1,0 +1,166 @@
+"""The emulator as any HTTP client sees it: raw requests, status codes, google.rpc bodies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from factories import request_item
+
+from platform_eval.emulator import Emulator
+
+
+@pytest.fixture
+def base(emulator: Emulator, project: str) -> str:
+    return f"{emulator.url}/v1beta1/projects/{project}/locations/us-central1"
+
+
+def test_snake_case_input_is_accepted_and_camel_case_returned(base: str) -> None:
+    body = {
+        "display_name": "snake",
+        "evaluation_item_type": "REQUEST",
+        "evaluation_request": {
+            "prompt": {"text": "hi"},
+            "golden_response": {"text": "hello"},
+            "candidate_responses": [
+                {"candidate": "a", "agent_data": {"turns": [{"turn_index": 0, "events": []}]}}
+            ],
+        },
+    }
+    response = httpx.post(f"{base}/evaluationItems", json=body)
+    assert response.status_code == 200, response.text
+    created = response.json()
+    assert created["displayName"] == "snake"
+    assert created["evaluationRequest"]["goldenResponse"] == {"text": "hello"}
+    assert (
+        created["evaluationRequest"]["candidateResponses"][0]["agentData"]["turns"][0]["turnIndex"]
+        == 0
+    )
+    assert created["createTime"].endswith("Z")
+    assert "snake_case" not in created
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (
+            {
+                "displayName": "x",
+                "evaluationItemType": "REQUEST",
+                "evaluationRequest": {"promt": {}},
+            },
+            "promt",
+        ),
+        (
+            {"displayName": "x", "evaluationItemType": "REQUEST", "evaluationRequest": {}},
+            "needs a prompt",
+        ),
+        ([1, 2], "JSON object"),
+    ],
+)
+def test_invalid_bodies_are_invalid_argument(base: str, body: object, needle: str) -> None:
+    response = httpx.post(f"{base}/evaluationItems", json=body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["status"] == "INVALID_ARGUMENT" and needle in error["message"]
+
+
+def test_malformed_json_is_invalid_argument(base: str) -> None:
+    response = httpx.post(
+        f"{base}/evaluationItems",
+        content=b"{not json",
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 400
+    assert "not valid JSON" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1beta1/projects/p/locations/l/evaluationWidgets",
+        "/v1beta1/projects/p/locations/l/evaluationItems/1/extra",
+        "/v2/projects/p/locations/l/evaluationItems",
+        "/v1beta1/projects/p/locations/l/evaluationSets/1:cancel",
+    ],
+)
+def test_unknown_paths_are_not_found(emulator: Emulator, path: str) -> None:
+    response = httpx.request("POST" if path.endswith("cancel") else "GET", emulator.url + path)
+    assert response.status_code == 404
+    assert response.json()["error"]["status"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("rid", ["%2e%2e", "a%2Fb", "x" * 200, "-lead"])
+def test_resource_ids_are_validated(base: str, rid: str) -> None:
+    response = httpx.get(f"{base}/evaluationItems/{rid}")
+    assert response.status_code in (400, 404)
+    assert response.json()["error"]["status"] in ("INVALID_ARGUMENT", "NOT_FOUND")
+
+
+def test_bad_project_is_rejected(emulator: Emulator) -> None:
+    response = httpx.get(f"{emulator.url}/v1beta1/projects/UPPER_case!/locations/l/evaluationItems")
+    assert response.status_code == 400
+
+
+def test_request_id_header_deduplicates(base: str) -> None:
+    headers = {"x-platform-eval-request-id": "abc-123"}
+    first = httpx.post(f"{base}/evaluationItems", json=request_item("x"), headers=headers).json()
+    second = httpx.post(f"{base}/evaluationItems", json=request_item("x"), headers=headers).json()
+    assert first == second
+    listed = httpx.get(f"{base}/evaluationItems").json()["evaluationItems"]
+    assert len(listed) == 1
+
+
+def test_page_size_is_capped_and_validated(base: str) -> None:
+    assert httpx.get(f"{base}/evaluationItems", params={"pageSize": "x"}).status_code == 400
+    assert httpx.get(f"{base}/evaluationItems", params={"pageSize": "-1"}).status_code == 400
+    assert httpx.get(f"{base}/evaluationItems", params={"pageToken": "garbage"}).status_code == 400
+
+
+def test_fault_control_endpoint(emulator: Emulator, base: str) -> None:
+    control = f"{emulator.url}/_emulator/faults"
+    assert (
+        httpx.post(control, json={"path": "evaluationSets", "status": 503, "times": 2}).status_code
+        == 200
+    )
+    assert httpx.post(control, json={"kind": "explode"}).status_code == 400
+    assert httpx.post(control, json={"pth": "x"}).status_code == 400
+    assert len(httpx.get(control).json()["faults"]) == 1
+    assert httpx.get(f"{base}/evaluationSets").status_code == 503
+    assert httpx.get(f"{base}/evaluationSets").status_code == 503
+    assert httpx.get(f"{base}/evaluationSets").status_code == 200
+    assert httpx.get(control).json()["faults"] == []
+
+
+def test_health_and_reset(project: str) -> None:
+    with Emulator() as emu:
+        base = f"{emu.url}/v1beta1/projects/{project}/locations/us-central1"
+        httpx.post(f"{base}/evaluationItems", json=request_item("x"))
+        assert httpx.get(f"{emu.url}/_emulator/health").json() == {"status": "ok"}
+        assert httpx.post(f"{emu.url}/_emulator/reset").status_code == 200
+        assert httpx.get(f"{base}/evaluationItems").json() == {"evaluationItems": []}
+
+
+def test_data_survives_a_restart_on_the_same_file(tmp_path: Path) -> None:
+    db = str(tmp_path / "evals.sqlite")
+    with Emulator(db=db) as emu, emu.client() as client:
+        item = client.create_item(request_item("kept"))
+    with Emulator(db=db) as emu, emu.client() as client:
+        assert client.get_item(item.name).display_name == "kept"
+
+
+def test_unfinished_run_resumes_after_restart(tmp_path: Path) -> None:
+    db = str(tmp_path / "evals.sqlite")
+    item = request_item("x", golden={"text": "x"}, candidates=[{"candidate": "a", "text": "x"}])
+    first = Emulator(db=db).start()
+    with first.client() as client:
+        evaluation_set = client.create_set(display_name="s", items=[client.create_item(item)])
+        with first.executor.paused():
+            run = client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
+            first.stop()  # the executor never started the run
+        first.store.close()
+    with Emulator(db=db) as emu, emu.client() as client:
+        done = client.wait_for_run(run.name, timeout=30, poll_interval=0.02)
+        assert done.state == "SUCCEEDED"
+        assert done.summary["exact_match/AVERAGE"] == 1.0
