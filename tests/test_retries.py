@@ -195,3 +195,34 @@ def test_backoff_policy_numbers() -> None:
     soon = format_datetime(datetime.now(UTC) + timedelta(seconds=5), usegmt=True)
     assert 3.0 <= policy.delay(0, soon) <= 5.0
     assert policy.delay(0, "not a date") <= 0.5
+
+
+@pytest.mark.anyio
+async def test_async_client_applies_the_same_create_policy() -> None:
+    from google.auth.credentials import AnonymousCredentials
+
+    from platform_eval import AsyncClient
+
+    calls: list[httpx.Request] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        if len(calls) == 1:
+            raise httpx.ConnectError("refused")
+        if len(calls) == 2:
+            return httpx.Response(
+                503, json={"error": {"code": 503, "status": "UNAVAILABLE", "message": "x"}}
+            )
+        return httpx.Response(200, json=ITEM)
+
+    client = AsyncClient(
+        "p",
+        credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+        retry=FAST_RETRY,
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+    )
+    async with client:
+        with pytest.raises(errors.ServiceUnavailable):
+            await client.create_item(request_item("x"))
+        assert len(calls) == 2  # the refused connect was retried, the 503 was not
+        assert (await client.get_item("1")).name == ITEM["name"]

@@ -244,3 +244,33 @@ def test_wait_for_run_times_out_and_reports_progress(emulator: Emulator, sync_cl
             sync_client.get_results(run)
     assert seen and not {"SUCCEEDED", "FAILED", "CANCELLED"} & set(seen)
     assert sync_client.wait_for_run(run, timeout=30, poll_interval=0.02).done
+
+
+def test_run_whose_set_disappeared_fails_with_an_error(
+    emulator: Emulator, sync_client: Any
+) -> None:
+    item = sync_client.create_item(
+        request_item("x", golden={"text": "x"}, candidates=[{"candidate": "a", "text": "x"}])
+    )
+    evaluation_set = sync_client.create_set(display_name="s", items=[item])
+    with emulator.executor.paused():
+        # Held before its first item: the set is read when the run starts, so delete first.
+        emulator.executor.stop()
+        run = sync_client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
+        sync_client.delete_set(evaluation_set)
+    emulator.executor.start()
+    failed = sync_client.wait_for_run(run, timeout=30, poll_interval=0.02)
+    assert failed.state is t.EvaluationRunState.FAILED
+    assert failed.error is not None and "not found" in (failed.error.message or "")
+    with pytest.raises(errors.PlatformEvalError, match="failed before writing results"):
+        sync_client.get_results(failed)
+
+
+def test_result_items_can_be_filtered_by_run(client: Any) -> None:
+    item = request_item("x", golden={"text": "x"}, candidates=[{"candidate": "a", "text": "x"}])
+    run, results = _run(client, ["exact_match"], [item])
+    listed = list(client.list_items(filter=f'evaluation_run = "{run.name}"'))
+    assert [i.name for i in listed] == [r.name for r in results]
+    other, _ = _run(client, ["exact_match"], [item])
+    assert len(list(client.list_items(filter="evaluation_item_type = RESULT"))) == 2
+    assert len(list(client.list_items(filter=f'evaluation_run = "{other.name}"'))) == 1
