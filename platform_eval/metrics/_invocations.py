@@ -103,7 +103,15 @@ def context_turn_count(request: EvaluationRequest) -> int:
     prompt = request.prompt
     if prompt is None or prompt.agent_data is None:
         return 0
-    return len(prompt.agent_data.turns or [])
+    turns = prompt.agent_data.turns or []
+    # A last turn that ends with the user's message awaits the answer: it is not context.
+    if (
+        turns
+        and turns[-1].events
+        and _is_user(turns[-1].events[-1].author, turns[-1].events[-1].content)
+    ):
+        return len(turns) - 1
+    return len(turns)
 
 
 def final_text(response: CandidateResponse) -> str:

@@ -64,8 +64,12 @@ def aligned_invocations(
         # Only a final answer is expected: compare it with the last turn.
         actual = actual[-1:]
     context = context_turn_count(request)
-    if len(actual) == len(expected) + context and context:
+    if context and len(actual) == len(expected) + context:
+        # The candidate replays the context turns too: compare only its new turns.
         actual = actual[context:]
+    elif context and len(expected) == len(actual) + context:
+        # The golden response covers the whole conversation, the candidate only the new turns.
+        expected = expected[context:]
     if len(actual) != len(expected):
         raise NotEvaluatedError(
             f"the candidate has {len(actual)} turns and the goldenResponse {len(expected)}; "

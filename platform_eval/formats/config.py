@@ -1,0 +1,151 @@
+"""Eval configs: ADK `eval_config.json` / `test_config.json`, agents-cli `eval_config.yaml`.
+
+A criterion is a bare threshold (``"tool_trajectory_avg_score": 1.0``) or an object with a
+``threshold`` and options (``match_type``, ``judge_model_options``, ``rubrics``, ...), in
+camelCase or snake_case. Options are normalized to snake_case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import ComputationBasedMetricSpec, EvaluationRunMetric, MetricConfig
+from ._problems import Problem
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def _snake_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_snake(k): _snake_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_snake_keys(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Criterion:
+    metric: str
+    threshold: float | None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rubrics(self) -> list[dict[str, Any]]:
+        return list(self.options.get("rubrics") or [])
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    criteria: dict[str, Criterion]
+    custom_metrics: dict[str, Any] = field(default_factory=dict)
+    user_simulator_config: dict[str, Any] | None = None
+    source: str | None = None
+
+    def thresholds(self) -> dict[str, float]:
+        return {name: c.threshold for name, c in self.criteria.items() if c.threshold is not None}
+
+    def run_metrics(self) -> list[EvaluationRunMetric]:
+        """The criteria as run metrics; options travel in computationBasedMetricSpec."""
+        metrics = []
+        for criterion in self.criteria.values():
+            params = {
+                key: value
+                for key, value in criterion.options.items()
+                if key in ("match_type", "ignore_args")
+            }
+            config = (
+                MetricConfig(
+                    computation_based_metric_spec=ComputationBasedMetricSpec(parameters=params)
+                )
+                if params
+                else None
+            )
+            metrics.append(EvaluationRunMetric(metric=criterion.metric, metric_config=config))
+        return metrics
+
+
+def parse_eval_config(data: Any, file: str | None = None) -> tuple[EvalConfig, list[Problem]]:
+    """Parses an ADK criteria config or an agents-cli metrics config; problems are returned."""
+    problems: list[Problem] = []
+    if not isinstance(data, dict):
+        return EvalConfig({}, source=file), [Problem(file, "$", "expected a JSON object")]
+    if "metrics_to_run" in data or ("custom_metrics" in data and "criteria" not in data):
+        return _agents_cli_config(data, file, problems), problems
+    criteria: dict[str, Criterion] = {}
+    raw = data.get("criteria")
+    if not isinstance(raw, dict):
+        problems.append(Problem(file, "$.criteria", "expected an object of metric -> criterion"))
+        raw = {}
+    for name, value in raw.items():
+        path = f"$.criteria.{name}"
+        if isinstance(value, bool) or not isinstance(value, int | float | dict):
+            problems.append(
+                Problem(file, path, "expected a threshold number or a criterion object")
+            )
+            continue
+        if isinstance(value, int | float):
+            criteria[name] = Criterion(name, float(value))
+            continue
+        options = _snake_keys(value)
+        threshold = options.pop("threshold", None)
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, int | float)
+        ):
+            problems.append(Problem(file, f"{path}.threshold", "expected a number"))
+            threshold = None
+        match_type = options.get("match_type")
+        if match_type is not None and match_type not in ("EXACT", "IN_ORDER", "ANY_ORDER"):
+            problems.append(
+                Problem(file, f"{path}.match_type", "expected EXACT, IN_ORDER or ANY_ORDER")
+            )
+        for index, rubric in enumerate(options.get("rubrics") or []):
+            if not isinstance(rubric, dict) or "rubric_id" not in rubric:
+                problems.append(
+                    Problem(
+                        file, f"{path}.rubrics[{index}]", "expected {rubric_id, rubric_content}"
+                    )
+                )
+        criteria[name] = Criterion(name, None if threshold is None else float(threshold), options)
+    known = {"criteria", "custom_metrics", "user_simulator_config", "_comment"}
+    for key in data:
+        if _snake(key) not in known:
+            problems.append(
+                Problem(file, f"$.{key}", f"unknown field; expected one of {sorted(known)}")
+            )
+    return (
+        EvalConfig(
+            criteria,
+            custom_metrics=_snake_keys(
+                data.get("custom_metrics") or data.get("customMetrics") or {}
+            ),
+            user_simulator_config=_snake_keys(
+                data.get("user_simulator_config") or data.get("userSimulatorConfig")
+            ),
+            source=file,
+        ),
+        problems,
+    )
+
+
+def _agents_cli_config(
+    data: dict[str, Any], file: str | None, problems: list[Problem]
+) -> EvalConfig:
+    names = data.get("metrics_to_run") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        problems.append(Problem(file, "$.metrics_to_run", "expected a list of metric names"))
+        names = []
+    custom: dict[str, Any] = {}
+    for index, entry in enumerate(data.get("custom_metrics") or []):
+        if not isinstance(entry, dict) or "name" not in entry:
+            problems.append(
+                Problem(file, f"$.custom_metrics[{index}]", "expected an object with a name")
+            )
+            continue
+        custom[entry["name"]] = {k: v for k, v in entry.items() if k != "name"}
+    return EvalConfig(
+        {name: Criterion(name, None) for name in names}, custom_metrics=custom, source=file
+    )

@@ -1,0 +1,290 @@
+"""ADK eval cases -> REQUEST evaluation items, with a report of what was carried and what not.
+
+Mapping of one eval case:
+
+* single turn: the user message is ``prompt.text``; multi-turn: ``prompt.agentData`` holds the
+  earlier turns (as expected) and ends with the last user message, ready for inference;
+* ``goldenResponse.agentData`` holds every turn as expected: the user message, the expected
+  tool calls and responses, intermediate responses, and last the expected final answer. The
+  trajectory metrics read it turn by turn, as ADK does;
+* case rubrics become the rubric group ``eval_case``, an invocation's rubrics the group
+  ``invocation_<n>``; ADK's ``{rubric_id, rubric_content.text_property, type}`` becomes
+  ``{rubricId, content.property.description, type}``;
+* ``conversation_scenario`` becomes ``prompt.userScenario``;
+* labels record the eval set and case ids (sanitized to label syntax); ``metadata`` keeps them
+  verbatim, with the session input and expected final state, which the service does not read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.genai import types as genai_types
+
+from ..types import (
+    AgentData,
+    AgentEvent,
+    CandidateResponse,
+    ConversationTurn,
+    EvaluationItem,
+    EvaluationItemType,
+    EvaluationPrompt,
+    EvaluationRequest,
+    Rubric,
+    RubricContent,
+    RubricContentProperty,
+    RubricGroup,
+    UserScenario,
+)
+from . import adk
+
+CASE_RUBRIC_GROUP = "eval_case"
+LABEL_EVAL_SET = "eval-set-id"
+LABEL_EVAL_CASE = "eval-case-id"
+DEFAULT_AGENT = "agent"
+
+
+@dataclass
+class CaseReport:
+    eval_id: str
+    carried: list[str] = field(default_factory=list)
+    not_carried: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ConversionReport:
+    cases: list[CaseReport] = field(default_factory=list)
+
+    @property
+    def not_carried(self) -> dict[str, list[str]]:
+        return {c.eval_id: c.not_carried for c in self.cases if c.not_carried}
+
+    def summary(self) -> str:
+        lines = [f"{len(self.cases)} eval cases converted"]
+        for case in self.cases:
+            for what in case.not_carried:
+                lines.append(f"  {case.eval_id}: not carried: {what}")
+        return "\n".join(lines)
+
+
+def label_value(value: str) -> str:
+    """A Google Cloud label value: lowercase letters, digits, ``_`` and ``-``, at most 63."""
+    cleaned = re.sub(r"[^a-z0-9_-]", "-", value.lower())
+    return cleaned[:63]
+
+
+def _rubric(rubric: adk.AdkRubric, report: CaseReport, where: str) -> Rubric:
+    if rubric.description:
+        report.not_carried.append(
+            f"{where} rubric {rubric.rubric_id!r} description (the API's Rubric has no such field)"
+        )
+    return Rubric(
+        rubric_id=rubric.rubric_id,
+        type=rubric.type,
+        content=RubricContent(
+            property=RubricContentProperty(description=rubric.rubric_content.text_property)
+        ),
+    )
+
+
+def _user_event(invocation: adk.Invocation) -> AgentEvent:
+    content = invocation.user_content
+    if content.role is None:
+        content = content.model_copy(update={"role": "user"})
+    return AgentEvent(author="user", content=content)
+
+
+def _model_content(parts: list[genai_types.Part]) -> genai_types.Content:
+    return genai_types.Content(role="model", parts=parts)
+
+
+def _expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
+    """The expected agent side of one invocation, in order, ending with the final answer."""
+    events: list[AgentEvent] = []
+    data = invocation.intermediate_data
+    if isinstance(data, adk.InvocationEvents):
+        for event in data.invocation_events:
+            if event.content is not None:
+                events.append(AgentEvent(author=event.author, content=event.content))
+    elif isinstance(data, adk.IntermediateData):
+        responses = {r.id: r for r in data.tool_responses if r.id}
+        unmatched = [r for r in data.tool_responses if not r.id]
+        for call in data.tool_uses:
+            events.append(
+                AgentEvent(
+                    author=agent, content=_model_content([genai_types.Part(function_call=call)])
+                )
+            )
+            response = responses.pop(call.id, None) if call.id else None
+            if response is None and unmatched:
+                response = unmatched.pop(0)
+            if response is not None:
+                events.append(
+                    AgentEvent(
+                        author=agent,
+                        content=genai_types.Content(
+                            role="user", parts=[genai_types.Part(function_response=response)]
+                        ),
+                    )
+                )
+        for author, parts in data.intermediate_responses:
+            events.append(AgentEvent(author=author, content=_model_content(list(parts))))
+    final = invocation.final_response
+    if final is not None and final.parts and any(p.text for p in final.parts):
+        if final.role is None:
+            final = final.model_copy(update={"role": "model"})
+        events.append(AgentEvent(author=agent, content=final))
+    return events
+
+
+def _agent_name(eval_case: adk.EvalCase, default: str) -> str:
+    # The real agent id: the author of recorded events, else the session's app name.
+    for invocation in eval_case.conversation or []:
+        data = invocation.intermediate_data
+        if isinstance(data, adk.InvocationEvents):
+            for event in data.invocation_events:
+                if event.author and event.author != "user":
+                    return event.author
+        if isinstance(data, adk.IntermediateData):
+            for author, _ in data.intermediate_responses:
+                if author and author != "user":
+                    return author
+    if eval_case.session_input and eval_case.session_input.app_name:
+        return eval_case.session_input.app_name
+    return default
+
+
+def expected_agent_data(eval_case: adk.EvalCase, agent: str) -> AgentData:
+    turns = []
+    for index, invocation in enumerate(eval_case.conversation or []):
+        turns.append(
+            ConversationTurn(
+                turn_index=index,
+                turn_id=invocation.invocation_id or f"turn-{index}",
+                events=[_user_event(invocation), *_expected_events(invocation, agent)],
+            )
+        )
+    return AgentData(turns=turns)
+
+
+def case_to_request(
+    eval_case: adk.EvalCase, *, agent: str | None = None
+) -> tuple[EvaluationRequest, CaseReport]:
+    report = CaseReport(eval_case.eval_id)
+    agent_id = agent or _agent_name(eval_case, DEFAULT_AGENT)
+    rubrics: dict[str, RubricGroup] = {}
+    if eval_case.rubrics:
+        rubrics[CASE_RUBRIC_GROUP] = RubricGroup(
+            group_id=CASE_RUBRIC_GROUP,
+            display_name="Eval case rubrics",
+            rubrics=[_rubric(r, report, "case") for r in eval_case.rubrics],
+        )
+        report.carried.append(f"{len(eval_case.rubrics)} case rubrics")
+
+    if eval_case.conversation_scenario is not None:
+        scenario = eval_case.conversation_scenario
+        prompt = EvaluationPrompt(
+            user_scenario=UserScenario(
+                starting_prompt=scenario.starting_prompt,
+                conversation_plan=scenario.conversation_plan,
+            )
+        )
+        extra = scenario.model_extra or {}
+        if extra:
+            report.not_carried.append(f"conversation_scenario fields {sorted(extra)}")
+        report.carried.append("conversation_scenario as prompt.userScenario")
+        return EvaluationRequest(prompt=prompt, rubrics=rubrics or None), report
+
+    conversation = eval_case.conversation or []
+    golden = expected_agent_data(eval_case, agent_id)
+    for index, invocation in enumerate(conversation):
+        if invocation.rubrics:
+            key = f"invocation_{index}"
+            rubrics[key] = RubricGroup(
+                group_id=key,
+                display_name=f"Rubrics of turn {index}",
+                rubrics=[_rubric(r, report, f"turn {index}") for r in invocation.rubrics],
+            )
+            report.carried.append(f"{len(invocation.rubrics)} rubrics of turn {index}")
+    if len(conversation) == 1:
+        text = "\n".join(p.text for p in conversation[0].user_content.parts or [] if p.text)
+        non_text = [p for p in conversation[0].user_content.parts or [] if not p.text]
+        if non_text:
+            # Images or files in the user message: keep the message whole as context.
+            prompt = EvaluationPrompt(
+                agent_data=AgentData(
+                    turns=[
+                        ConversationTurn(
+                            turn_index=0,
+                            turn_id=conversation[0].invocation_id or "turn-0",
+                            events=[_user_event(conversation[0])],
+                        )
+                    ]
+                )
+            )
+        else:
+            prompt = EvaluationPrompt(text=text)
+    else:
+        context_turns = [t.model_copy() for t in golden.turns or []]
+        last = context_turns[-1]
+        context_turns[-1] = last.model_copy(update={"events": (last.events or [])[:1]})
+        prompt = EvaluationPrompt(agent_data=AgentData(turns=context_turns))
+    calls = sum(len(i.tool_calls()) for i in conversation)
+    report.carried.append(f"{len(conversation)} turns with {calls} expected tool calls")
+    request = EvaluationRequest(
+        prompt=prompt,
+        golden_response=CandidateResponse(agent_data=golden),
+        rubrics=rubrics or None,
+    )
+    for invocation in conversation:
+        if invocation.app_details:
+            report.not_carried.append(f"app_details of {invocation.invocation_id or 'a turn'}")
+    return request, report
+
+
+def case_to_item(
+    eval_case: adk.EvalCase, eval_set_id: str, *, agent: str | None = None
+) -> tuple[EvaluationItem, CaseReport]:
+    request, report = case_to_request(eval_case, agent=agent)
+    metadata: dict[str, Any] = {"evalSetId": eval_set_id, "evalCaseId": eval_case.eval_id}
+    if eval_case.session_input is not None:
+        metadata["sessionInput"] = eval_case.session_input.model_dump(
+            mode="json", exclude_none=True
+        )
+        if eval_case.session_input.state:
+            report.not_carried.append(
+                "session_input.state (kept in item metadata; the service does not initialize "
+                "sessions from it)"
+            )
+    if eval_case.final_session_state:
+        metadata["finalSessionState"] = eval_case.final_session_state
+        report.not_carried.append("final_session_state (kept in item metadata; no metric reads it)")
+    extra = eval_case.model_extra or {}
+    if extra:
+        metadata["extra"] = extra
+        report.not_carried.append(f"unknown eval case fields {sorted(extra)} (kept in metadata)")
+    item = EvaluationItem(
+        display_name=eval_case.eval_id,
+        evaluation_item_type=EvaluationItemType.REQUEST,
+        labels={
+            LABEL_EVAL_SET: label_value(eval_set_id),
+            LABEL_EVAL_CASE: label_value(eval_case.eval_id),
+        },
+        metadata=metadata,
+        evaluation_request=request,
+    )
+    return item, report
+
+
+def eval_set_to_items(
+    eval_set: adk.EvalSet, *, agent: str | None = None
+) -> tuple[list[EvaluationItem], ConversionReport]:
+    report = ConversionReport()
+    items = []
+    for eval_case in eval_set.eval_cases:
+        item, case_report = case_to_item(eval_case, eval_set.eval_set_id, agent=agent)
+        items.append(item)
+        report.cases.append(case_report)
+    return items, report

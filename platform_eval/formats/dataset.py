@@ -1,0 +1,64 @@
+"""Agent Platform EvaluationDataset files (``*-dataset.json``), as agents-cli writes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.genai import types as genai_types
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic.alias_generators import to_camel
+
+from ..types import AgentData, RubricGroup
+
+
+class _DatasetModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, extra="forbid"
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """snake_case JSON, as agents-cli writes its dataset files."""
+        return self.model_dump(mode="json", by_alias=False, exclude_none=True)
+
+
+class ResponseCandidate(_DatasetModel):
+    response: genai_types.Content | None = None
+
+
+class DatasetCase(_DatasetModel):
+    eval_case_id: str | None = None
+    prompt: genai_types.Content | None = None
+    agent_data: AgentData | None = None
+    reference: ResponseCandidate | None = None
+    responses: list[ResponseCandidate] | None = None
+    rubric_groups: dict[str, RubricGroup] | None = None
+    system_instruction: genai_types.Content | None = None
+    conversation_history: list[dict[str, Any]] | None = None
+    intermediate_events: list[dict[str, Any]] | None = None
+    agent_info: dict[str, Any] | None = None
+    user_scenario: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _prompt_or_agent_data(self) -> DatasetCase:
+        if self.prompt is not None and self.agent_data is not None:
+            raise ValueError("a case has a prompt or agent_data, never both")
+        if self.prompt is None and self.agent_data is None and self.user_scenario is None:
+            raise ValueError(
+                "a case needs a prompt (single turn) or agent_data (continued conversation)"
+            )
+        if self.agent_data is not None:
+            last = _last_event(self.agent_data)
+            if last is None or last.author != "user":
+                raise ValueError("the last event of agent_data must be the user message to answer")
+        return self
+
+
+def _last_event(agent_data: AgentData) -> Any:
+    for turn in reversed(agent_data.turns or []):
+        if turn.events:
+            return turn.events[-1]
+    return None
+
+
+class EvaluationDataset(_DatasetModel):
+    eval_cases: list[DatasetCase]

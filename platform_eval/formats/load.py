@@ -1,0 +1,214 @@
+"""Reading local files: JSON, JSONL and YAML, with the kind of file detected from its content."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from . import adk
+from ._problems import FormatError, Problem, problems_from_validation
+from .config import EvalConfig, parse_eval_config
+from .dataset import EvaluationDataset
+
+
+class Kind(StrEnum):
+    EVAL_SET = "adk-eval-set"
+    LEGACY_TEST = "adk-legacy-test"  # [{query, expected_tool_use, reference}, ...]
+    LEGACY_EVAL_SET = "adk-legacy-eval-set"  # [{name, data, initial_session}, ...]
+    DATASET = "evaluation-dataset"
+    EVAL_CONFIG = "eval-config"
+    SESSION = "adk-session"
+    EVAL_SET_RESULT = "adk-eval-set-result"
+    CONVERSATION_SCENARIOS = "adk-conversation-scenarios"
+    SESSION_INPUT = "adk-session-input"
+    JAEGER_TRACES = "jaeger-traces"
+    OTLP_TRACES = "otlp-traces"
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    path: str
+    kind: Kind
+    data: Any
+
+
+def read_data(path: str | Path) -> Any:
+    """Parses a JSON, JSONL (``.jsonl``) or YAML (``.yaml``/``.yml``) file."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise FormatError([Problem(file, "$", "no such file")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FormatError([Problem(file, "$", f"cannot read: {exc}")]) from None
+    suffix = Path(path).suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise FormatError([Problem(file, "$", f"invalid YAML: {exc}")]) from None
+    if suffix == ".jsonl":
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise FormatError(
+                        [
+                            Problem(
+                                file,
+                                f"line {number}",
+                                f"invalid JSON: {exc.msg} (column {exc.colno})",
+                            )
+                        ]
+                    ) from None
+        return rows
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(
+            [Problem(file, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}")]
+        ) from None
+
+
+def _has(data: dict[str, Any], *keys: str) -> bool:
+    return any(k in data for k in keys)
+
+
+def detect(data: Any) -> Kind | None:
+    """The kind of a parsed file, or None when it is none of the kinds we read."""
+    if isinstance(data, list):
+        first = next((row for row in data if isinstance(row, dict)), None)
+        if first is None:
+            return None
+        if _has(first, "resourceSpans", "resource_spans"):
+            return Kind.OTLP_TRACES
+        if "name" in first and "data" in first:
+            return Kind.LEGACY_EVAL_SET
+        if "query" in first:
+            return Kind.LEGACY_TEST
+        return None
+    if not isinstance(data, dict):
+        return None
+    if _has(data, "eval_set_result_id", "evalSetResultId"):
+        return Kind.EVAL_SET_RESULT
+    if _has(data, "eval_cases", "evalCases"):
+        if _has(data, "eval_set_id", "evalSetId"):
+            return Kind.EVAL_SET
+        cases = data.get("eval_cases") or data.get("evalCases") or []
+        first = cases[0] if cases and isinstance(cases[0], dict) else {}
+        if _has(first, "eval_id", "evalId", "conversation", "conversation_scenario"):
+            return Kind.EVAL_SET
+        return Kind.DATASET
+    if _has(data, "criteria", "metrics_to_run"):
+        return Kind.EVAL_CONFIG
+    if _has(data, "resourceSpans", "resource_spans", "batches"):
+        return Kind.OTLP_TRACES
+    if isinstance(data.get("data"), list) and any(
+        isinstance(t, dict) and "spans" in t for t in data["data"]
+    ):
+        return Kind.JAEGER_TRACES
+    if "events" in data and _has(data, "id", "app_name", "appName"):
+        return Kind.SESSION
+    if "scenarios" in data:
+        return Kind.CONVERSATION_SCENARIOS
+    if _has(data, "app_name", "appName") and _has(data, "user_id", "userId"):
+        return Kind.SESSION_INPUT
+    return None
+
+
+def load(path: str | Path) -> LoadedFile:
+    data = read_data(path)
+    kind = detect(data)
+    if kind is None:
+        raise FormatError(
+            [
+                Problem(
+                    str(path),
+                    "$",
+                    "not a file kind platform-eval reads: expected an ADK eval set, an old "
+                    ".test.json list, an EvaluationDataset, an eval config, an ADK session or "
+                    "OpenTelemetry traces (Jaeger or OTLP JSON)",
+                )
+            ]
+        )
+    return LoadedFile(str(path), kind, data)
+
+
+_LEGACY_ROWS = TypeAdapter(list[adk.LegacyRow])
+_LEGACY_CASES = TypeAdapter(list[adk.LegacyCase])
+
+
+def _eval_set_problems(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Problem]]:
+    try:
+        if loaded.kind == Kind.EVAL_SET:
+            return adk.EvalSet.model_validate(loaded.data), []
+        if loaded.kind == Kind.LEGACY_TEST:
+            rows = _LEGACY_ROWS.validate_python(loaded.data)
+            name = Path(loaded.path).name.split(".")[0]
+            return adk.eval_set_from_legacy([adk.LegacyCase(name=name, data=rows)], name), []
+        if loaded.kind == Kind.LEGACY_EVAL_SET:
+            cases = _LEGACY_CASES.validate_python(loaded.data)
+            return adk.eval_set_from_legacy(cases, Path(loaded.path).name.split(".")[0]), []
+    except ValidationError as error:
+        return None, problems_from_validation(error, loaded.path)
+    return None, [Problem(loaded.path, "$", f"expected an ADK eval set, found {loaded.kind}")]
+
+
+def load_eval_set(path: str | Path) -> adk.EvalSet:
+    """An ADK eval set from an ``.evalset.json`` or either older ``.test.json`` shape."""
+    eval_set, problems = _eval_set_problems(load(path))
+    if problems or eval_set is None:
+        raise FormatError(problems)
+    return eval_set
+
+
+def load_dataset(path: str | Path) -> EvaluationDataset:
+    loaded = load(path)
+    if loaded.kind != Kind.DATASET:
+        raise FormatError(
+            [Problem(loaded.path, "$", f"expected an EvaluationDataset, found {loaded.kind}")]
+        )
+    try:
+        return EvaluationDataset.model_validate(loaded.data)
+    except ValidationError as error:
+        raise FormatError(problems_from_validation(error, loaded.path)) from None
+
+
+def load_eval_config(path: str | Path) -> EvalConfig:
+    loaded = load(path)
+    if loaded.kind != Kind.EVAL_CONFIG:
+        raise FormatError(
+            [Problem(loaded.path, "$", f"expected an eval config, found {loaded.kind}")]
+        )
+    config, problems = parse_eval_config(loaded.data, loaded.path)
+    if problems:
+        raise FormatError(problems)
+    return config
+
+
+def validate(path: str | Path) -> list[Problem]:
+    """Every problem in a file in one pass, like a linter (empty when the file is fine)."""
+    try:
+        loaded = load(path)
+    except FormatError as error:
+        return error.problems
+    if loaded.kind in (Kind.EVAL_SET, Kind.LEGACY_TEST, Kind.LEGACY_EVAL_SET):
+        return _eval_set_problems(loaded)[1]
+    if loaded.kind == Kind.DATASET:
+        try:
+            EvaluationDataset.model_validate(loaded.data)
+        except ValidationError as error:
+            return problems_from_validation(error, loaded.path)
+        return []
+    if loaded.kind == Kind.EVAL_CONFIG:
+        return parse_eval_config(loaded.data, loaded.path)[1]
+    return []

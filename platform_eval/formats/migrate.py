@@ -1,0 +1,330 @@
+"""Migration between ADK EvalSet files and Agent Platform EvaluationDataset files.
+
+EvalSet -> EvaluationDataset follows the published rules (``eval_id`` -> ``eval_case_id``;
+single-turn cases hoist the user message to ``prompt``; multi-turn cases become ``agent_data``
+whose last event is the user message to answer) and keeps what the published migrator drops:
+
+* the expected answer of the graded turn becomes ``reference.response``, preceded by the
+  expected tool calls as ``function_call`` parts, so trajectories survive;
+* earlier turns keep their expected tool calls, tool responses and answers as events, authored
+  by the real agent id (not a placeholder);
+* rubrics become ``rubric_groups``; a conversation scenario becomes ``user_scenario``;
+* ``turn_index`` and ``turn_id`` are always written;
+* what cannot be carried (session input, expected final state, rubric descriptions) is listed
+  in the report, never dropped silently. Existing destinations are skipped unless asked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.genai import types as genai_types
+
+from ..types import AgentData, AgentEvent, ConversationTurn, RubricGroup
+from . import adk
+from .convert import (
+    CASE_RUBRIC_GROUP,
+    CaseReport,
+    _agent_name,
+    _expected_events,
+    _rubric,
+    _user_event,
+)
+from .dataset import DatasetCase, EvaluationDataset, ResponseCandidate
+from .load import load_dataset, load_eval_set
+
+
+@dataclass
+class MigrationReport:
+    source: str | None = None
+    destination: str | None = None
+    skipped: bool = False
+    cases: list[CaseReport] = field(default_factory=list)
+
+    @property
+    def not_carried(self) -> dict[str, list[str]]:
+        return {c.eval_id: c.not_carried for c in self.cases if c.not_carried}
+
+    def summary(self) -> str:
+        if self.skipped:
+            return f"{self.destination}: exists, skipped (pass overwrite=True to replace)"
+        lines = [f"{self.source} -> {self.destination}: {len(self.cases)} cases"]
+        for case in self.cases:
+            for what in case.not_carried:
+                lines.append(f"  {case.eval_id}: not carried: {what}")
+        return "\n".join(lines)
+
+
+def _reference(events: list[AgentEvent]) -> ResponseCandidate | None:
+    parts: list[genai_types.Part] = []
+    for event in events:
+        if event.content and event.content.parts:
+            for part in event.content.parts:
+                if part.function_call or part.text:
+                    parts.append(part)
+    if not parts:
+        return None
+    return ResponseCandidate(response=genai_types.Content(role="model", parts=parts))
+
+
+def _rubric_groups(eval_case: adk.EvalCase, report: CaseReport) -> dict[str, RubricGroup] | None:
+    groups: dict[str, RubricGroup] = {}
+    if eval_case.rubrics:
+        groups[CASE_RUBRIC_GROUP] = RubricGroup(
+            group_id=CASE_RUBRIC_GROUP,
+            rubrics=[_rubric(r, report, "case") for r in eval_case.rubrics],
+        )
+    for index, invocation in enumerate(eval_case.conversation or []):
+        if invocation.rubrics:
+            key = f"invocation_{index}"
+            groups[key] = RubricGroup(
+                group_id=key,
+                rubrics=[_rubric(r, report, f"turn {index}") for r in invocation.rubrics],
+            )
+    return groups or None
+
+
+def case_to_dataset_case(eval_case: adk.EvalCase) -> tuple[DatasetCase, CaseReport]:
+    report = CaseReport(eval_case.eval_id)
+    groups = _rubric_groups(eval_case, report)
+    if eval_case.session_input is not None:
+        report.not_carried.append(
+            "session_input (initialize agent state in the agent code instead)"
+        )
+    if eval_case.final_session_state:
+        report.not_carried.append("final_session_state")
+    if eval_case.conversation_scenario is not None:
+        scenario = eval_case.conversation_scenario
+        report.carried.append("conversation_scenario as user_scenario")
+        case = DatasetCase(
+            eval_case_id=eval_case.eval_id,
+            user_scenario={
+                "starting_prompt": scenario.starting_prompt,
+                "conversation_plan": scenario.conversation_plan,
+            },
+            rubric_groups=groups,
+        )
+        return case, report
+
+    conversation = eval_case.conversation or []
+    agent = _agent_name(eval_case, "agent")
+    last = conversation[-1]
+    reference = _reference(_expected_events(last, agent))
+    if len(conversation) == 1:
+        prompt = last.user_content
+        if prompt.role is None:
+            prompt = prompt.model_copy(update={"role": "user"})
+        case = DatasetCase(
+            eval_case_id=eval_case.eval_id, prompt=prompt, reference=reference, rubric_groups=groups
+        )
+    else:
+        turns = []
+        for index, invocation in enumerate(conversation):
+            events = [_user_event(invocation)]
+            if index < len(conversation) - 1:
+                events += _expected_events(invocation, agent)
+            turns.append(
+                ConversationTurn(
+                    turn_index=index,
+                    turn_id=invocation.invocation_id or f"turn-{index}",
+                    events=events,
+                )
+            )
+        case = DatasetCase(
+            eval_case_id=eval_case.eval_id,
+            agent_data=AgentData(turns=turns),
+            reference=reference,
+            rubric_groups=groups,
+        )
+    calls = sum(len(i.tool_calls()) for i in conversation)
+    report.carried.append(f"{len(conversation)} turns, {calls} expected tool calls")
+    return case, report
+
+
+def eval_set_to_dataset(eval_set: adk.EvalSet) -> tuple[EvaluationDataset, list[CaseReport]]:
+    cases, reports = [], []
+    for eval_case in eval_set.eval_cases:
+        case, report = case_to_dataset_case(eval_case)
+        cases.append(case)
+        reports.append(report)
+    if eval_set.name or eval_set.description:
+        for report in reports[:1]:
+            report.not_carried.append("eval set name/description (a dataset has no envelope)")
+    return EvaluationDataset(eval_cases=cases), reports
+
+
+# -- the reverse direction --------------------------------------------------------------------
+
+
+def _invocation_from_turn(turn: ConversationTurn, index: int) -> adk.Invocation:
+    events = turn.events or []
+    user = next((e for e in events if e.author == "user" and e.content), None)
+    user_content = (
+        user.content if user and user.content else genai_types.Content(role="user", parts=[])
+    )
+    agent_events = [e for e in events if e is not user and e.content is not None]
+    final = None
+    if (
+        agent_events
+        and agent_events[-1].content
+        and any(p.text for p in agent_events[-1].content.parts or [])
+    ):
+        final = agent_events.pop().content
+    return adk.Invocation(
+        invocation_id=turn.turn_id or f"turn-{index}",
+        user_content=user_content,
+        final_response=final,
+        intermediate_data=adk.InvocationEvents(
+            invocation_events=[
+                adk.InvocationEvent(author=e.author or "agent", content=e.content)
+                for e in agent_events
+            ]
+        )
+        if agent_events
+        else None,
+    )
+
+
+def _from_reference(
+    user_content: genai_types.Content, reference: ResponseCandidate | None, invocation_id: str
+) -> adk.Invocation:
+    response = reference.response if reference else None
+    parts = response.parts or [] if response else []
+    calls = [p.function_call for p in parts if p.function_call]
+    texts = [p for p in parts if p.text]
+    return adk.Invocation(
+        invocation_id=invocation_id,
+        user_content=user_content,
+        final_response=genai_types.Content(role="model", parts=texts) if texts else None,
+        intermediate_data=adk.IntermediateData(tool_uses=calls) if calls else None,
+    )
+
+
+def dataset_case_to_eval_case(case: DatasetCase, index: int) -> tuple[adk.EvalCase, CaseReport]:
+    eval_id = case.eval_case_id or f"case-{index}"
+    report = CaseReport(eval_id)
+    for name in (
+        "responses",
+        "system_instruction",
+        "conversation_history",
+        "intermediate_events",
+        "agent_info",
+    ):
+        if getattr(case, name):
+            report.not_carried.append(f"{name} (an ADK eval case has no such field)")
+    if case.agent_data is not None and case.agent_data.agents:
+        report.not_carried.append("agent_data.agents (ADK reads the agent from code)")
+    rubrics: list[adk.AdkRubric] = []
+    for key, group in (case.rubric_groups or {}).items():
+        if key.startswith("invocation_"):
+            report.not_carried.append(f"rubric group {key!r} is kept as case rubrics")
+        for rubric in group.rubrics or []:
+            rubrics.append(
+                adk.AdkRubric(
+                    rubric_id=rubric.rubric_id or f"{key}-{len(rubrics)}",
+                    rubric_content=adk.RubricContent(text_property=rubric.description),
+                    type=rubric.type,
+                )
+            )
+    if case.user_scenario is not None:
+        eval_case = adk.EvalCase(
+            eval_id=eval_id,
+            conversation_scenario=adk.ConversationScenario.model_validate(case.user_scenario),
+            rubrics=rubrics or None,
+        )
+        return eval_case, report
+    if case.prompt is not None:
+        conversation = [_from_reference(case.prompt, case.reference, "turn-0")]
+    else:
+        assert case.agent_data is not None
+        turns = list(case.agent_data.turns or [])
+        conversation = [_invocation_from_turn(t, i) for i, t in enumerate(turns[:-1])]
+        last = turns[-1]
+        user = (last.events or [])[-1].content or genai_types.Content(role="user", parts=[])
+        conversation.append(
+            _from_reference(user, case.reference, last.turn_id or f"turn-{len(turns) - 1}")
+        )
+    return adk.EvalCase(eval_id=eval_id, conversation=conversation, rubrics=rubrics or None), report
+
+
+def dataset_to_eval_set(
+    dataset: EvaluationDataset, eval_set_id: str
+) -> tuple[adk.EvalSet, list[CaseReport]]:
+    cases, reports = [], []
+    for index, case in enumerate(dataset.eval_cases):
+        eval_case, report = dataset_case_to_eval_case(case, index)
+        cases.append(eval_case)
+        reports.append(report)
+    return adk.EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=cases), reports
+
+
+# -- files ------------------------------------------------------------------------------------
+
+
+def dataset_path_for(source: Path, destination_dir: Path) -> Path:
+    name = source.name
+    for suffix in (".evalset.json", ".test.json", ".json"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return destination_dir / f"{name}-dataset.json"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    temporary.replace(path)
+
+
+def migrate_file(
+    source: str | Path, destination: str | Path, *, overwrite: bool = False
+) -> MigrationReport:
+    """Writes the EvaluationDataset of an ADK eval set file.
+
+    ``destination`` is a file path, or a directory to write ``<name>-dataset.json`` into.
+    """
+    source_path, target = Path(source), Path(destination)
+    if target.is_dir() or not target.suffix:
+        target = dataset_path_for(source_path, target)
+    report = MigrationReport(source=str(source_path), destination=str(target))
+    if target.exists() and not overwrite:
+        report.skipped = True
+        return report
+    dataset, report.cases = eval_set_to_dataset(load_eval_set(source_path))
+    _write_json(target, dataset.to_json_dict())
+    return report
+
+
+def migrate_directory(
+    source_dir: str | Path, destination_dir: str | Path, *, overwrite: bool = False
+) -> list[MigrationReport]:
+    """Migrates every ``*.evalset.json`` and ``*.test.json`` of a directory."""
+    sources = sorted(
+        p for pattern in ("*.evalset.json", "*.test.json") for p in Path(source_dir).glob(pattern)
+    )
+    return [migrate_file(p, Path(destination_dir), overwrite=overwrite) for p in sources]
+
+
+def unmigrate_file(
+    source: str | Path,
+    destination: str | Path,
+    *,
+    eval_set_id: str | None = None,
+    overwrite: bool = False,
+) -> MigrationReport:
+    """Writes the ADK eval set of an EvaluationDataset file (the reverse migration)."""
+    source_path, target = Path(source), Path(destination)
+    set_id = eval_set_id or source_path.name.removesuffix(".json").removesuffix("-dataset")
+    if target.is_dir() or not target.suffix:
+        target = target / f"{set_id}.evalset.json"
+    report = MigrationReport(source=str(source_path), destination=str(target))
+    if target.exists() and not overwrite:
+        report.skipped = True
+        return report
+    eval_set, report.cases = dataset_to_eval_set(load_dataset(source_path), set_id)
+    _write_json(target, eval_set.to_json_dict())
+    return report

@@ -1,0 +1,239 @@
+"""Every file of the shared corpus: its kind, and counts before and after conversion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS
+
+from platform_eval import formats
+from platform_eval.formats import Kind
+from platform_eval.types import request_mode_problem
+
+if not CORPUS.is_dir():  # pragma: no cover - CI has ../shared
+    pytest.skip("the shared corpus is not available", allow_module_level=True)
+
+KINDS = {
+    "adk/GoogleCloudPlatform__agent-starter-pack__agent_starter_pack__agents__adk__tests__eval__eval_config.json": Kind.EVAL_CONFIG,
+    "adk/GoogleCloudPlatform__agent-starter-pack__agent_starter_pack__agents__adk__tests__eval__evalsets__basic.evalset.json": Kind.EVAL_SET,
+    "adk/LiuYuWei__google_adk_evaluation_example__weather_agent__test_config.json": Kind.EVAL_CONFIG,
+    "adk/LiuYuWei__google_adk_evaluation_example__weather_agent__weather_evaluation_zhtw.evalset.json": Kind.EVAL_SET,
+    "adk/ayushworks__adk-eval-workshop__eval__trajectory.evalset.json": Kind.EVAL_SET,
+    "adk/ayushworks__adk-eval-workshop__exercises__02_judge__judge.evalset.json": Kind.EVAL_SET,
+    "adk/ayushworks__adk-eval-workshop__exercises__02_judge__test_config.json": Kind.EVAL_CONFIG,
+    "adk/ayushworks__adk-eval-workshop__refund_agent__refund_order.evalset.json": Kind.EVAL_SET,
+    "adk/google__adk-python__contributing__samples__live__live_non_blocking_tool_agent__live_non_blocking_tool_agent.evalset.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__context_update_test__successful_test.session.json": Kind.SESSION,
+    "adk/google__adk-python__tests__integration__fixture__conversation_scenario__conversation_scenario.test.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__conversation_scenario__test_config.json": Kind.EVAL_CONFIG,
+    "adk/google__adk-python__tests__integration__fixture__ecommerce_customer_service_agent__order_query.test.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__elicitation_agent__elicitation_flow.test.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__flow_complex_spark__sample.session.json": Kind.SESSION,
+    "adk/google__adk-python__tests__integration__fixture__hello_world_agent__roll_die.test.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__hello_world_agent__test_config.json": Kind.EVAL_CONFIG,
+    "adk/google__adk-python__tests__integration__fixture__home_automation_agent__test_config.json": Kind.EVAL_CONFIG,
+    "adk/google__adk-python__tests__integration__fixture__home_automation_agent__test_files__dependent_tool_calls.test.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__home_automation_agent__test_files__memorizing_past_events__eval_data.test.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__home_automation_agent__test_files__simple_multi_turn_conversation.test.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__trip_planner_agent__initial.session.json": Kind.SESSION,
+    "adk/google__adk-python__tests__integration__fixture__trip_planner_agent__test_files__trip_inquiry_sub_agent.test.json": Kind.EVAL_SET,
+    "adk/google__adk-python__tests__integration__fixture__trip_planner_agent__trip_inquiry.test.json": Kind.LEGACY_TEST,
+    "adk/google__adk-samples__contrib__python__crypto-payroll-agent__eval__crypto_payroll_eval_set.evalset.json": Kind.EVAL_SET,
+    "adk/google__adk-samples__core__python__long-horizon-harness__tests__eval__evalsets__output_style.evalset.json": Kind.EVAL_SET,
+    "adk/google__adk-samples__python__agents__RAG__eval__data__conversation.test.json": Kind.LEGACY_TEST,
+    "adk/google__adk-samples__python__agents__brand-search-optimization__eval__data__eval_data1.evalset.json": Kind.LEGACY_EVAL_SET,
+    "adk/google__adk-samples__python__agents__customer-service__eval__eval_data__full_conversation.test.json": Kind.LEGACY_TEST,
+    "adk/google__adk-samples__python__agents__customer-service__eval__eval_data__test_config.json": Kind.EVAL_CONFIG,
+    "adk/google__adk-samples__python__agents__customer-service__eval__sessions__123.session.json": Kind.SESSION,
+    "adk/google__adk-samples__python__agents__data-science__eval__eval_data__simple.test.json": Kind.LEGACY_TEST,
+    "adk/google__adk-samples__python__agents__personalized-shopping__tests__example_interactions__text_search_floral_dress.session.json": Kind.SESSION,
+    "adk/google__adk-samples__python__agents__travel-concierge__eval__data__pretrip.test.json": Kind.EVAL_SET,
+    "adk/jcarah__accelerate_context_engineering_workshop__customer-service__eval__scenarios__conversation_scenarios.json": Kind.CONVERSATION_SCENARIOS,
+    "adk/jcarah__accelerate_context_engineering_workshop__customer-service__eval__scenarios__session_input.json": Kind.SESSION_INPUT,
+    "adk/jcarah__accelerate_context_engineering_workshop__evaluation__evaluation__results__session_cs_simple_17a89ba6_session_1dfda3d3-9dcc-4353-9427-200df0386598.json": Kind.SESSION,
+    "adk/pyljain__adk-evals__agent__.adk__eval_history__agent_greeting_local_evalset_1781945532.841373.evalset_result.json": Kind.EVAL_SET_RESULT,
+    "adk/pyljain__adk-evals__agent__greeting.evalset.json": Kind.EVAL_SET,
+    "adk/pyljain__adk-evals__agent__local_eval_config.json": Kind.EVAL_CONFIG,
+    "agentevals/examples_dice_agent_eval_set.json": Kind.EVAL_SET,
+    "agentevals/examples_langchain_agent_eval_set.json": Kind.EVAL_SET,
+    "agentevals/examples_strands_agent_eval_set.json": Kind.EVAL_SET,
+    "agentevals/samples_eval_set_helm.json": Kind.EVAL_SET,
+    "agentevals/samples_evalset_helm_3_2026-02-23.json": Kind.EVAL_SET,
+    "agentevals/samples_evalset_k8s_2026-02-20.json": Kind.EVAL_SET,
+    "agentevals/samples_helm.json": Kind.JAEGER_TRACES,
+    "agentevals/samples_helm_2.json": Kind.JAEGER_TRACES,
+    "agentevals/samples_helm_3.json": Kind.JAEGER_TRACES,
+    "agentevals/samples_k8s.json": Kind.JAEGER_TRACES,
+    "agentevals/samples_tempo_export_with_batches.json": Kind.OTLP_TRACES,
+    "agents-cli/basic-dataset.json": Kind.DATASET,
+    "agents-cli/eval_config.yaml": Kind.EVAL_CONFIG,
+}
+EVAL_SET_KINDS = (Kind.EVAL_SET, Kind.LEGACY_TEST, Kind.LEGACY_EVAL_SET)
+# Files named like eval sets that ADK itself rejects: they use `case_id` and `agent_content`.
+NOT_ADK = {
+    "agentevals/examples_dice_agent_eval_set.json",
+    "agentevals/examples_langchain_agent_eval_set.json",
+    "agentevals/examples_strands_agent_eval_set.json",
+}
+
+
+def _corpus_files() -> list[str]:
+    return sorted(
+        str(p.relative_to(CORPUS))
+        for p in CORPUS.glob("*/*")
+        if p.name != "README.md" and p.is_file()
+    )
+
+
+def test_every_corpus_file_is_listed_here() -> None:
+    assert _corpus_files() == sorted(KINDS)
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_kind_is_detected(name: str) -> None:
+    assert formats.load(CORPUS / name).kind == KINDS[name]
+
+
+def _raw_counts(name: str) -> tuple[int, int, int]:
+    """(cases, invocations, tool calls) counted straight from the JSON, not through our models."""
+    data: Any = json.loads((CORPUS / name).read_text())
+    kind = KINDS[name]
+    if kind == Kind.LEGACY_TEST:
+        return 1, len(data), sum(len(row.get("expected_tool_use", [])) for row in data)
+    if kind == Kind.LEGACY_EVAL_SET:
+        rows = [row for case in data for row in case["data"]]
+        return len(data), len(rows), sum(len(r.get("expected_tool_use", [])) for r in rows)
+    invocations = calls = 0
+    for case in data["eval_cases"]:
+        for invocation in case.get("conversation") or []:
+            invocations += 1
+            intermediate = invocation.get("intermediate_data") or {}
+            calls += len(intermediate.get("tool_uses") or [])
+            for event in intermediate.get("invocation_events") or []:
+                parts = (event.get("content") or {}).get("parts") or []
+                calls += sum(1 for p in parts if p.get("function_call"))
+    return len(data["eval_cases"]), invocations, calls
+
+
+EVAL_SETS = [n for n, k in sorted(KINDS.items()) if k in EVAL_SET_KINDS and n not in NOT_ADK]
+
+
+@pytest.mark.parametrize("name", EVAL_SETS)
+def test_eval_sets_load_and_convert_without_losing_turns_or_tool_calls(name: str) -> None:
+    assert formats.validate(CORPUS / name) == []
+    eval_set = formats.load_eval_set(CORPUS / name)
+    cases, invocations, calls = _raw_counts(name)
+    assert len(eval_set.eval_cases) == cases
+    assert sum(len(c.conversation or []) for c in eval_set.eval_cases) == invocations
+    assert (
+        sum(len(i.tool_calls()) for c in eval_set.eval_cases for i in c.conversation or []) == calls
+    )
+
+    items, report = formats.eval_set_to_items(eval_set)
+    assert len(items) == cases and len(report.cases) == cases
+    golden_turns = golden_calls = 0
+    for item in items:
+        assert item.labels and item.labels["eval-set-id"]
+        request = item.evaluation_request
+        assert request is not None and request_mode_problem(request) is None
+        golden = request.golden_response
+        if golden is None:  # a conversation scenario
+            assert request.prompt is not None and request.prompt.user_scenario is not None
+            continue
+        for turn in golden.agent_data.turns:  # type: ignore[union-attr]
+            golden_turns += 1
+            golden_calls += sum(
+                1
+                for e in turn.events or []
+                for p in (e.content.parts or [])
+                if p.function_call  # type: ignore[union-attr]
+            )
+    assert golden_turns == invocations
+    assert golden_calls == calls
+
+
+@pytest.mark.parametrize("name", EVAL_SETS)
+def test_adk_accepts_what_we_write_back(name: str) -> None:
+    adk_eval_set = pytest.importorskip("google.adk.evaluation.eval_set")
+    ours = formats.load_eval_set(CORPUS / name)
+    theirs = adk_eval_set.EvalSet.model_validate(ours.to_json_dict())
+    assert len(theirs.eval_cases) == len(ours.eval_cases)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_ADK))
+def test_non_adk_files_get_every_problem_with_a_hint(name: str) -> None:
+    problems = formats.validate(CORPUS / name)
+    data = json.loads((CORPUS / name).read_text())
+    cases = len(data["eval_cases"])
+    # One missing eval_id per case, and one unknown agent_content per invocation: all at once.
+    missing = [p for p in problems if p.path.endswith(".eval_id")]
+    assert len(missing) == cases
+    hints = [p for p in problems if "did you mean 'final_response'" in p.message]
+    assert len(hints) == sum(len(c["conversation"]) for c in data["eval_cases"])
+    assert all(p.file == str(CORPUS / name) for p in problems)
+    with pytest.raises(formats.FormatError) as caught:
+        formats.load_eval_set(CORPUS / name)
+    assert "$.eval_cases[0].eval_id: required field is missing" in str(caught.value)
+
+
+@pytest.mark.parametrize("name", [n for n, k in sorted(KINDS.items()) if k == Kind.EVAL_CONFIG])
+def test_every_config_loads(name: str) -> None:
+    config = formats.load_eval_config(CORPUS / name)
+    raw = formats.read_data(CORPUS / name)
+    assert set(config.criteria) == set(raw.get("criteria") or raw.get("metrics_to_run") or [])
+
+
+def test_config_criteria_and_run_metrics() -> None:
+    config = formats.load_eval_config(
+        CORPUS / "adk/LiuYuWei__google_adk_evaluation_example__weather_agent__test_config.json"
+    )
+    assert config.thresholds()["tool_trajectory_avg_score"] == 1.0
+    assert config.criteria["response_match_score"].threshold == 0.0
+    rubric_metric = config.criteria["rubric_based_final_response_quality_v1"]
+    assert [r["rubric_id"] for r in rubric_metric.rubrics] == ["conciseness", "intent_inference"]
+    camel = formats.load_eval_config(
+        CORPUS
+        / "adk/GoogleCloudPlatform__agent-starter-pack__agent_starter_pack__agents__adk__tests__eval__eval_config.json"
+    )
+    options = camel.criteria["rubric_based_final_response_quality_v1"].options
+    assert options["judge_model_options"] == {
+        "judge_model": "gemini-3-flash-preview",
+        "num_samples": 1,
+    }
+    assert options["rubrics"][0]["rubric_content"]["text_property"].startswith(
+        "The response directly"
+    )
+
+
+def test_config_problems_are_all_reported(tmp_path: Path) -> None:
+    path = tmp_path / "bad_config.json"
+    path.write_text(
+        json.dumps(
+            {
+                "criteria": {"a": "high", "b": {"threshold": "x", "match_type": "SOMETIMES"}},
+                "critera": {},
+            }
+        )
+    )
+    problems = formats.validate(path)
+    assert [p.path for p in problems] == [
+        "$.criteria.a",
+        "$.criteria.b.threshold",
+        "$.criteria.b.match_type",
+        "$.critera",
+    ]
+
+
+def test_dataset_file_loads() -> None:
+    dataset = formats.load_dataset(CORPUS / "agents-cli/basic-dataset.json")
+    assert [c.eval_case_id for c in dataset.eval_cases] == [
+        "greeting",
+        "weather_query",
+        "capital_lookup",
+    ]
+    assert (
+        dataset.eval_cases[2].reference.response.parts[0].text == "The capital of France is Paris."
+    )  # type: ignore[union-attr,index]
