@@ -1,0 +1,38 @@
+"""The result of reading a trace: one conversation as AgentData, with where it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..types import AgentData
+
+
+@dataclass
+class Conversation:
+    """One recorded conversation of an agent, ready to be a candidate response."""
+
+    id: str
+    agent_data: AgentData
+    source: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def first_user_message(self) -> str | None:
+        for turn in self.agent_data.turns or []:
+            for event in turn.events or []:
+                if event.author == "user" and event.content and event.content.parts:
+                    text = "\n".join(p.text for p in event.content.parts if p.text)
+                    if text:
+                        return text
+        return None
+
+    @property
+    def tool_calls(self) -> list[str]:
+        return [
+            part.function_call.name or ""
+            for turn in self.agent_data.turns or []
+            for event in turn.events or []
+            if event.content and event.content.parts
+            for part in event.content.parts
+            if part.function_call
+        ]

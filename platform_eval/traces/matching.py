@@ -1,0 +1,80 @@
+"""Pairing recorded conversations with eval cases: explicitly, or by the first user message."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..formats.adk import EvalCase
+from ._conversation import Conversation
+
+
+def _key(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def _case_first_message(case: EvalCase) -> str | None:
+    if case.conversation:
+        parts = case.conversation[0].user_content.parts or []
+        return "\n".join(p.text for p in parts if p.text)
+    if case.conversation_scenario:
+        return case.conversation_scenario.starting_prompt
+    return None
+
+
+@dataclass(frozen=True)
+class Match:
+    eval_id: str
+    conversation: Conversation
+
+
+@dataclass
+class MatchReport:
+    matches: list[Match] = field(default_factory=list)
+    unmatched_cases: list[str] = field(default_factory=list)
+    unmatched_conversations: list[str] = field(default_factory=list)
+    ambiguous: dict[str, list[str]] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        lines = [f"{len(self.matches)} matched"]
+        if self.unmatched_cases:
+            lines.append(f"eval cases without a trace: {', '.join(self.unmatched_cases)}")
+        if self.unmatched_conversations:
+            lines.append(f"traces without an eval case: {', '.join(self.unmatched_conversations)}")
+        for eval_id, ids in self.ambiguous.items():
+            lines.append(f"{eval_id}: several traces match ({', '.join(ids)}); all are kept")
+        return "\n".join(lines)
+
+
+def match_conversations(
+    cases: Sequence[EvalCase],
+    conversations: Sequence[Conversation],
+    mapping: Mapping[str, str] | None = None,
+) -> MatchReport:
+    """Matches by ``mapping`` (conversation id -> eval id) when given, else by first user message.
+
+    The message comparison trims and folds case and whitespace. A case several traces match
+    keeps all of them (several candidates), and is listed as ambiguous.
+    """
+    report = MatchReport()
+    case_ids = [c.eval_id for c in cases]
+    by_message: dict[str, list[str]] = {}
+    for case in cases:
+        by_message.setdefault(_key(_case_first_message(case)), []).append(case.eval_id)
+    matched_cases: dict[str, list[str]] = {}
+    for conversation in conversations:
+        if mapping is not None:
+            eval_id = mapping.get(conversation.id)
+            targets = [eval_id] if eval_id in case_ids else []
+        else:
+            targets = by_message.get(_key(conversation.first_user_message), [])
+        if not targets:
+            report.unmatched_conversations.append(conversation.id)
+            continue
+        for eval_id in targets:
+            assert eval_id is not None
+            report.matches.append(Match(eval_id, conversation))
+            matched_cases.setdefault(eval_id, []).append(conversation.id)
+    report.unmatched_cases = [c for c in case_ids if c not in matched_cases]
+    report.ambiguous = {k: v for k, v in matched_cases.items() if len(v) > 1}
+    return report
