@@ -95,17 +95,24 @@ class _ClientBase:
     def is_emulator(self) -> bool:
         return self._settings.emulator
 
+    def to_async(self) -> AsyncClient:
+        """A new AsyncClient with this client's project, endpoint, credentials and retries.
+
+        Jobs use it to run bulk work concurrently from a sync client; close it when done.
+        """
+        clone = AsyncClient.__new__(AsyncClient)
+        clone._settings = self._settings
+        clone._transport_config = self._transport_config
+        clone._ops = self._ops
+        clone._transport = AsyncTransport(self._transport_config)
+        return clone
+
     def __repr__(self) -> str:
         # Never the credentials or their token: only where the client points.
         return (
             f"{type(self).__name__}(project={self.project!r}, location={self.location!r}, "
             f"api_endpoint={self.api_endpoint!r})"
         )
-
-    def _result_names(self, run: EvaluationRun, result_set: EvaluationSet | None) -> list[str]:
-        if result_set is None:
-            return []
-        return list(result_set.evaluation_items or [])
 
 
 def _result_set_name(run: EvaluationRun) -> str | None:
