@@ -14,14 +14,15 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-KINDS = ("status", "drop", "status_after", "drop_after")
+KINDS = ("status", "drop", "status_after", "drop_after", "delay")
 
 
 @dataclass
 class Fault:
     """``kind``: ``status`` answers with ``status`` without processing the request;
     ``drop`` closes the connection without processing; ``status_after`` and ``drop_after``
-    process the request first (so a create is stored) and then fail or drop the answer."""
+    process the request first (so a create is stored) and then fail or drop the answer;
+    ``delay`` only waits ``delay`` seconds, then serves the request normally."""
 
     path: str = ""
     method: str = "*"
@@ -140,6 +141,9 @@ class FaultMiddleware:
             return
         if fault.delay:
             await asyncio.sleep(fault.delay)
+        if fault.kind == "delay":
+            await self.app(scope, receive, send)
+            return
         if fault.kind in ("status_after", "drop_after"):
 
             async def swallow(message: Message) -> None:

@@ -1,0 +1,252 @@
+"""Bulk jobs against the emulator: resumable, exactly once, failures reported per item."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, FAST_RETRY
+
+from platform_eval import Client, jobs
+from platform_eval.emulator import Emulator
+from platform_eval.formats import adk
+from platform_eval.jobs.upload import JOB_LABEL, KEY_LABEL
+
+TRAJECTORY = CORPUS / "adk/ayushworks__adk-eval-workshop__eval__trajectory.evalset.json"
+HELM_SET = CORPUS / "agentevals/samples_eval_set_helm.json"
+HELM = CORPUS / "agentevals/samples_helm.json"
+K8S = CORPUS / "agentevals/samples_k8s.json"
+
+
+def _eval_set(count: int, prefix: str = "case") -> adk.EvalSet:
+    return adk.EvalSet.model_validate(
+        {
+            "eval_set_id": "generated",
+            "eval_cases": [
+                {
+                    "eval_id": f"{prefix}-{i}",
+                    "conversation": [{"user_content": {"parts": [{"text": f"question {i}"}]}}],
+                }
+                for i in range(count)
+            ],
+        }
+    )
+
+
+def _items_by_case(client: Client) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in client.list_items(page_size=500):
+        case = (item.metadata or {}).get("evalCaseId")
+        counts[case] = counts.get(case, 0) + 1
+    return counts
+
+
+def test_upload_eval_set_file_and_rerun_creates_nothing_twice(
+    sync_client: Client, tmp_path: Path
+) -> None:
+    seen: list[jobs.Progress] = []
+    first = jobs.upload_eval_set(
+        sync_client, TRAJECTORY, manifest=tmp_path / "m.jsonl", on_progress=seen.append
+    )
+    assert first.upload.ok and len(first.upload.items) == 5
+    assert seen[0] == jobs.Progress(done=0, failed=0, total=5) and seen[-1].done == 5
+    evaluation_set = first.upload.evaluation_set
+    assert evaluation_set.evaluation_items == first.upload.items
+    again = jobs.upload_eval_set(sync_client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
+    assert again.upload.resumed == 5
+    assert again.upload.evaluation_set.name == evaluation_set.name
+    assert sorted(_items_by_case(sync_client).values()) == [1] * 5
+
+
+def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "big.jsonl"
+    count = 400
+    # Slow every create down so that the kill lands mid-way, with creates in flight.
+    emulator.inject_fault(
+        path=f"projects/{project}/evaluationItems",
+        method="POST",
+        kind="delay",
+        delay=0.01,
+        times=count,
+    )
+    env = {
+        **os.environ,
+        "PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port,
+        "GOOGLE_CLOUD_PROJECT": project,
+    }
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("_upload_child.py")),
+            str(count),
+            str(manifest),
+        ],
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lines = manifest.read_text().count('"item"') if manifest.exists() else 0
+        if lines >= 30:
+            break
+        time.sleep(0.005)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    interrupted_at = manifest.read_text().count('"item"')
+    assert 0 < interrupted_at < count, "the child finished before it could be interrupted"
+
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        result = jobs.upload_eval_set(client, _eval_set(count), manifest=manifest)
+        assert result.upload.ok
+        assert result.upload.resumed == interrupted_at
+        counts = _items_by_case(client)
+        assert len(counts) == count and set(counts.values()) == {1}
+        # The set lists every case once, in the order of the eval set.
+        members = result.upload.evaluation_set.evaluation_items
+        assert len(members) == count
+        for index in (0, count // 2, count - 1):
+            key = jobs.manifest.key_label(f"generated/case-{index}")
+            (item,) = client.list_items(filter=f'labels.{KEY_LABEL} = "{key}"')
+            assert members[index] == item.name
+
+
+def test_creates_lost_before_the_manifest_was_written_are_recovered(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "m.jsonl"
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        first = jobs.upload_eval_set(client, _eval_set(3), manifest=manifest)
+        assert first.upload.ok
+        # Forget one created item, as a crash between the create and the manifest write would.
+        lines = manifest.read_text().splitlines()
+        kept = [line for line in lines if '"case-1"' not in line and "generated/case-1" not in line]
+        kept = [line for line in kept if '"set"' not in line]
+        manifest.write_text("\n".join(kept) + "\n")
+        second = jobs.upload_eval_set(client, _eval_set(3), manifest=manifest)
+        assert second.upload.ok
+        assert any("found on the server" in note for note in second.upload.notes)
+        assert sorted(_items_by_case(client).values()) == [1, 1, 1]
+        labels = [i.labels[JOB_LABEL] for i in client.list_items()]
+        assert len(set(labels)) == 1
+
+
+def test_permanent_failures_are_reported_per_item_and_the_rest_uploaded(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "m.jsonl"
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        emulator.inject_fault(path="evaluationItems", method="POST", status=400, times=2)
+        result = jobs.upload_eval_set(client, _eval_set(6), manifest=manifest, concurrency=1)
+        assert not result.upload.ok and result.upload.evaluation_set is None
+        assert len(result.upload.failures) == 2
+        assert all("injected fault" in f.reason for f in result.upload.failures)
+        assert len(result.upload.items) == 4
+        assert "not created because some items failed" in result.upload.notes[-1]
+        retry = jobs.upload_eval_set(client, _eval_set(6), manifest=manifest)
+        assert retry.upload.ok and len(retry.upload.evaluation_set.evaluation_items) == 6
+        assert sorted(_items_by_case(client).values()) == [1] * 6
+
+
+def test_allow_partial_creates_the_set_from_what_uploaded(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        emulator.inject_fault(path="evaluationItems", method="POST", status=400, times=1)
+        result = jobs.upload_eval_set(
+            client, _eval_set(3), manifest=tmp_path / "m.jsonl", allow_partial=True, concurrency=1
+        )
+        assert len(result.upload.failures) == 1
+        assert len(result.upload.evaluation_set.evaluation_items) == 2
+
+
+def test_transient_failures_say_so(emulator: Emulator, project: str, tmp_path: Path) -> None:
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        emulator.inject_fault(path="evaluationItems", method="POST", status=503, times=4)
+        result = jobs.upload_eval_set(client, _eval_set(1), manifest=tmp_path / "m.jsonl")
+        assert "transient: re-run to retry" in result.upload.failures[0].reason
+
+
+def test_manifest_of_another_project_is_refused(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    from platform_eval.formats import FormatError
+
+    manifest = tmp_path / "m.jsonl"
+    with emulator.client(project) as client:
+        jobs.upload_eval_set(client, _eval_set(1), manifest=manifest)
+    with emulator.client(project + "-b") as other, pytest.raises(FormatError, match="belongs to"):
+        jobs.upload_eval_set(other, _eval_set(1), manifest=manifest)
+
+
+def test_upload_traces_as_candidates_and_evaluate(sync_client: Client, tmp_path: Path) -> None:
+    uploaded = jobs.upload_traces(
+        sync_client, HELM_SET, [HELM, K8S], candidate="prod", manifest=tmp_path / "t.jsonl"
+    )
+    assert uploaded.matches.ambiguous
+    item = sync_client.get_item(uploaded.upload.items[0])
+    candidates = item.evaluation_request.candidate_responses
+    assert [c.candidate for c in candidates] == ["prod#1", "prod#2"]
+    assert (
+        candidates[0].agent_data.turns[0].events[1].content.parts[0].function_call.name
+        == "helm_list_releases"
+    )
+
+    outcome = jobs.evaluate(
+        sync_client,
+        HELM_SET,
+        traces=[HELM, K8S],
+        metrics=["tool_trajectory_avg_score"],
+        manifest=tmp_path / "e.jsonl",
+        poll_interval=0.02,
+        timeout=60,
+    )
+    assert outcome.run.state == "SUCCEEDED"
+    scores = {
+        r.candidate: r.score for r in outcome.results[0].evaluation_response.candidate_results
+    }
+    assert scores == {"agent#1": 1.0, "agent#2": 0.0}
+
+
+def test_evaluate_with_a_config_uses_its_criteria_and_thresholds(
+    sync_client: Client, tmp_path: Path
+) -> None:
+    config = tmp_path / "test_config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "criteria": {
+                    "tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "IN_ORDER"}
+                }
+            }
+        )
+    )
+    outcome = jobs.evaluate(
+        sync_client,
+        HELM_SET,
+        traces=[HELM],
+        config=config,
+        manifest=tmp_path / "e.jsonl",
+        poll_interval=0.02,
+        timeout=60,
+    )
+    assert outcome.thresholds == {"tool_trajectory_avg_score": 1.0}
+    metric = outcome.run.evaluation_config.metrics[0]
+    assert metric.metric_config.computation_based_metric_spec.parameters == {
+        "match_type": "IN_ORDER"
+    }
+    assert outcome.run.summary["tool_trajectory_avg_score/AVERAGE"] == 1.0
+
+
+@pytest.mark.anyio
+async def test_jobs_with_an_async_client(emulator: Emulator, project: str, tmp_path: Path) -> None:
+    async with emulator.async_client(project) as client:
+        result: Any = await jobs.upload_eval_set(client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
+        assert result.upload.ok and len(result.upload.items) == 5
