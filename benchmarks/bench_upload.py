@@ -191,7 +191,8 @@ def main() -> None:
 
         def line(label: str, seconds: float, mib: float) -> str:
             rate = args.cases / seconds
-            return f"{label:<24}{rate:8.1f} items/s, {seconds:6.2f} s, peak traced memory {mib:6.1f} MiB"
+            timing = f"{rate:8.1f} items/s, {seconds:6.2f} s"
+            return f"{label:<24}{timing}, peak traced memory {mib:6.1f} MiB"
 
         print(line(f"bulk, concurrency {args.concurrency}:", bulk_s, bulk_mb))
         print(line("one at a time:", seq_s, seq_mb))
