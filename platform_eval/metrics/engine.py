@@ -8,8 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..types import CandidateResponse, CandidateResult, EvaluationRequest, EvaluationRunMetric
-from . import text, trajectory
-from ._invocations import Invocation, context_turn_count, final_text, response_invocations
+from . import text, tools, trajectory, vertex_text
+from ._invocations import (
+    Invocation,
+    ToolCall,
+    context_turn_count,
+    final_text,
+    response_invocations,
+)
 
 
 class MetricError(ValueError):
@@ -149,7 +155,210 @@ def _exact_match(
     )
 
 
+_ROUGE_TYPES = {"rouge_1": "rouge1", "rouge_l": "rougeL", "rouge_l_sum": "rougeLsum"}
+
+
+def _text_pair(request: EvaluationRequest, candidate: CandidateResponse) -> tuple[str, str]:
+    return final_text(candidate), final_text(_golden(request))
+
+
+def _bleu(
+    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
+) -> CandidateResult:
+    actual, expected = _text_pair(request, candidate)
+    value = vertex_text.bleu(actual, expected)
+    return CandidateResult(
+        candidate=candidate.candidate,
+        metric=spec.name,
+        score=value,
+        explanation="sentence BLEU (13a tokens, exponential smoothing) of the final response",
+    )
+
+
+def _rouge(
+    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
+) -> CandidateResult:
+    actual, expected = _text_pair(request, candidate)
+    rouge_type = str(spec.params.get("rouge_type") or _ROUGE_TYPES[spec.name])
+    use_stemmer = bool(spec.params.get("use_stemmer", False))
+    value = vertex_text.rouge(actual, expected, rouge_type, use_stemmer)
+    stemming = "with" if use_stemmer else "without"
+    return CandidateResult(
+        candidate=candidate.candidate,
+        metric=spec.name,
+        score=value,
+        explanation=f"{rouge_type} F-measure of the final response, {stemming} stemming",
+    )
+
+
+def _per_turn_tool_metric(
+    score_one: Callable[[Sequence[ToolCall], Sequence[ToolCall]], float], describe: str
+) -> Scorer:
+    def scorer(
+        spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
+    ) -> CandidateResult:
+        pairs = aligned_invocations(request, candidate)
+        return _per_invocation(
+            spec, candidate, pairs, lambda a, e: score_one(a.tool_calls, e.tool_calls), describe
+        )
+
+    return scorer
+
+
+def _tool_call_valid(
+    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
+) -> CandidateResult:
+    turns = response_invocations(candidate)
+    if not turns:
+        raise NotEvaluatedError("the candidate response is empty")
+    calls = turns[-1].tool_calls
+    value = tools.tool_call_valid(calls)
+    return CandidateResult(
+        candidate=candidate.candidate,
+        metric=spec.name,
+        score=value,
+        explanation=f"the final turn makes {len(calls)} tool calls"
+        + (
+            "" if value else "; a valid response makes at least one, each with a name and arguments"
+        ),
+    )
+
+
+def _trajectory_metric(
+    score_all: Callable[[Sequence[ToolCall], Sequence[ToolCall]], float], describe: str
+) -> Scorer:
+    def scorer(
+        spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
+    ) -> CandidateResult:
+        pairs = aligned_invocations(request, candidate)
+        actual = [c for a, _ in pairs for c in a.tool_calls]
+        expected = [c for _, e in pairs for c in e.tool_calls]
+        value = score_all(actual, expected)
+        return CandidateResult(
+            candidate=candidate.candidate,
+            metric=spec.name,
+            score=value,
+            explanation=f"{describe}: {len(actual)} calls made, {len(expected)} expected",
+        )
+
+    return scorer
+
+
+def _single_tool_use(
+    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
+) -> CandidateResult:
+    tool_name = str(spec.params["tool_name"])
+    calls = [c for turn in response_invocations(candidate) for c in turn.tool_calls]
+    value = tools.trajectory_single_tool_use(calls, tool_name)
+    return CandidateResult(
+        candidate=candidate.candidate,
+        metric=spec.name,
+        score=value,
+        explanation=f"{tool_name!r} was {'called' if value else 'not called'}",
+    )
+
+
 _MATCH_TYPES = tuple(m.value for m in trajectory.MatchType)
+_TEXT_READS = ("golden", "response")
+_TOOL_READS = ("golden", "trajectory")
+
+
+def _computation(
+    name: str,
+    description: str,
+    scorer: Scorer,
+    reads: tuple[str, ...],
+    params: Mapping[str, tuple[Any, ...]] | None = None,
+) -> MetricInfo:
+    return MetricInfo(
+        name,
+        description,
+        reads=reads,
+        needs_judge=False,
+        service_defined=True,
+        params=params or {},
+        scorer=scorer,
+    )
+
+
+_VERTEX_COMPUTATION = (
+    _computation(
+        "bleu", "sentence BLEU of the final response against the golden one", _bleu, _TEXT_READS
+    ),
+    *(
+        _computation(
+            name,
+            f"{rouge_type} F-measure of the final response against the golden one",
+            _rouge,
+            _TEXT_READS,
+            {"use_stemmer": (True, False), "rouge_type": ()},
+        )
+        for name, rouge_type in _ROUGE_TYPES.items()
+    ),
+    _computation(
+        "tool_call_valid",
+        "1 when the final turn makes well-formed tool calls",
+        _tool_call_valid,
+        ("trajectory",),
+    ),
+    _computation(
+        "tool_name_match",
+        "per turn, 1 when the tool calls have the expected names in order",
+        _per_turn_tool_metric(tools.tool_name_match, "tool names match"),
+        _TOOL_READS,
+    ),
+    _computation(
+        "tool_parameter_key_match",
+        "per turn, 1 when names and argument names match",
+        _per_turn_tool_metric(
+            tools.tool_parameter_key_match, "tool names and argument names match"
+        ),
+        _TOOL_READS,
+    ),
+    _computation(
+        "tool_parameter_kv_match",
+        "per turn, 1 when names, argument names and values match",
+        _per_turn_tool_metric(tools.tool_parameter_kv_match, "tool names and arguments match"),
+        _TOOL_READS,
+    ),
+    _computation(
+        "trajectory_exact_match",
+        "1 when all tool calls equal the expected ones, in order",
+        _trajectory_metric(tools.trajectory_exact_match, "exact trajectory"),
+        _TOOL_READS,
+    ),
+    _computation(
+        "trajectory_in_order_match",
+        "1 when the expected calls were made in order (extra calls allowed)",
+        _trajectory_metric(tools.trajectory_in_order_match, "expected calls in order"),
+        _TOOL_READS,
+    ),
+    _computation(
+        "trajectory_any_order_match",
+        "1 when the expected calls were all made, in any order (extra calls allowed)",
+        _trajectory_metric(tools.trajectory_any_order_match, "expected calls in any order"),
+        _TOOL_READS,
+    ),
+    _computation(
+        "trajectory_precision",
+        "share of the calls made that were expected",
+        _trajectory_metric(tools.trajectory_precision, "precision"),
+        _TOOL_READS,
+    ),
+    _computation(
+        "trajectory_recall",
+        "share of the expected calls that were made",
+        _trajectory_metric(tools.trajectory_recall, "recall"),
+        _TOOL_READS,
+    ),
+    _computation(
+        "trajectory_single_tool_use",
+        "1 when the tool named by the `tool_name` option was called",
+        _single_tool_use,
+        ("trajectory",),
+        {"tool_name": ()},
+    ),
+)
 
 REGISTRY: dict[str, MetricInfo] = {
     info.name: info
@@ -181,19 +390,28 @@ REGISTRY: dict[str, MetricInfo] = {
             params={},
             scorer=_response_match_score,
         ),
+        *_VERTEX_COMPUTATION,
     )
 }
+
+_REQUIRED_PARAMS = {"trajectory_single_tool_use": ("tool_name",)}
 
 
 def _params(metric: EvaluationRunMetric) -> dict[str, Any]:
     config = metric.metric_config
     if config is None:
         return {}
+    params: dict[str, Any] = {}
+    if config.rouge_spec is not None:
+        if config.rouge_spec.rouge_type:
+            params["rouge_type"] = config.rouge_spec.rouge_type
+        if config.rouge_spec.use_stemmer is not None:
+            params["use_stemmer"] = config.rouge_spec.use_stemmer
     if config.computation_based_metric_spec and config.computation_based_metric_spec.parameters:
-        return dict(config.computation_based_metric_spec.parameters)
+        params.update(config.computation_based_metric_spec.parameters)
     if config.predefined_metric_spec and config.predefined_metric_spec.metric_spec_parameters:
-        return dict(config.predefined_metric_spec.metric_spec_parameters)
-    return {}
+        params.update(config.predefined_metric_spec.metric_spec_parameters)
+    return params
 
 
 def _metric_name(metric: EvaluationRunMetric) -> str | None:
@@ -225,6 +443,13 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
         allowed = info.params[key]
         if allowed and value not in allowed:
             raise MetricError(f"metric {name!r} option {key!r} must be one of {list(allowed)}")
+    for key in _REQUIRED_PARAMS.get(name, ()):
+        if not params.get(key):
+            raise MetricError(f"metric {name!r} needs the option {key!r}")
+    if name.startswith("rouge") and "rouge_type" in params:
+        valid = ("rougeL", "rougeLsum", *(f"rouge{n}" for n in range(1, 10)))
+        if params["rouge_type"] not in valid:
+            raise MetricError(f"rouge_type must be one of {list(valid)}")
     return MetricSpec(name, params)
 
 
