@@ -56,7 +56,7 @@ def _perturb(case: adk.EvalCase, rng: random.Random) -> adk.EvalCase:
             rng.shuffle(words)
             keep = words[: max(1, len(words) * rng.randint(1, 4) // 4)]
             invocation.final_response = t.Content(
-                role="model", parts=[t.Part(text=" ".join(keep + ["indeed", "running"]))]
+                role="model", parts=[t.Part(text=" ".join([*keep, "indeed", "running"]))]
             )
     return actual
 
