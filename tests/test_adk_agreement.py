@@ -159,7 +159,24 @@ def test_agreement_on_the_corpus(case_id: str, case: adk.EvalCase) -> None:
 
 def _generated(rng: random.Random, index: int) -> adk.EvalCase:
     tools = ["search", "get_weather", "book", "cancel"]
-    vocabulary = ["the", "flight", "to", "Paris", "is", "booked", "running", "runs", "ran", "台北", "天氣", "晴", "ＡＢＣ", "café", "naïve", "Ｔｅｓｔ"]
+    vocabulary = [
+        "the",
+        "flight",
+        "to",
+        "Paris",
+        "is",
+        "booked",
+        "running",
+        "runs",
+        "ran",
+        "台北",
+        "天氣",
+        "晴",
+        "ＡＢＣ",
+        "café",
+        "naïve",
+        "Ｔｅｓｔ",
+    ]
     conversation = []
     for turn in range(rng.randint(1, 3)):
         calls = [

@@ -221,7 +221,28 @@ def test_exact_match_bleu_rouge_by_hand() -> None:
 
 def _random_texts(seed: int, count: int) -> list[tuple[str, str]]:
     rng = random.Random(seed)
-    words = ["the", "cat", "sat", "on", "a", "mat", "dogs", "running", "quickly,", "Paris.", "weather", "21.5", "it's", "sunny-ish", "NEW", "York\nline", "two", "here", "&", "<b>"]
+    words = [
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "a",
+        "mat",
+        "dogs",
+        "running",
+        "quickly,",
+        "Paris.",
+        "weather",
+        "21.5",
+        "it's",
+        "sunny-ish",
+        "NEW",
+        "York\nline",
+        "two",
+        "here",
+        "&",
+        "<b>",
+    ]
     return [
         (
             " ".join(rng.choice(words) for _ in range(rng.randint(0, 14))),

@@ -1,0 +1,156 @@
+"""Score N invocations with the trajectory and ROUGE metrics, in our engine and in google-adk's.
+
+    python benchmarks/bench_metrics.py [--invocations 10000]
+
+Both sides score the same generated data: one eval case per 5 invocations, each invocation with
+0-4 tool calls and a 5-40 word answer. Ours runs through ``metrics.evaluate_request`` (the
+emulator's code path, AgentData in and CandidateResults out); ADK's through
+``TrajectoryEvaluator`` (EXACT, IN_ORDER, ANY_ORDER) and ``RougeEvaluator``. The scores are
+checked to agree before the times are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from typing import Any
+
+from platform_eval import metrics
+from platform_eval import types as t
+from platform_eval.formats import adk
+from platform_eval.formats.convert import expected_agent_data
+
+MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
+WORDS = (
+    "the agent booked a flight to Paris for next Monday and returned on Friday with two bags "
+    "weather is sunny running runs ran cancel refund order shipped tracking number"
+).split()
+
+
+def make_case(rng: random.Random, index: int, turns: int) -> adk.EvalCase:
+    conversation = []
+    for turn in range(turns):
+        calls = [
+            {
+                "name": rng.choice(["search", "book", "refund", "track"]),
+                "args": {"id": rng.randint(1, 3)},
+            }
+            for _ in range(rng.randint(0, 4))
+        ]
+        answer = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40)))
+        conversation.append(
+            {
+                "invocation_id": f"{index}-{turn}",
+                "user_content": {"role": "user", "parts": [{"text": f"request {turn}"}]},
+                "final_response": {"role": "model", "parts": [{"text": answer}]},
+                "intermediate_data": {"tool_uses": calls},
+            }
+        )
+    return adk.EvalCase.model_validate({"eval_id": f"case-{index}", "conversation": conversation})
+
+
+def ours(pairs: list[tuple[adk.EvalCase, adk.EvalCase]]) -> tuple[float, list[float]]:
+    specs = [
+        metrics.resolve(
+            t.EvaluationRunMetric.model_validate(
+                {
+                    "metric": "tool_trajectory_avg_score",
+                    "metricConfig": {
+                        "computationBasedMetricSpec": {"parameters": {"match_type": m}}
+                    },
+                }
+            )
+        )
+        for m in MATCH_TYPES
+    ] + [metrics.resolve(t.EvaluationRunMetric(metric="response_match_score"))]
+    requests = [
+        t.EvaluationRequest(
+            prompt=t.EvaluationPrompt(text="q"),
+            golden_response=t.CandidateResponse(agent_data=expected_agent_data(expected, "agent")),
+            candidate_responses=[
+                t.CandidateResponse(candidate="a", agent_data=expected_agent_data(actual, "agent"))
+            ],
+        )
+        for expected, actual in pairs
+    ]
+    started = time.perf_counter()
+    scores = [
+        r.score or 0.0 for request in requests for r in metrics.evaluate_request(specs, request)
+    ]
+    return time.perf_counter() - started, scores
+
+
+def theirs(pairs: list[tuple[adk.EvalCase, adk.EvalCase]]) -> tuple[float, list[float]]:
+    from google.adk.evaluation import (
+        eval_case,
+        eval_metrics,
+        final_response_match_v1,
+        trajectory_evaluator,
+    )
+
+    evaluators: list[Any] = [
+        trajectory_evaluator.TrajectoryEvaluator(
+            eval_metric=eval_metrics.EvalMetric(
+                metric_name="tool_trajectory_avg_score",
+                criterion=eval_metrics.ToolTrajectoryCriterion(
+                    threshold=1.0, match_type=eval_metrics.ToolTrajectoryCriterion.MatchType[m]
+                ),
+            )
+        )
+        for m in MATCH_TYPES
+    ]
+    evaluators.append(
+        final_response_match_v1.RougeEvaluator(
+            eval_metrics.EvalMetric(metric_name="response_match_score", threshold=0.5)
+        )
+    )
+    converted = [
+        (
+            [
+                eval_case.Invocation.model_validate(i.to_json_dict())
+                for i in expected.conversation or []
+            ],
+            [
+                eval_case.Invocation.model_validate(i.to_json_dict())
+                for i in actual.conversation or []
+            ],
+        )
+        for expected, actual in pairs
+    ]
+    started = time.perf_counter()
+    scores = [
+        float(evaluator.evaluate_invocations(actual, expected).overall_score)
+        for expected, actual in converted
+        for evaluator in evaluators
+    ]
+    return time.perf_counter() - started, scores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--invocations", type=int, default=10_000)
+    parser.add_argument("--turns-per-case", type=int, default=5)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    cases = max(1, args.invocations // args.turns_per_case)
+    pairs = [
+        (make_case(rng, i, args.turns_per_case), make_case(rng, i, args.turns_per_case))
+        for i in range(cases)
+    ]
+    invocations = cases * args.turns_per_case
+    our_seconds, our_scores = ours(pairs)
+    adk_seconds, adk_scores = theirs(pairs)
+    disagreements = sum(1 for a, b in zip(our_scores, adk_scores, strict=True) if abs(a - b) > 1e-9)
+    print(
+        f"{invocations} invocations in {cases} cases; trajectory (EXACT, IN_ORDER, ANY_ORDER) + ROUGE-1"
+    )
+    print(f"platform-eval: {our_seconds:7.3f} s ({invocations / our_seconds:9.0f} invocations/s)")
+    print(f"google-adk:    {adk_seconds:7.3f} s ({invocations / adk_seconds:9.0f} invocations/s)")
+    print(
+        f"ratio (adk time / ours): {adk_seconds / our_seconds:.2f}x; score disagreements: {disagreements}"
+    )
+
+
+if __name__ == "__main__":
+    main()
