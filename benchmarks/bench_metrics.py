@@ -22,7 +22,37 @@ from platform_eval.formats import adk
 from platform_eval.formats.convert import expected_agent_data
 
 MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
-WORDS = ["the", "agent", "booked", "a", "flight", "to", "Paris", "for", "next", "Monday", "and", "returned", "on", "Friday", "with", "two", "bags", "weather", "is", "sunny", "running", "runs", "ran", "cancel", "refund", "order", "shipped", "tracking", "number"]
+WORDS = [
+    "the",
+    "agent",
+    "booked",
+    "a",
+    "flight",
+    "to",
+    "Paris",
+    "for",
+    "next",
+    "Monday",
+    "and",
+    "returned",
+    "on",
+    "Friday",
+    "with",
+    "two",
+    "bags",
+    "weather",
+    "is",
+    "sunny",
+    "running",
+    "runs",
+    "ran",
+    "cancel",
+    "refund",
+    "order",
+    "shipped",
+    "tracking",
+    "number",
+]
 
 
 def make_case(rng: random.Random, index: int, turns: int) -> adk.EvalCase:
@@ -139,14 +169,11 @@ def main() -> None:
     our_seconds, our_scores = ours(pairs)
     adk_seconds, adk_scores = theirs(pairs)
     disagreements = sum(1 for a, b in zip(our_scores, adk_scores, strict=True) if abs(a - b) > 1e-9)
-    print(
-        f"{invocations} invocations in {cases} cases; trajectory (EXACT, IN_ORDER, ANY_ORDER) + ROUGE-1"
-    )
+    print(f"{invocations} invocations in {cases} cases; trajectory (3 match types) + ROUGE-1")
     print(f"platform-eval: {our_seconds:7.3f} s ({invocations / our_seconds:9.0f} invocations/s)")
     print(f"google-adk:    {adk_seconds:7.3f} s ({invocations / adk_seconds:9.0f} invocations/s)")
-    print(
-        f"ratio (adk time / ours): {adk_seconds / our_seconds:.2f}x; score disagreements: {disagreements}"
-    )
+    ratio = adk_seconds / our_seconds
+    print(f"ratio (adk time / ours): {ratio:.2f}x; score disagreements: {disagreements}")
 
 
 if __name__ == "__main__":
