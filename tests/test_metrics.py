@@ -293,9 +293,14 @@ def test_registry_describes_every_metric() -> None:
     } <= set(metrics.REGISTRY)
     for info in metrics.REGISTRY.values():
         assert info.description and info.reads
-        assert info.service_defined == (
-            info.name not in ("tool_trajectory_avg_score", "response_match_score")
+        adk_defined = (
+            "tool_trajectory_avg_score",
+            "response_match_score",
+            "rubric_based_final_response_quality_v1",
+            "rubric_based_tool_use_quality_v1",
         )
+        assert info.service_defined == (info.name not in adk_defined)
+        assert info.needs_judge == (info.judged_scorer is not None)
 
 
 def test_rouge_spec_in_metric_config() -> None:

@@ -11,11 +11,12 @@ import logging
 import queue
 import threading
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from .. import metrics
+from ..metrics import Judge
 from ..types import (
     EvaluationItem,
     EvaluationItemType,
@@ -37,8 +38,9 @@ class _StoppingError(Exception):
 
 
 class RunExecutor:
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, judges: Sequence[Judge] = metrics.DEFAULT_JUDGES) -> None:
         self._backend = backend
+        self.judges = tuple(judges)
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         # Test control: when not None, how many more items may be evaluated before the
@@ -185,7 +187,7 @@ class RunExecutor:
                 response["request"] = request.to_wire()
                 if len(specs) == 1:
                     response["metric"] = specs[0].name
-                candidate_results = metrics.evaluate_request(specs, request)
+                candidate_results = metrics.evaluate_request(specs, request, self.judges)
                 response["candidateResults"] = [r.to_wire() for r in candidate_results]
                 for result in candidate_results:
                     if result.score is not None and result.metric:

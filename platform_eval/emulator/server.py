@@ -11,19 +11,31 @@ It listens on a free loopback port; ``emu.url`` is its base URL.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import uvicorn
 
 from .._config import EMULATOR_PROJECT
+from ..metrics import GeminiJudge, Judge, LocalJudge
 from .app import EmulatorApp
 from .backend import Backend
 from .faults import DroppedConnectionError, Fault, FaultRegistry
 from .runner import RunExecutor
 from .store import Store
+
+#: Set to a Gemini model name (with GOOGLE_API_KEY or ADC available) to grade free-text rubrics.
+JUDGE_MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
+
+
+def default_judges() -> tuple[Judge, ...]:
+    """The local judge, plus a Gemini judge when ``PLATFORM_EVAL_JUDGE_MODEL`` names a model."""
+    model = os.environ.get(JUDGE_MODEL_ENV, "").strip()
+    return (LocalJudge(), GeminiJudge(model)) if model else (LocalJudge(),)
 
 
 class _QuietDroppedConnections(logging.Filter):
@@ -48,13 +60,16 @@ class Emulator:
         port: int = 0,
         db: str | None = None,
         log_level: str = "warning",
+        judges: Sequence[Judge] | None = None,
     ) -> None:
         self.host = host
         self.port = port
         self.store = Store(db)
         self.backend = Backend(self.store)
         self.faults = FaultRegistry()
-        self.executor = RunExecutor(self.backend)
+        self.executor = RunExecutor(
+            self.backend, judges if judges is not None else default_judges()
+        )
         self.app = EmulatorApp(self.backend, self.faults)
         self._log_level = log_level
         self._server: uvicorn.Server | None = None

@@ -4,21 +4,19 @@
 real service defines it.
 """
 
-from .engine import (
-    REGISTRY,
-    MetricError,
-    MetricInfo,
-    MetricSpec,
-    evaluate_request,
-    resolve,
-    score,
-    summarize,
-)
+from ._spec import MetricError, MetricInfo, MetricSpec
+from .engine import DEFAULT_JUDGES, REGISTRY, evaluate_request, resolve, score, summarize
+from .judges import GeminiJudge, Judge, JudgeError, LocalJudge
 from .text import exact_match, response_match_score, tokenize
 from .trajectory import MatchType
 
 __all__ = [
+    "DEFAULT_JUDGES",
     "REGISTRY",
+    "GeminiJudge",
+    "Judge",
+    "JudgeError",
+    "LocalJudge",
     "MatchType",
     "MetricError",
     "MetricInfo",

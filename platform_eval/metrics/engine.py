@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..types import CandidateResponse, CandidateResult, EvaluationRequest, EvaluationRunMetric
-from . import text, tools, trajectory, vertex_text
+from . import rubric_metrics, text, tools, trajectory, vertex_text
 from ._invocations import (
     Invocation,
     ToolCall,
@@ -16,36 +15,8 @@ from ._invocations import (
     final_text,
     response_invocations,
 )
-
-
-class MetricError(ValueError):
-    """A metric the engine does not know, or options it cannot accept."""
-
-
-class NotEvaluatedError(Exception):
-    """This candidate cannot be scored by this metric; the message says why."""
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric name with its resolved options."""
-
-    name: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-
-Scorer = Callable[[MetricSpec, EvaluationRequest, CandidateResponse], CandidateResult]
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    description: str
-    reads: tuple[str, ...]
-    needs_judge: bool
-    service_defined: bool
-    params: Mapping[str, tuple[Any, ...]]  # option name -> allowed values (empty: any)
-    scorer: Scorer
+from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
+from .judges import Judge, LocalJudge
 
 
 def _golden(request: EvaluationRequest) -> CandidateResponse:
@@ -391,6 +362,7 @@ REGISTRY: dict[str, MetricInfo] = {
             scorer=_response_match_score,
         ),
         *_VERTEX_COMPUTATION,
+        *rubric_metrics.RUBRIC_METRICS,
     )
 }
 
@@ -453,12 +425,22 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     return MetricSpec(name, params)
 
 
+DEFAULT_JUDGES: tuple[Judge, ...] = (LocalJudge(),)
+
+
 def score(
-    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
+    spec: MetricSpec,
+    request: EvaluationRequest,
+    candidate: CandidateResponse,
+    judges: Sequence[Judge] = DEFAULT_JUDGES,
 ) -> CandidateResult:
     """Scores one candidate; a candidate that cannot be scored gets no score and a reason."""
+    info = REGISTRY[spec.name]
     try:
-        return REGISTRY[spec.name].scorer(spec, request, candidate)
+        if info.judged_scorer is not None:
+            return info.judged_scorer(spec, request, candidate, judges)
+        assert info.scorer is not None
+        return info.scorer(spec, request, candidate)
     except NotEvaluatedError as reason:
         return CandidateResult(
             candidate=candidate.candidate,
@@ -468,11 +450,13 @@ def score(
 
 
 def evaluate_request(
-    specs: Sequence[MetricSpec], request: EvaluationRequest
+    specs: Sequence[MetricSpec],
+    request: EvaluationRequest,
+    judges: Sequence[Judge] = DEFAULT_JUDGES,
 ) -> list[CandidateResult]:
     """One CandidateResult per candidate x metric, candidates in request order."""
     return [
-        score(spec, request, candidate)
+        score(spec, request, candidate, judges)
         for candidate in request.candidate_responses or []
         for spec in specs
     ]

@@ -1,0 +1,46 @@
+"""What every metric shares: its options, its description in the registry, its errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..types import CandidateResponse, CandidateResult, EvaluationRequest
+
+if TYPE_CHECKING:
+    from .judges import Judge
+
+
+class MetricError(ValueError):
+    """A metric the engine does not know, or options it cannot accept."""
+
+
+class NotEvaluatedError(Exception):
+    """This candidate cannot be scored by this metric; the message says why."""
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric name with its resolved options."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+Scorer = Callable[[MetricSpec, EvaluationRequest, CandidateResponse], CandidateResult]
+JudgedScorer = Callable[
+    [MetricSpec, EvaluationRequest, CandidateResponse, "Sequence[Judge]"], CandidateResult
+]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    description: str
+    reads: tuple[str, ...]
+    needs_judge: bool
+    service_defined: bool
+    params: Mapping[str, tuple[Any, ...]]  # option name -> allowed values (empty: any)
+    scorer: Scorer | None = None
+    judged_scorer: JudgedScorer | None = None

@@ -1,0 +1,124 @@
+"""Rubric metrics: every rubric of the request is given to a judge that can decide it.
+
+The score is the share of decided rubrics that passed. A rubric no configured judge can decide
+gets no verdict: the candidate result lists it with the reason under
+``additionalResults.notEvaluated``, and when no rubric could be decided the result has no score
+at all (the run counts the item as failed), so an undecidable rubric never counts as a pass.
+
+Which rubrics: those of the group named by the ``rubric_group`` option, else every group of the
+request. With no rubrics at all, a model judge (Gemini) writes them for the metric; without one
+the candidate is not evaluated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..types import CandidateResponse, CandidateResult, EvaluationRequest, Rubric, RubricVerdict
+from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
+from .judges import Judge, JudgeError, JudgeInput
+
+# (name, description, defined by the service)
+_METRICS = (
+    (
+        "rubric_based_final_response_quality_v1",
+        "ADK: the final response against the request's rubrics",
+        False,
+    ),
+    ("rubric_based_tool_use_quality_v1", "ADK: the tool use against the request's rubrics", False),
+    (
+        "general_quality_v1",
+        "overall quality against rubrics (given, or written by the model judge)",
+        True,
+    ),
+    ("final_response_quality_v1", "final response quality against rubrics", True),
+    ("tool_use_quality_v1", "tool use quality against rubrics", True),
+    ("multi_turn_task_success_v1", "whether the conversation achieved the user's task", True),
+    ("instruction_following_v1", "instruction following against rubrics", True),
+    ("text_quality_v1", "text quality against rubrics", True),
+)
+
+
+def _rubrics(spec: MetricSpec, request: EvaluationRequest) -> list[Rubric]:
+    groups = request.rubrics or {}
+    wanted = spec.params.get("rubric_group")
+    if wanted:
+        if wanted not in groups:
+            raise NotEvaluatedError(
+                f"the request has no rubric group {wanted!r}; it has {sorted(groups)}"
+            )
+        return list(groups[wanted].rubrics or [])
+    return [rubric for group in groups.values() for rubric in group.rubrics or []]
+
+
+def _score(
+    spec: MetricSpec,
+    request: EvaluationRequest,
+    candidate: CandidateResponse,
+    judges: Sequence[Judge],
+) -> CandidateResult:
+    subject = JudgeInput(spec.name, request, candidate)
+    rubrics = _rubrics(spec, request)
+    verdicts: list[RubricVerdict] = []
+    not_evaluated: list[dict[str, Any]] = []
+    if not rubrics:
+        writer = next((j for j in judges if j.name == "gemini"), None)
+        if writer is None:
+            raise NotEvaluatedError(
+                "the request has no rubrics and no model judge is configured to write them"
+            )
+        try:
+            verdicts = writer.decide([], subject)
+        except JudgeError as exc:
+            raise NotEvaluatedError(str(exc)) from None
+    else:
+        remaining = list(rubrics)
+        for judge in judges:
+            mine = [r for r in remaining if judge.can_decide(r)]
+            if not mine:
+                continue
+            remaining = [r for r in remaining if r not in mine]
+            for rubric in mine:
+                try:
+                    verdicts.extend(judge.decide([rubric], subject))
+                except JudgeError as exc:
+                    not_evaluated.append({"rubricId": rubric.rubric_id, "reason": str(exc)})
+        for rubric in remaining:
+            kind = rubric.type or "(no type)"
+            not_evaluated.append(
+                {
+                    "rubricId": rubric.rubric_id,
+                    "reason": f"no configured judge decides rubrics of type {kind}; "
+                    "configure a model judge (Gemini) for free-text rubrics",
+                }
+            )
+    decided = [v for v in verdicts if v.verdict is not None]
+    passed = sum(1 for v in decided if v.verdict)
+    summary = f"{passed} of {len(decided)} rubrics passed"
+    if not_evaluated:
+        summary += f"; {len(not_evaluated)} not evaluated: " + "; ".join(
+            f"[{n['rubricId']}] {n['reason']}" for n in not_evaluated
+        )
+    return CandidateResult(
+        candidate=candidate.candidate,
+        metric=spec.name,
+        score=passed / len(decided) if decided else None,
+        explanation=summary if decided else f"not evaluated: {summary}",
+        rubric_verdicts=verdicts or None,
+        additional_results={"notEvaluated": not_evaluated} if not_evaluated else None,
+    )
+
+
+RUBRIC_METRICS = tuple(
+    MetricInfo(
+        name,
+        description,
+        reads=("rubrics", "response", "trajectory"),
+        needs_judge=True,
+        service_defined=service_defined,
+        params={"rubric_group": (), "judge_model": ()},
+        judged_scorer=_score,
+    )
+    for name, description, service_defined in _METRICS
+)

@@ -1,0 +1,279 @@
+"""Rubric metrics and judges: local verdicts, a fake Gemini model, and rubrics nobody can decide."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from factories import agent_data, call, reply, request_item, user
+
+from platform_eval import metrics
+from platform_eval import types as t
+from platform_eval.emulator import Emulator
+from platform_eval.metrics.judges import GeminiJudge, JudgeInput, LocalJudge
+
+CANDIDATE = {
+    "candidate": "agent",
+    "agentData": agent_data(
+        [
+            user("Refund order A1001"),
+            call("lookup_order", order_id="A1001"),
+            call("issue_refund", order_id="A1001", amount=79.99),
+            reply("Refunded $79.99; it arrives in 5-7 business days."),
+        ]
+    ),
+}
+
+
+def _rubric(rubric_id: str, kind: str | None, description: Any) -> dict[str, Any]:
+    text = description if isinstance(description, str) else json.dumps(description)
+    body: dict[str, Any] = {"rubricId": rubric_id, "content": {"property": {"description": text}}}
+    if kind:
+        body["type"] = kind
+    return body
+
+
+def _request(
+    *rubrics: dict[str, Any], candidates: list[dict[str, Any]] | None = None
+) -> t.EvaluationRequest:
+    return t.EvaluationRequest.model_validate(
+        {
+            "prompt": {"text": "Refund order A1001"},
+            "rubrics": {"checks": {"groupId": "checks", "rubrics": list(rubrics)}},
+            "candidateResponses": candidates or [CANDIDATE],
+        }
+    )
+
+
+def _run(
+    request: t.EvaluationRequest, judges: Any = metrics.DEFAULT_JUDGES, **params: Any
+) -> list[t.CandidateResult]:
+    body: dict[str, Any] = {"metric": "rubric_based_final_response_quality_v1"}
+    if params:
+        body["metricConfig"] = {"computationBasedMetricSpec": {"parameters": params}}
+    spec = metrics.resolve(t.EvaluationRunMetric.model_validate(body))
+    return metrics.evaluate_request([spec], request, judges)
+
+
+@pytest.mark.parametrize(
+    ("kind", "description", "verdict", "reason"),
+    [
+        ("TOOL_CALLED", "issue_refund", True, "issue_refund was called"),
+        ("TOOL_CALLED", {"tool": "issue_refund", "args": {"amount": 79.99}}, True, "called"),
+        (
+            "TOOL_CALLED",
+            {"tool": "issue_refund", "args": {"amount": 10}},
+            False,
+            "not with the expected arguments",
+        ),
+        ("TOOL_CALLED", "escalate", False, "escalate was not called"),
+        ("TOOL_NOT_CALLED", "delete_account", True, "was not called"),
+        ("TOOL_NOT_CALLED", "lookup_order", False, "lookup_order was called"),
+        ("TEXT_CONTAINS", "$79.99", True, "contains"),
+        ("TEXT_CONTAINS", {"text": "REFUNDED", "case_sensitive": True}, False, "does not contain"),
+        ("TEXT_NOT_CONTAINS", "sorry", True, "does not contain"),
+        ("REGEX", r"\$\d+\.\d{2}", True, "matches at '$79.99'"),
+        ("REGEX", {"pattern": "BUSINESS DAYS", "flags": "i"}, True, "matches"),
+        ("RESPONSE_LENGTH", {"max_words": 5}, False, "breaks ['max_words']"),
+        ("RESPONSE_LENGTH", {"max_chars": 200, "min_words": 3}, True, "characters"),
+    ],
+)
+def test_local_judge_verdicts(kind: str, description: Any, verdict: bool, reason: str) -> None:
+    (result,) = _run(_request(_rubric("r", kind, description)))
+    (decided,) = result.rubric_verdicts or []
+    assert decided.verdict is verdict
+    assert reason in (decided.reasoning or "")
+    assert decided.evaluated_rubric.rubric_id == "r"
+    assert result.score == (1.0 if verdict else 0.0)
+
+
+def test_json_path_equals_on_a_json_answer() -> None:
+    answer = {
+        "candidate": "json",
+        "agentData": agent_data(
+            [user("q"), reply(json.dumps({"order": {"status": "shipped", "items": [1, 2]}}))]
+        ),
+    }
+    request = _request(
+        _rubric("status", "JSON_PATH_EQUALS", {"path": "$.order.status", "equals": "shipped"}),
+        _rubric("second", "JSON_PATH_EQUALS", {"path": "$.order.items[1]", "equals": 2}),
+        _rubric("missing", "JSON_PATH_EQUALS", {"path": "$.order.eta", "equals": "soon"}),
+        candidates=[answer],
+    )
+    (result,) = _run(request)
+    assert [v.verdict for v in result.rubric_verdicts or []] == [True, True, False]
+    assert result.score == pytest.approx(2 / 3)
+
+
+def test_rubrics_no_judge_can_decide_are_never_passes() -> None:
+    request = _request(
+        _rubric("tone", None, "The response is warm and professional."),
+        _rubric("refund", "TOOL_CALLED", "issue_refund"),
+    )
+    (result,) = _run(request)
+    assert result.score == 1.0  # 1 of 1 decided rubric passed
+    assert [v.evaluated_rubric.rubric_id for v in result.rubric_verdicts or []] == ["refund"]
+    assert result.additional_results["notEvaluated"][0]["rubricId"] == "tone"
+    assert "1 not evaluated" in (result.explanation or "")
+    (only_free_text,) = _run(_request(_rubric("tone", None, "Warm tone.")))
+    assert only_free_text.score is None
+    assert (only_free_text.explanation or "").startswith("not evaluated")
+
+
+def test_bad_rubric_parameters_are_reported_not_guessed() -> None:
+    (result,) = _run(
+        _request(
+            _rubric("bad", "REGEX", {"pattern": "("}), _rubric("ok", "TEXT_CONTAINS", "refund")
+        )
+    )
+    assert result.score == 1.0
+    assert "invalid regex" in result.additional_results["notEvaluated"][0]["reason"]
+
+
+def test_rubric_group_option_and_missing_group() -> None:
+    request = _request(_rubric("r", "TOOL_CALLED", "issue_refund"))
+    (result,) = _run(request, rubric_group="checks")
+    assert result.score == 1.0
+    (missing,) = _run(request, rubric_group="nope")
+    assert missing.score is None and "no rubric group 'nope'" in (missing.explanation or "")
+
+
+class _FakeModels:
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
+        self.calls: list[dict[str, Any]] = []
+
+    def generate_content(self, *, model: str, contents: str, config: Any) -> Any:
+        self.calls.append({"model": model, "contents": contents, "config": config})
+        return type("Response", (), {"text": json.dumps(self.answer)})()
+
+
+class _FakeGenai:
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.models = _FakeModels(answer)
+
+
+def test_gemini_judge_with_a_recorded_model_answer() -> None:
+    fake = _FakeGenai(
+        {
+            "verdicts": [
+                {
+                    "rubric_id": "tone",
+                    "verdict": True,
+                    "reasoning": "It thanks the customer politely.",
+                },
+                {"rubric_id": "unasked", "verdict": False, "reasoning": "x"},
+            ]
+        }
+    )
+    judges = (LocalJudge(), GeminiJudge("gemini-test", client=fake))
+    request = _request(
+        _rubric("tone", None, "The response is warm."),
+        _rubric("refund", "TOOL_CALLED", "issue_refund"),
+    )
+    (result,) = _run(request, judges)
+    by_id = {v.evaluated_rubric.rubric_id: v for v in result.rubric_verdicts or []}
+    assert set(by_id) == {"tone", "refund"}
+    assert by_id["tone"].reasoning == "It thanks the customer politely."
+    assert result.score == 1.0 and not result.additional_results
+    (sent,) = fake.models.calls
+    assert sent["model"] == "gemini-test"
+    assert "[tone] The response is warm." in sent["contents"]
+    assert "agent CALLS issue_refund" in sent["contents"]
+    assert sent["config"].response_mime_type == "application/json"
+
+
+def test_gemini_judge_writes_rubrics_when_there_are_none() -> None:
+    fake = _FakeGenai(
+        {
+            "verdicts": [
+                {
+                    "rubric_id": "g1",
+                    "rubric": "States the refund amount",
+                    "verdict": True,
+                    "reasoning": "Says $79.99.",
+                },
+                {
+                    "rubric_id": "g2",
+                    "rubric": "Apologizes",
+                    "verdict": False,
+                    "reasoning": "No apology.",
+                },
+            ]
+        }
+    )
+    request = t.EvaluationRequest.model_validate(
+        {"prompt": {"text": "Refund"}, "candidateResponses": [CANDIDATE]}
+    )
+    spec = metrics.resolve(t.EvaluationRunMetric(metric="general_quality_v1"))
+    (result,) = metrics.evaluate_request([spec], request, (LocalJudge(), GeminiJudge(client=fake)))
+    assert result.score == 0.5
+    assert [v.evaluated_rubric.description for v in result.rubric_verdicts or []] == [
+        "States the refund amount",
+        "Apologizes",
+    ]
+    (without,) = metrics.evaluate_request([spec], request)
+    assert without.score is None and "no model judge" in (without.explanation or "")
+
+
+def test_gemini_failures_become_not_evaluated() -> None:
+    class Broken:
+        class models:  # noqa: N801
+            @staticmethod
+            def generate_content(**_: Any) -> Any:
+                raise RuntimeError("quota exceeded")
+
+    (result,) = _run(
+        _request(_rubric("tone", None, "Warm.")), (LocalJudge(), GeminiJudge(client=Broken()))
+    )
+    assert result.score is None
+    assert "quota exceeded" in result.additional_results["notEvaluated"][0]["reason"]
+
+
+def test_judge_input_final_text_prefers_text() -> None:
+    request = _request(_rubric("r", "TEXT_CONTAINS", "x"))
+    subject = JudgeInput("m", request, t.CandidateResponse(candidate="a", text="plain"))
+    assert subject.final_text == "plain"
+
+
+def test_emulator_run_with_rubrics_and_several_candidates(emulator: Emulator, project: str) -> None:
+    second = {
+        "candidate": "other",
+        "agentData": agent_data(
+            [
+                user("Refund order A1001"),
+                call("lookup_order", order_id="A1001"),
+                reply("Sorry, I cannot help."),
+            ]
+        ),
+    }
+    item = request_item("refund", prompt="Refund order A1001", candidates=[CANDIDATE, second])
+    item["evaluationRequest"]["rubrics"] = {
+        "checks": {
+            "groupId": "checks",
+            "rubrics": [
+                _rubric("refunded", "TOOL_CALLED", "issue_refund"),
+                _rubric("amount", "TEXT_CONTAINS", "$79.99"),
+                _rubric("tone", None, "Warm tone."),
+            ],
+        }
+    }
+    with emulator.client(project) as client:
+        created = client.create_item(item)
+        evaluation_set = client.create_set(display_name="rubrics", items=[created])
+        run = client.wait_for_run(
+            client.create_run(
+                evaluation_set=evaluation_set, metrics=["rubric_based_final_response_quality_v1"]
+            ),
+            poll_interval=0.02,
+            timeout=30,
+        )
+        (result,) = client.get_results(run)
+    scores = {r.candidate: r.score for r in result.evaluation_response.candidate_results}
+    assert scores == {"agent": 1.0, "other": 0.0}
+    for candidate_result in result.evaluation_response.candidate_results:
+        assert len(candidate_result.rubric_verdicts) == 2
+        assert all(v.reasoning for v in candidate_result.rubric_verdicts)
+        assert candidate_result.additional_results["notEvaluated"][0]["rubricId"] == "tone"
+    assert run.summary["rubric_based_final_response_quality_v1/AVERAGE"] == 0.5
