@@ -164,3 +164,58 @@ def test_unfinished_run_resumes_after_restart(tmp_path: Path) -> None:
         done = client.wait_for_run(run.name, timeout=30, poll_interval=0.02)
         assert done.state == "SUCCEEDED"
         assert done.summary["exact_match/AVERAGE"] == 1.0
+
+
+def _thousand_items(client: object, count: int = 1000) -> object:
+    from platform_eval import jobs
+    from platform_eval.formats import adk
+
+    eval_set = adk.EvalSet.model_validate(
+        {
+            "eval_set_id": "thousand",
+            "eval_cases": [
+                {
+                    "eval_id": f"c{i}",
+                    "conversation": [
+                        {
+                            "user_content": {"parts": [{"text": f"q{i}"}]},
+                            "final_response": {"parts": [{"text": f"answer {i}"}]},
+                        }
+                    ],
+                }
+                for i in range(count)
+            ],
+        }
+    )
+    import tempfile
+
+    manifest = Path(tempfile.mkdtemp()) / "m.jsonl"
+    uploaded = jobs.upload_eval_set(client, eval_set, manifest=manifest)  # type: ignore[arg-type]
+    return uploaded.upload.evaluation_set
+
+
+def test_a_long_run_reports_progress_and_survives_a_restart_mid_way(tmp_path: Path) -> None:
+    db = str(tmp_path / "evals.sqlite")
+    first = Emulator(db=db).start()
+    with first.client() as client:
+        evaluation_set = _thousand_items(client)
+        with first.executor.paused(after_items=400):
+            run = client.create_run(evaluation_set=evaluation_set, metrics=["response_match_score"])
+            assert first.executor.wait_until_held()
+            running = client.get_run(run)
+            assert running.state == "RUNNING"
+            assert running.progress == (400, 1000)
+            first.stop()  # the emulator goes away with the run RUNNING, 400 results written
+        first.store.close()
+    with Emulator(db=db) as second, second.client() as client:
+        done = client.wait_for_run(run.name, timeout=60, poll_interval=0.05)
+        assert done.state == "SUCCEEDED"
+        assert done.progress == (1000, 1000)
+        assert done.evaluation_results.summary_metrics.total_items == 1000
+        results = client.get_results(done)
+        assert len(results) == 1000
+        # The 400 results from before the restart were kept, not computed twice.
+        for_run = list(client.list_items(filter=f'evaluation_run = "{done.name}"', page_size=1000))
+        assert len(for_run) == 1000
+        requests = [r.evaluation_response.evaluation_request for r in results]
+        assert len(set(requests)) == 1000

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,6 +28,17 @@ from ..types import (
 from .backend import ITEMS, RUNS, SETS, ApiError, Backend, now_rfc3339, split_name
 
 _logger = logging.getLogger("platform_eval.emulator")
+
+
+#: Where a run reports how many of its items are done (in ``metadata``, while and after it runs).
+PROGRESS_KEY = "platformEvalProgress"
+PROGRESS_INTERVAL = 0.2
+
+
+def _tally(result: dict[str, Any], scores: dict[str, list[float]]) -> None:
+    for candidate in (result.get("evaluationResponse") or {}).get("candidateResults") or []:
+        if candidate.get("score") is not None and candidate.get("metric"):
+            scores[candidate["metric"]].append(float(candidate["score"]))
 
 
 class _CancelledError(Exception):
@@ -130,21 +142,34 @@ class RunExecutor:
             self._finish(name, EvaluationRunState.FAILED, error=exc.message)
             return
 
+        items = list(source.get("evaluationItems") or [])
+        # Results written before a restart of the emulator are kept, not computed again.
+        earlier = self._earlier_results(parent, name)
         result_names: list[str] = []
         scores: dict[str, list[float]] = defaultdict(list)
         failed = 0
         total = 0
+        last_report = 0.0
+        step = max(1, len(items) // 100)
         try:
-            for item_name in source.get("evaluationItems") or []:
+            for item_name in items:
                 self._pass_gate()
                 self._check_not_cancelled(name)
+                reused = earlier.get(item_name)
+                result = (
+                    reused.pop(0) if reused else self._evaluate_item(parent, name, item_name, specs)
+                )
                 total += 1
-                result, ok = self._evaluate_item(parent, name, item_name, specs, scores)
                 result_names.append(result["name"])
-                failed += 0 if ok else 1
+                _tally(result, scores)
+                failed += 1 if result.get("error") else 0
+                if total % step == 0 or time.monotonic() - last_report > PROGRESS_INTERVAL:
+                    last_report = time.monotonic()
+                    self._report_progress(name, total, len(items))
             state = EvaluationRunState.SUCCEEDED
         except _CancelledError:
             state = EvaluationRunState.CANCELLED
+        self._report_progress(name, total, len(items))
 
         result_set = self._backend.create_set(
             parent,
@@ -166,13 +191,8 @@ class RunExecutor:
         self._finish(name, state, results=results)
 
     def _evaluate_item(
-        self,
-        parent: str,
-        run_name: str,
-        item_name: str,
-        specs: list[metrics.MetricSpec],
-        scores: dict[str, list[float]],
-    ) -> tuple[dict[str, Any], bool]:
+        self, parent: str, run_name: str, item_name: str, specs: list[metrics.MetricSpec]
+    ) -> dict[str, Any]:
         response: dict[str, Any] = {"evaluationRequest": item_name, "evaluationRun": run_name}
         error: str | None = None
         try:
@@ -189,9 +209,6 @@ class RunExecutor:
                     response["metric"] = specs[0].name
                 candidate_results = metrics.evaluate_request(specs, request, self.judges)
                 response["candidateResults"] = [r.to_wire() for r in candidate_results]
-                for result in candidate_results:
-                    if result.score is not None and result.metric:
-                        scores[result.metric].append(result.score)
                 if not candidate_results:
                     error = "the request has no candidate responses to evaluate"
                 elif any(r.score is None for r in candidate_results):
@@ -203,7 +220,39 @@ class RunExecutor:
         }
         if error:
             body["error"] = {"code": 3, "message": error}
-        return self._backend.create_result_item(parent, body), error is None
+        return self._backend.create_result_item(parent, body)
+
+    def _earlier_results(self, parent: str, run_name: str) -> dict[str, list[dict[str, Any]]]:
+        found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        token: str | None = None
+        while True:
+            page = self._backend.list_resources(
+                parent,
+                ITEMS,
+                filter=f'evaluation_run = "{run_name}" AND evaluation_item_type = RESULT',
+                page_size=1000,
+                page_token=token,
+            )
+            for result in page[ITEMS]:
+                request = (result.get("evaluationResponse") or {}).get("evaluationRequest")
+                if request:
+                    found[request].append(result)
+            token = page.get("nextPageToken")
+            if not token:
+                return found
+
+    def _report_progress(self, name: str, done: int, total: int) -> None:
+        def record(run: dict[str, Any]) -> bool:
+            metadata = run.get("metadata")
+            if metadata is not None and not isinstance(metadata, dict):
+                return False
+            run["metadata"] = {
+                **(metadata or {}),
+                PROGRESS_KEY: {"completedItems": done, "totalItems": total},
+            }
+            return True
+
+        self._backend.update_run(name, record)
 
     # -- state ----------------------------------------------------------------------------
 
