@@ -31,6 +31,7 @@ class Settings:
     api_version: str
     credentials: ga_credentials.Credentials | None
     emulator: bool
+    storage_url: str = "https://storage.googleapis.com"
 
     @property
     def parent(self) -> str:
@@ -88,6 +89,7 @@ def resolve_settings(
             api_version=api_version,
             credentials=credentials,  # normally None: the emulator takes anonymous calls
             emulator=True,
+            storage_url=base_url,  # the emulator serves the Cloud Storage subset too
         )
 
     project = project or env.get("GOOGLE_CLOUD_PROJECT")
@@ -107,7 +109,15 @@ def resolve_settings(
         api_version=api_version,
         credentials=credentials,
         emulator=False,
+        storage_url=_storage_url(env),
     )
+
+
+def _storage_url(env: Mapping[str, str]) -> str:
+    host = env.get("STORAGE_EMULATOR_HOST", "").strip().rstrip("/")
+    if not host:
+        return "https://storage.googleapis.com"
+    return host if "://" in host else f"http://{host}"
 
 
 def _application_default_credentials() -> tuple[Any, str | None]:

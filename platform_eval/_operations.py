@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 from . import _names
 from ._names import ITEMS, RUNS, SETS
@@ -16,6 +17,9 @@ from ._pagination import Page
 from ._transport import ApiCall
 from .types import (
     EvaluationItem,
+    EvaluationItemType,
+    EvaluationRequest,
+    EvaluationResult,
     EvaluationRun,
     EvaluationRunConfig,
     EvaluationRunDataSource,
@@ -60,8 +64,18 @@ def to_metric(metric: MetricLike) -> EvaluationRunMetric:
 class Operations:
     """Builds the calls for one ``projects/{p}/locations/{l}`` parent."""
 
-    def __init__(self, parent: str) -> None:
+    def __init__(self, parent: str, storage_url: str = "https://storage.googleapis.com") -> None:
         self.parent = parent
+        self.storage_url = storage_url.rstrip("/")
+
+    def read_object(self, gcs_uri: str) -> Op[Any]:
+        """Downloads a ``gs://`` JSON object (an item's payload kept in Cloud Storage)."""
+        if not gcs_uri.startswith("gs://") or "/" not in gcs_uri[5:]:
+            raise ValueError(f"{gcs_uri!r} is not a gs://bucket/object URI")
+        bucket, name = gcs_uri[5:].split("/", 1)
+        where = f"b/{quote(bucket, safe='')}/o/{quote(name, safe='')}"
+        url = f"{self.storage_url}/download/storage/v1/{where}?alt=media"
+        return Op(ApiCall("GET", gcs_uri, url=url, resource=gcs_uri), lambda body: body)
 
     def name(self, collection: str, obj: Any) -> str:
         return _names.resource_name(self.parent, collection, _names.name_of(obj, collection))
@@ -134,6 +148,23 @@ class Operations:
 
     def get_item(self, item: Any) -> Op[EvaluationItem]:
         return self._get(ITEMS, EvaluationItem, item)
+
+    @staticmethod
+    def payload_uri(item: EvaluationItem) -> str | None:
+        """The gs:// URI to read when the item keeps its payload in Cloud Storage."""
+        if not item.gcs_uri or item.evaluation_request or item.evaluation_response:
+            return None
+        if item.evaluation_item_type not in (EvaluationItemType.REQUEST, EvaluationItemType.RESULT):
+            return None
+        return item.gcs_uri
+
+    @staticmethod
+    def with_payload(item: EvaluationItem, payload: Any) -> EvaluationItem:
+        if item.evaluation_item_type == EvaluationItemType.RESULT:
+            return item.model_copy(
+                update={"evaluation_response": EvaluationResult.from_wire(payload)}
+            )
+        return item.model_copy(update={"evaluation_request": EvaluationRequest.from_wire(payload)})
 
     def delete_item(self, item: Any) -> Op[None]:
         return self._delete(ITEMS, item)

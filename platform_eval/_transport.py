@@ -43,6 +43,8 @@ class ApiCall:
     resource: str | None = None
     is_create: bool = False
     request_id: str | None = None
+    #: A full URL instead of ``path`` under the API root (Cloud Storage downloads).
+    url: str | None = None
 
     @property
     def idempotent(self) -> bool:
@@ -67,6 +69,8 @@ class _TransportBase:
         self.config = config
 
     def url(self, call: ApiCall) -> str:
+        if call.url:
+            return call.url
         return f"{self.config.base_url}/{self.config.api_version}/{call.path}"
 
     def base_headers(self, call: ApiCall) -> dict[str, str]:

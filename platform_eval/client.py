@@ -72,7 +72,7 @@ class _ClientBase:
             retry=policy,
             dedupes_creates=self._settings.emulator,
         )
-        self._ops = Operations(self._settings.parent)
+        self._ops = Operations(self._settings.parent, self._settings.storage_url)
 
     @property
     def project(self) -> str:
@@ -211,8 +211,13 @@ class Client(_ClientBase):
         """Creates an evaluation item; the server assigns its id."""
         return self._run(self._ops.create_item(item, request_id))
 
-    def get_item(self, item: Any) -> EvaluationItem:
-        return self._run(self._ops.get_item(item))
+    def get_item(self, item: Any, *, read_payload: bool = True) -> EvaluationItem:
+        """Gets an item; a payload kept in Cloud Storage (``gcsUri``) is read in too."""
+        found = self._run(self._ops.get_item(item))
+        uri = self._ops.payload_uri(found) if read_payload else None
+        if uri is None:
+            return found
+        return self._ops.with_payload(found, self._run(self._ops.read_object(uri)))
 
     def list_items(
         self, *, filter: str | None = None, page_size: int | None = None
@@ -377,8 +382,12 @@ class AsyncClient(_ClientBase):
     ) -> EvaluationItem:
         return await self._run(self._ops.create_item(item, request_id))
 
-    async def get_item(self, item: Any) -> EvaluationItem:
-        return await self._run(self._ops.get_item(item))
+    async def get_item(self, item: Any, *, read_payload: bool = True) -> EvaluationItem:
+        found = await self._run(self._ops.get_item(item))
+        uri = self._ops.payload_uri(found) if read_payload else None
+        if uri is None:
+            return found
+        return self._ops.with_payload(found, await self._run(self._ops.read_object(uri)))
 
     def list_items(
         self, *, filter: str | None = None, page_size: int | None = None

@@ -13,8 +13,9 @@ from starlette.routing import Route
 
 from .._names import is_valid_id
 from .._transport import REQUEST_ID_HEADER
-from .backend import COLLECTIONS, ITEMS, RUNS, SETS, ApiError, Backend
+from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, RUNS, SETS, ApiError, Backend
 from .faults import Fault, FaultMiddleware, FaultRegistry
+from .gcs import GcsRoutes, ObjectStore
 
 _API_PATH = re.compile(
     r"^/(?P<version>v1beta1|v1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
@@ -49,13 +50,14 @@ def _page_size(request: Request) -> int | None:
 
 
 class EmulatorApp:
-    def __init__(self, backend: Backend, faults: FaultRegistry) -> None:
+    def __init__(self, backend: Backend, faults: FaultRegistry, objects: ObjectStore) -> None:
         self.backend = backend
         self.faults = faults
         routes = [
             Route("/_emulator/health", self.health, methods=["GET"]),
             Route("/_emulator/reset", self.reset, methods=["POST"]),
             Route("/_emulator/faults", self.fault_control, methods=["GET", "POST", "DELETE"]),
+            *GcsRoutes(objects).routes(),
             Route("/{path:path}", self.api, methods=["GET", "POST", "PATCH", "DELETE"]),
         ]
         self.asgi = FaultMiddleware(Starlette(routes=routes), faults)
@@ -129,6 +131,7 @@ class EmulatorApp:
                     ITEMS: self.backend.create_item,
                     SETS: self.backend.create_set,
                     RUNS: self.backend.create_run,
+                    EXPERIMENTS: self.backend.create_experiment,
                 }[collection]
                 return JSONResponse(create(parent, body, request_id))
             raise ApiError("NOT_FOUND", f"{method} is not a method of {collection}")

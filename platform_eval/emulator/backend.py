@@ -31,7 +31,8 @@ from .filters import FilterError, compile_filter
 from .store import Store
 
 ITEMS, SETS, RUNS = "evaluationItems", "evaluationSets", "evaluationRuns"
-COLLECTIONS = (ITEMS, SETS, RUNS)
+EXPERIMENTS = "evaluationExperiments"
+COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS)
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 _SET_MUTABLE = {"displayName", "evaluationItems", "metadata"}
@@ -256,6 +257,15 @@ class Backend:
         updated["updateTime"] = now_rfc3339()
         self.store.replace(parent, SETS, rid, updated)
         return updated
+
+    # -- evaluationExperiments (the official client makes one before each run) -----------
+
+    def create_experiment(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
+        if request_id and (earlier := self.store.by_request_id(parent, EXPERIMENTS, request_id)):
+            return earlier
+        if not isinstance(body, dict):
+            raise ApiError("INVALID_ARGUMENT", "the request body must be a JSON object")
+        return self._insert(parent, EXPERIMENTS, _drop_output_only(body), request_id)
 
     # -- evaluationRuns -------------------------------------------------------------------
 

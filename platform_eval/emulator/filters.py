@@ -23,10 +23,10 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
-_SHORTCUTS = {
-    "evaluation_run": "evaluationResponse.evaluationRun",
-    "evaluationRun": "evaluationResponse.evaluationRun",
-}
+# A RESULT item names its run inside an inline evaluationResponse, or (payload in Cloud
+# Storage) in its metadata: `evaluation_run` looks at both.
+_RUN_PATHS = ("$.evaluationResponse.evaluationRun", "$.metadata.evaluationRun")
+_SHORTCUTS = {"evaluation_run": _RUN_PATHS, "evaluationRun": _RUN_PATHS}
 
 
 class FilterError(ValueError):
@@ -48,8 +48,15 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _value_sql(field: str) -> tuple[str, list[Any]]:
+    """SQL for a field's value in the JSON body, and its arguments."""
+    if field in _SHORTCUTS:
+        paths = list(_SHORTCUTS[field])
+        return "COALESCE(" + ", ".join("json_extract(body, ?)" for _ in paths) + ")", paths
+    return "json_extract(body, ?)", [_json_path(field)]
+
+
 def _json_path(field: str) -> str:
-    field = _SHORTCUTS.get(field, field)
     parts = field.split(".")
     path: list[str] = []
     for index, part in enumerate(parts):
@@ -88,27 +95,26 @@ def compile_filter(text: str | None) -> tuple[str, list[Any]]:
         (fkind, field), (okind, op), (vkind, raw) = tokens[index : index + 3]
         if fkind != "word" or okind != "op" or vkind not in ("string", "word"):
             raise FilterError(f"expected `field = value` in filter {text!r}")
-        path = _json_path(field)
+        expr, expr_args = _value_sql(field)
         value = _value(vkind, raw)
         if isinstance(value, bool):
             value = 1 if value else 0
         if op == "=":
-            clauses.append("json_extract(body, ?) = ?")
-            args.extend([path, value])
+            clauses.append(f"{expr} = ?")
+            args.extend([*expr_args, value])
         elif op == "!=":
-            clauses.append("(json_extract(body, ?) IS NULL OR json_extract(body, ?) != ?)")
-            args.extend([path, path, value])
+            clauses.append(f"({expr} IS NULL OR {expr} != ?)")
+            args.extend([*expr_args, *expr_args, value])
+        elif value == "*":
+            # `:` means "has": presence for "*", else membership for lists, equality for scalars.
+            clauses.append(f"{expr} IS NOT NULL")
+            args.extend(expr_args)
         else:
-            # `:` means "has": membership for lists, equality for scalars, presence for "*".
-            if value == "*":
-                clauses.append("json_extract(body, ?) IS NOT NULL")
-                args.append(path)
-            else:
-                clauses.append(
-                    "(json_extract(body, ?) = ? OR EXISTS (SELECT 1 FROM json_each(body, ?) "
-                    "WHERE value = ?))"
-                )
-                args.extend([path, value, path, value])
+            path = expr_args[-1]
+            clauses.append(
+                f"({expr} = ? OR EXISTS (SELECT 1 FROM json_each(body, ?) WHERE value = ?))"
+            )
+            args.extend([*expr_args, value, path, value])
         index += 3
         if index == len(tokens):
             break

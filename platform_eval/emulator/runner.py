@@ -21,11 +21,14 @@ from ..metrics import Judge
 from ..types import (
     EvaluationItem,
     EvaluationItemType,
+    EvaluationRequest,
     EvaluationRun,
     EvaluationRunState,
     is_terminal_state,
+    request_mode_problem,
 )
 from .backend import ITEMS, RUNS, SETS, ApiError, Backend, now_rfc3339, split_name
+from .gcs import ObjectStore
 
 _logger = logging.getLogger("platform_eval.emulator")
 
@@ -35,8 +38,17 @@ PROGRESS_KEY = "platformEvalProgress"
 PROGRESS_INTERVAL = 0.2
 
 
-def _tally(result: dict[str, Any], scores: dict[str, list[float]]) -> None:
-    for candidate in (result.get("evaluationResponse") or {}).get("candidateResults") or []:
+def _output_prefix(run: EvaluationRun) -> str | None:
+    output = (run.evaluation_config.output_config or {}) if run.evaluation_config else {}
+    destination = output.get("gcsDestination") or output.get("gcs_destination") or {}
+    prefix = destination.get("outputUriPrefix") or destination.get("output_uri_prefix")
+    return str(prefix) if prefix else None
+
+
+def _tally(
+    result: dict[str, Any], scores: dict[str, list[float]], response: dict[str, Any]
+) -> None:
+    for candidate in response.get("candidateResults") or []:
         if candidate.get("score") is not None and candidate.get("metric"):
             scores[candidate["metric"]].append(float(candidate["score"]))
 
@@ -50,8 +62,14 @@ class _StoppingError(Exception):
 
 
 class RunExecutor:
-    def __init__(self, backend: Backend, judges: Sequence[Judge] = metrics.DEFAULT_JUDGES) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        objects: ObjectStore,
+        judges: Sequence[Judge] = metrics.DEFAULT_JUDGES,
+    ) -> None:
         self._backend = backend
+        self._objects = objects
         self.judges = tuple(judges)
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -143,6 +161,7 @@ class RunExecutor:
             return
 
         items = list(source.get("evaluationItems") or [])
+        output_prefix = _output_prefix(run)
         # Results written before a restart of the emulator are kept, not computed again.
         earlier = self._earlier_results(parent, name)
         result_names: list[str] = []
@@ -157,11 +176,13 @@ class RunExecutor:
                 self._check_not_cancelled(name)
                 reused = earlier.get(item_name)
                 result = (
-                    reused.pop(0) if reused else self._evaluate_item(parent, name, item_name, specs)
+                    reused.pop(0)
+                    if reused
+                    else self._evaluate_item(parent, name, item_name, specs, output_prefix)
                 )
                 total += 1
                 result_names.append(result["name"])
-                _tally(result, scores)
+                _tally(result, scores, self._response_of(result))
                 failed += 1 if result.get("error") else 0
                 if total % step == 0 or time.monotonic() - last_report > PROGRESS_INTERVAL:
                     last_report = time.monotonic()
@@ -190,37 +211,72 @@ class RunExecutor:
         }
         self._finish(name, state, results=results)
 
-    def _evaluate_item(
-        self, parent: str, run_name: str, item_name: str, specs: list[metrics.MetricSpec]
-    ) -> dict[str, Any]:
-        response: dict[str, Any] = {"evaluationRequest": item_name, "evaluationRun": run_name}
-        error: str | None = None
+    def _request_of(self, item_name: str) -> tuple[EvaluationRequest | None, str | None]:
+        """The request of a REQUEST item, inline or read from its gs:// object."""
         try:
             item = EvaluationItem.from_wire(self._backend.get_by_name(item_name, ITEMS))
         except ApiError as exc:
-            item, error = None, exc.message
-        if item is not None:
-            request = item.evaluation_request
-            if item.evaluation_item_type != EvaluationItemType.REQUEST or request is None:
-                error = f"{item_name} is not a REQUEST item with an evaluationRequest"
-            else:
-                response["request"] = request.to_wire()
-                if len(specs) == 1:
-                    response["metric"] = specs[0].name
-                candidate_results = metrics.evaluate_request(specs, request, self.judges)
-                response["candidateResults"] = [r.to_wire() for r in candidate_results]
-                if not candidate_results:
-                    error = "the request has no candidate responses to evaluate"
-                elif any(r.score is None for r in candidate_results):
-                    error = "some candidates could not be evaluated; see candidateResults"
+            return None, exc.message
+        if item.evaluation_item_type != EvaluationItemType.REQUEST:
+            return None, f"{item_name} is not a REQUEST item"
+        if item.evaluation_request is not None:
+            return item.evaluation_request, None
+        if item.gcs_uri:
+            try:
+                request = EvaluationRequest.from_wire(self._objects.read_json(item.gcs_uri))
+            except ApiError as exc:
+                return None, f"cannot read {item.gcs_uri}: {exc.message}"
+            problem = request_mode_problem(request)
+            return (None, f"{item.gcs_uri}: {problem}") if problem else (request, None)
+        return None, f"{item_name} has no evaluationRequest"
+
+    def _evaluate_item(
+        self,
+        parent: str,
+        run_name: str,
+        item_name: str,
+        specs: list[metrics.MetricSpec],
+        output_prefix: str | None,
+    ) -> dict[str, Any]:
+        response: dict[str, Any] = {"evaluationRequest": item_name, "evaluationRun": run_name}
+        request, error = self._request_of(item_name)
+        if request is not None:
+            response["request"] = request.to_wire()
+            if len(specs) == 1:
+                response["metric"] = specs[0].name
+            candidate_results = metrics.evaluate_request(specs, request, self.judges)
+            response["candidateResults"] = [r.to_wire() for r in candidate_results]
+            if not candidate_results:
+                error = "the request has no candidate responses to evaluate"
+            elif any(r.score is None for r in candidate_results):
+                error = "some candidates could not be evaluated; see candidateResults"
         body: dict[str, Any] = {
             "displayName": f"result of {item_name.rsplit('/', 1)[-1]}",
             "evaluationItemType": EvaluationItemType.RESULT.value,
-            "evaluationResponse": response,
         }
+        if output_prefix:
+            # As the service does with an output destination: the payload goes to Cloud Storage.
+            run_id, item_id = run_name.rsplit("/", 1)[-1], item_name.rsplit("/", 1)[-1]
+            uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
+            self._objects.write_json(uri, response)
+            body["gcsUri"] = uri
+            body["metadata"] = {"evaluationRun": run_name, "evaluationRequest": item_name}
+        else:
+            body["evaluationResponse"] = response
         if error:
             body["error"] = {"code": 3, "message": error}
         return self._backend.create_result_item(parent, body)
+
+    def _response_of(self, result: dict[str, Any]) -> dict[str, Any]:
+        if "evaluationResponse" in result:
+            return dict(result["evaluationResponse"])
+        if result.get("gcsUri"):
+            try:
+                payload = self._objects.read_json(result["gcsUri"])
+            except ApiError:
+                return {}
+            return payload if isinstance(payload, dict) else {}
+        return {}
 
     def _earlier_results(self, parent: str, run_name: str) -> dict[str, list[dict[str, Any]]]:
         found: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -234,7 +290,7 @@ class RunExecutor:
                 page_token=token,
             )
             for result in page[ITEMS]:
-                request = (result.get("evaluationResponse") or {}).get("evaluationRequest")
+                request = self._response_of(result).get("evaluationRequest")
                 if request:
                     found[request].append(result)
             token = page.get("nextPageToken")

@@ -25,6 +25,7 @@ from ..metrics import GeminiJudge, Judge, LocalJudge
 from .app import EmulatorApp
 from .backend import Backend
 from .faults import DroppedConnectionError, Fault, FaultRegistry
+from .gcs import ObjectStore
 from .runner import RunExecutor
 from .store import Store
 
@@ -67,10 +68,11 @@ class Emulator:
         self.store = Store(db)
         self.backend = Backend(self.store)
         self.faults = FaultRegistry()
+        self.objects = ObjectStore(self.store)
         self.executor = RunExecutor(
-            self.backend, judges if judges is not None else default_judges()
+            self.backend, self.objects, judges if judges is not None else default_judges()
         )
-        self.app = EmulatorApp(self.backend, self.faults)
+        self.app = EmulatorApp(self.backend, self.faults, self.objects)
         self._log_level = log_level
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

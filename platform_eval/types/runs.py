@@ -53,6 +53,8 @@ class EvaluationRunConfig(WireModel):
     output_config: dict[str, Any] | None = None
     autorater_config: dict[str, Any] | None = None
     prompt_template: dict[str, Any] | None = None
+    loss_analysis_config: list[dict[str, Any]] | None = None
+    allow_cross_region_model: bool | None = None
 
 
 class EvaluationRunDataSource(WireModel):
@@ -69,6 +71,8 @@ class SummaryMetrics(WireModel):
 class EvaluationRunResults(WireModel):
     evaluation_set: str | None = None
     summary_metrics: SummaryMetrics | None = None
+    loss_analysis_results: list[dict[str, Any]] | None = None
+    red_teaming_analysis_results: list[dict[str, Any]] | None = None
 
 
 class EvaluationRun(WireModel):
@@ -85,6 +89,8 @@ class EvaluationRun(WireModel):
     error: Status | None = None
     evaluation_results: EvaluationRunResults | None = None
     evaluation_set_snapshot: str | None = None
+    evaluation_experiment: str | None = None
+    analysis_configs: list[dict[str, Any]] | None = None
 
     @property
     def id(self) -> str | None:

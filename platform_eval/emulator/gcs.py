@@ -1,0 +1,184 @@
+"""The small part of the Cloud Storage JSON API that evaluation clients use, on the same store.
+
+Bucket get, object upload (``uploadType=media`` and ``multipart``), object metadata and download
+(``alt=media``). Buckets exist as soon as they are named. With ``STORAGE_EMULATOR_HOST`` set to
+the emulator's URL, google-cloud-storage (and so the official evaluation client) talks to it.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.parser
+import email.policy
+import hashlib
+import json
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .backend import ApiError
+from .store import Store
+
+
+def parse_gs_uri(uri: str) -> tuple[str, str]:
+    if not uri.startswith("gs://") or "/" not in uri[5:]:
+        raise ApiError("INVALID_ARGUMENT", f"{uri!r} is not a gs://bucket/object URI")
+    bucket, name = uri[5:].split("/", 1)
+    return bucket, name
+
+
+class ObjectStore:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def put(self, bucket: str, name: str, data: bytes, content_type: str | None) -> dict[str, Any]:
+        generation = time.time_ns()
+        with self.store.transaction() as db:
+            db.execute(
+                "INSERT INTO objects (bucket, name, data, content_type, generation) "
+                "VALUES (?,?,?,?,?) "
+                "ON CONFLICT (bucket, name) DO UPDATE SET data=excluded.data, "
+                "content_type=excluded.content_type, generation=excluded.generation",
+                (bucket, name, data, content_type, generation),
+            )
+        return self._resource(bucket, name, data, content_type, generation)
+
+    def get(self, bucket: str, name: str) -> tuple[bytes, dict[str, Any]]:
+        with self.store.transaction() as db:
+            row = db.execute(
+                "SELECT data, content_type, generation FROM objects WHERE bucket=? AND name=?",
+                (bucket, name),
+            ).fetchone()
+        if row is None:
+            raise ApiError("NOT_FOUND", f"No such object: {bucket}/{name}")
+        data, content_type, generation = row
+        return bytes(data), self._resource(bucket, name, bytes(data), content_type, generation)
+
+    def read_json(self, uri: str) -> Any:
+        bucket, name = parse_gs_uri(uri)
+        data, _ = self.get(bucket, name)
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise ApiError("INVALID_ARGUMENT", f"{uri} does not hold JSON") from None
+
+    def write_json(self, uri: str, payload: Any) -> None:
+        bucket, name = parse_gs_uri(uri)
+        self.put(bucket, name, json.dumps(payload).encode(), "application/json")
+
+    @staticmethod
+    def _resource(
+        bucket: str, name: str, data: bytes, content_type: str | None, generation: int
+    ) -> dict[str, Any]:
+        md5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+        return {
+            "kind": "storage#object",
+            "id": f"{bucket}/{name}/{generation}",
+            "name": name,
+            "bucket": bucket,
+            "generation": str(generation),
+            "metageneration": "1",
+            "contentType": content_type or "application/octet-stream",
+            "size": str(len(data)),
+            "md5Hash": md5,
+        }
+
+
+def _gcs_error(error: ApiError) -> JSONResponse:
+    return JSONResponse(
+        {
+            "error": {
+                "code": error.http_status,
+                "message": error.message,
+                "errors": [{"message": error.message}],
+            }
+        },
+        status_code=error.http_status,
+    )
+
+
+def _multipart(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes, str | None]:
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body
+    )
+    parts: list[Any] = list(message.iter_parts()) if message.is_multipart() else []
+    if len(parts) != 2:
+        raise ApiError(
+            "INVALID_ARGUMENT", "a multipart upload has a metadata part and a media part"
+        )
+    raw_metadata = parts[0].get_payload(decode=True)
+    media = parts[1].get_payload(decode=True)
+    metadata = json.loads(raw_metadata) if isinstance(raw_metadata, bytes) and raw_metadata else {}
+    data = media if isinstance(media, bytes) else b""
+    return metadata, data, str(parts[1].get_content_type())
+
+
+class GcsRoutes:
+    def __init__(self, objects: ObjectStore) -> None:
+        self.objects = objects
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/storage/v1/b/{bucket}", self.bucket, methods=["GET"]),
+            Route("/upload/storage/v1/b/{bucket}/o", self.upload, methods=["POST"]),
+            Route("/download/storage/v1/b/{bucket}/o/{name:path}", self.download, methods=["GET"]),
+            Route("/storage/v1/b/{bucket}/o/{name:path}", self.object, methods=["GET"]),
+        ]
+
+    async def bucket(self, request: Request) -> Response:
+        name = request.path_params["bucket"]
+        return JSONResponse({"kind": "storage#bucket", "id": name, "name": name, "location": "US"})
+
+    async def upload(self, request: Request) -> Response:
+        bucket = request.path_params["bucket"]
+        upload_type = request.query_params.get("uploadType", "media")
+        body = await request.body()
+        try:
+            if upload_type == "multipart":
+                metadata, data, media_type = _multipart(
+                    body, request.headers.get("content-type", "")
+                )
+                name = metadata.get("name") or request.query_params.get("name")
+                content_type = metadata.get("contentType") or media_type
+            elif upload_type == "media":
+                name = request.query_params.get("name")
+                data, content_type = body, request.headers.get("content-type")
+            else:
+                raise ApiError(
+                    "INVALID_ARGUMENT", f"uploadType={upload_type} is not supported by the emulator"
+                )
+            if not name:
+                raise ApiError("INVALID_ARGUMENT", "the object needs a name")
+            return JSONResponse(self.objects.put(bucket, name, data, content_type))
+        except ApiError as error:
+            return _gcs_error(error)
+
+    async def download(self, request: Request) -> Response:
+        try:
+            data, resource = self.objects.get(
+                request.path_params["bucket"], request.path_params["name"]
+            )
+        except ApiError as error:
+            return _gcs_error(error)
+        return Response(
+            data,
+            media_type=resource["contentType"],
+            headers={
+                "x-goog-hash": f"md5={resource['md5Hash']}",
+                "x-goog-generation": resource["generation"],
+            },
+        )
+
+    async def object(self, request: Request) -> Response:
+        if request.query_params.get("alt") == "media":
+            return await self.download(request)
+        try:
+            _, resource = self.objects.get(
+                request.path_params["bucket"], request.path_params["name"]
+            )
+        except ApiError as error:
+            return _gcs_error(error)
+        return JSONResponse(resource)

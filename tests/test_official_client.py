@@ -1,0 +1,141 @@
+"""Google's own client (google-cloud-aiplatform's vertexai.Client().evals) against the emulator.
+
+Nothing in the official client is changed: it is pointed at the emulator with
+``http_options={"base_url": ...}`` and ``STORAGE_EMULATOR_HOST`` for its Cloud Storage reads
+and writes, which the emulator serves from the same store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from platform_eval import types as t
+from platform_eval.emulator import Emulator
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network lookups at import
+vertexai = pytest.importorskip("vertexai")
+storage = pytest.importorskip("google.cloud.storage")
+
+REQUEST = {
+    "prompt": {"text": "Weather in Paris?"},
+    "goldenResponse": {"text": "It is sunny in Paris"},
+    "candidateResponses": [
+        {"candidate": "agent-a", "text": "It is sunny in Paris"},
+        {"candidate": "agent-b", "text": "Rain in Paris"},
+    ],
+}
+
+
+@pytest.fixture
+def official(emulator: Emulator, project: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    from google.oauth2.credentials import Credentials
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", emulator.url)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = vertexai.Client(
+            project=project,
+            location="us-central1",
+            credentials=Credentials(token="test-token"),  # type: ignore[no-untyped-call]
+            http_options={"base_url": emulator.url},
+        )
+        yield client.evals
+
+
+@pytest.fixture
+def bucket(project: str, official: Any) -> Any:
+    from google.auth.credentials import AnonymousCredentials
+
+    client = storage.Client(project=project, credentials=AnonymousCredentials())  # type: ignore[no-untyped-call]
+    return client.get_bucket(f"bucket-{project}")
+
+
+def _wait(official: Any, name: str) -> Any:
+    for _ in range(300):
+        run = official.get_evaluation_run(name=name)
+        if str(run.state).rsplit(".", 1)[-1] in ("SUCCEEDED", "FAILED", "CANCELLED"):
+            return run
+        time.sleep(0.05)
+    raise AssertionError("the run did not finish")
+
+
+def test_official_client_items_sets_runs_and_results(
+    official: Any, bucket: Any, emulator: Emulator, project: str
+) -> None:
+    from vertexai import types as vt
+
+    bucket.blob("requests/weather.json").upload_from_string(
+        json.dumps(REQUEST), content_type="application/json"
+    )
+    item = official.create_evaluation_item(
+        evaluation_item_type="REQUEST",
+        gcs_uri=f"gs://{bucket.name}/requests/weather.json",
+        display_name="weather",
+    )
+    fetched = official.get_evaluation_item(name=item.name)
+    assert fetched.evaluation_request.prompt.text == "Weather in Paris?"
+    evaluation_set = official.create_evaluation_set(
+        evaluation_items=[item.name], display_name="golden"
+    )
+    assert official.get_evaluation_set(name=evaluation_set.name).evaluation_items == [item.name]
+
+    run = official.create_evaluation_run(
+        dataset=vt.EvaluationRunDataSource(evaluation_set=evaluation_set.name),
+        dest=f"gs://{bucket.name}/results",
+        metrics=[vt.EvaluationRunMetric(metric="exact_match")],
+        display_name="official",
+    )
+    assert run.name.startswith(f"projects/{project}/locations/us-central1/evaluationRuns/")
+    done = _wait(official, run.name)
+    assert str(done.state).endswith("SUCCEEDED")
+    full = official.get_evaluation_run(name=run.name, include_evaluation_items=True)
+    (case,) = full.evaluation_item_results.eval_case_results
+    (candidate,) = case.response_candidate_results
+    assert candidate.metric_results["exact_match"].score in (0.0, 1.0)
+    (summary,) = full.evaluation_item_results.summary_metrics
+    assert summary.metric_name == "exact_match" and summary.mean_score == 0.5
+
+    # The experiment the official client makes before each run exists.
+    with emulator.client(project) as ours:
+        run_seen_by_us = ours.get_run(run.name)
+        assert run_seen_by_us.evaluation_experiment
+        # The results live in Cloud Storage (the run had an output destination); our client
+        # reads them the same way, and keeps one result per candidate.
+        (result,) = ours.get_results(run_seen_by_us)
+        assert result.gcs_uri and result.gcs_uri.startswith(f"gs://{bucket.name}/results/")
+        scores = {r.candidate: r.score for r in result.evaluation_response.candidate_results}
+        assert scores == {"agent-a": 1.0, "agent-b": 0.0}
+
+
+def test_our_items_read_by_the_official_client(
+    official: Any, emulator: Emulator, project: str
+) -> None:
+    with emulator.client(project) as ours:
+        created = ours.create_item(
+            t.EvaluationItem(
+                display_name="ours",
+                evaluation_item_type=t.EvaluationItemType.REQUEST,
+                evaluation_request=t.EvaluationRequest.model_validate(REQUEST),
+            )
+        )
+    theirs = official.get_evaluation_item(name=created.name)
+    assert [c.candidate for c in theirs.evaluation_request.candidate_responses] == [
+        "agent-a",
+        "agent-b",
+    ]
+
+
+def test_gcs_json_api_subset(bucket: Any, emulator: Emulator) -> None:
+    blob = bucket.blob("nested/path/data.json")
+    blob.upload_from_string(b'{"a": 1}', content_type="application/json")
+    again = bucket.get_blob("nested/path/data.json")
+    assert again is not None and again.size == 8 and again.content_type == "application/json"
+    assert json.loads(again.download_as_bytes()) == {"a": 1}
+    assert bucket.get_blob("missing.json") is None
