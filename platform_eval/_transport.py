@@ -131,6 +131,34 @@ class _TransportBase:
             response.status_code, body, method=call.method, resource=call.resource or call.path
         )
 
+    def request_args(self, call: ApiCall, headers: dict[str, str]) -> dict[str, Any]:
+        return {
+            "method": call.method,
+            "url": self.url(call),
+            "params": call.params,
+            "content": self.content(call),
+            "headers": _json_headers(headers, call),
+            "timeout": self.config.timeout,
+        }
+
+    def outcome(
+        self,
+        call: ApiCall,
+        response: httpx.Response | httpx.HTTPError,
+        attempt: int,
+        started: float,
+    ) -> Any:
+        """What one attempt leads to: a _Retry, the parsed answer, or a raised error."""
+        if isinstance(response, httpx.HTTPError):
+            self.log(call, type(response).__name__, attempt, started)
+            if not self.retry_after_error(call, response, attempt):
+                raise self.connection_error(call, response) from None
+            return _Retry(self.config.retry.delay(attempt))
+        self.log(call, str(response.status_code), attempt, started)
+        if self.retry_after_status(call, response.status_code, attempt):
+            return _Retry(self.config.retry.delay(attempt, response.headers.get("retry-after")))
+        return self.parse(call, response, retried=attempt > 0)
+
     def log(self, call: ApiCall, outcome: str, attempt: int, started: float) -> None:
         if _logger.isEnabledFor(logging.DEBUG):
             _logger.debug(
@@ -141,6 +169,11 @@ class _TransportBase:
                 attempt + 1,
                 (time.monotonic() - started) * 1000,
             )
+
+
+@dataclass(frozen=True)
+class _Retry:
+    delay: float
 
 
 class SyncTransport(_TransportBase):
@@ -157,27 +190,16 @@ class SyncTransport(_TransportBase):
             self.config.authenticator.apply(headers)
             started = time.monotonic()
             try:
-                response = self._http.request(
-                    call.method,
-                    self.url(call),
-                    params=call.params,
-                    content=self.content(call),
-                    headers=_json_headers(headers, call),
-                    timeout=self.config.timeout,
+                response: httpx.Response | httpx.HTTPError = self._http.request(
+                    **self.request_args(call, headers)
                 )
             except httpx.HTTPError as exc:
-                self.log(call, type(exc).__name__, attempt, started)
-                if not self.retry_after_error(call, exc, attempt):
-                    raise self.connection_error(call, exc) from None
-                time.sleep(self.config.retry.delay(attempt))
-                attempt += 1
-                continue
-            self.log(call, str(response.status_code), attempt, started)
-            if self.retry_after_status(call, response.status_code, attempt):
-                time.sleep(self.config.retry.delay(attempt, response.headers.get("retry-after")))
-                attempt += 1
-                continue
-            return self.parse(call, response, retried=attempt > 0)
+                response = exc
+            outcome = self.outcome(call, response, attempt, started)
+            if not isinstance(outcome, _Retry):
+                return outcome
+            time.sleep(outcome.delay)
+            attempt += 1
 
     def close(self) -> None:
         if self._owns_client:
@@ -199,34 +221,22 @@ class AsyncTransport(_TransportBase):
             headers = self.base_headers(call)
             auth = self.config.authenticator
             if auth.needs_refresh:
+                # A token refresh is blocking I/O: keep it off the event loop.
                 await asyncio.to_thread(auth.apply, headers)
             else:
                 auth.apply(headers)
             started = time.monotonic()
             try:
-                response = await self._http.request(
-                    call.method,
-                    self.url(call),
-                    params=call.params,
-                    content=self.content(call),
-                    headers=_json_headers(headers, call),
-                    timeout=self.config.timeout,
+                response: httpx.Response | httpx.HTTPError = await self._http.request(
+                    **self.request_args(call, headers)
                 )
             except httpx.HTTPError as exc:
-                self.log(call, type(exc).__name__, attempt, started)
-                if not self.retry_after_error(call, exc, attempt):
-                    raise self.connection_error(call, exc) from None
-                await asyncio.sleep(self.config.retry.delay(attempt))
-                attempt += 1
-                continue
-            self.log(call, str(response.status_code), attempt, started)
-            if self.retry_after_status(call, response.status_code, attempt):
-                await asyncio.sleep(
-                    self.config.retry.delay(attempt, response.headers.get("retry-after"))
-                )
-                attempt += 1
-                continue
-            return self.parse(call, response, retried=attempt > 0)
+                response = exc
+            outcome = self.outcome(call, response, attempt, started)
+            if not isinstance(outcome, _Retry):
+                return outcome
+            await asyncio.sleep(outcome.delay)
+            attempt += 1
 
     async def close(self) -> None:
         if self._owns_client:
