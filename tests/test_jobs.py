@@ -250,3 +250,28 @@ async def test_jobs_with_an_async_client(emulator: Emulator, project: str, tmp_p
     async with emulator.async_client(project) as client:
         result: Any = await jobs.upload_eval_set(client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
         assert result.upload.ok and len(result.upload.items) == 5
+
+
+def test_default_manifests_keep_eval_sets_and_traces_apart(
+    sync_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    plain = jobs.upload_eval_set(sync_client, HELM_SET)
+    with_helm = jobs.upload_traces(sync_client, HELM_SET, [HELM])
+    with_k8s = jobs.upload_traces(sync_client, HELM_SET, [K8S])
+    again = jobs.upload_traces(sync_client, HELM_SET, [K8S])
+    assert (tmp_path / ".platform-eval" / "manifests").is_dir()
+    names = {plain.upload.items[0], with_helm.upload.items[0], with_k8s.upload.items[0]}
+    assert len(names) == 3  # the plain case and each set of traces are distinct items
+    assert again.upload.items == with_k8s.upload.items and again.upload.resumed == 1
+    assert with_k8s.upload.evaluation_set.name == with_helm.upload.evaluation_set.name
+    assert with_k8s.upload.evaluation_set.evaluation_items == with_k8s.upload.items
+
+
+@pytest.mark.anyio
+async def test_sync_jobs_work_inside_a_running_event_loop(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    with emulator.client(project) as client:
+        result = jobs.upload_eval_set(client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
+    assert result.upload.ok

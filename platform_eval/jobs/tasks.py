@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import hashlib
+import json
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +48,13 @@ def _run_sync(client: Client, job: Any) -> Any:
         finally:
             await async_client.close()
 
-    return asyncio.run(main())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    # Called from inside an event loop (a notebook, an async app): run on a thread of its own.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, main()).result()
 
 
 def _open_manifest(client: AnyClient, source: str, manifest: str | Path | None) -> Manifest:
@@ -81,8 +90,19 @@ def _pending_cases(
                 item = item.model_copy(update={"evaluation_request": request})
             return item
 
-        pending.append((f"{eval_set.eval_set_id}/{eval_case.eval_id}", build))
+        key = f"{eval_set.eval_set_id}/{eval_case.eval_id}"
+        if candidates is not None:
+            # The same case with other traces is another item: the key follows the content.
+            key += f"@{_fingerprint(candidates[eval_case.eval_id])}"
+        pending.append((key, build))
     return pending
+
+
+def _fingerprint(candidates: list[CandidateResponse]) -> str:
+    digest = hashlib.sha256()
+    for candidate in candidates:
+        digest.update(json.dumps(candidate.to_wire(), sort_keys=True).encode())
+    return digest.hexdigest()[:16]
 
 
 async def _upload(
