@@ -11,7 +11,6 @@ from google.auth import credentials as ga_credentials
 from google.auth import exceptions as ga_exceptions
 from google.auth import transport as ga_transport
 
-SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 
 
 class _AuthResponse(ga_transport.Response):
