@@ -12,7 +12,6 @@ from google.auth import exceptions as ga_exceptions
 from google.auth import transport as ga_transport
 
 
-
 class _AuthResponse(ga_transport.Response):
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
