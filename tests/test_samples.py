@@ -50,3 +50,26 @@ def test_readme_example_is_the_quickstart_sample() -> None:
     example = re.search(r"## Ten lines, offline\n\n```python\n(.*?)```", readme, re.S)
     assert example is not None
     assert example.group(1) in (ROOT / "samples" / "quickstart.py").read_text()
+
+
+def test_offline_traces_sample_scores() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "samples" / "offline_traces.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert (
+        lines[0] == "run EvaluationRunState.SUCCEEDED: 1 matched"
+        or lines[0] == "run SUCCEEDED: 1 matched"
+    )
+    # The session made exactly the expected call; ROUGE-1: reference {it, is, sunni, in, pari},
+    # response {it, s, sunni, in, pari, today}: P = 4/6, R = 4/5.
+    assert lines[1] == "agent tool_trajectory_avg_score 1.000"
+    precision, recall = 4 / 6, 4 / 5
+    assert (
+        lines[2]
+        == f"agent response_match_score {2 * precision * recall / (precision + recall):.3f}"
+    )
