@@ -219,3 +219,19 @@ def test_a_long_run_reports_progress_and_survives_a_restart_mid_way(tmp_path: Pa
         assert len(for_run) == 1000
         requests = [r.evaluation_response.evaluation_request for r in results]
         assert len(set(requests)) == 1000
+
+
+def test_a_long_run_cancelled_mid_way_keeps_its_results(emulator: Emulator, project: str) -> None:
+    with emulator.client(project) as client:
+        evaluation_set = _thousand_items(client)
+        with emulator.executor.paused(after_items=250):
+            run = client.create_run(evaluation_set=evaluation_set, metrics=["response_match_score"])
+            assert emulator.executor.wait_until_held()
+            client.cancel_run(run)
+            # A cancel takes effect at the next item: the run is still RUNNING until then.
+            assert client.get_run(run).state == "RUNNING"
+        done = client.wait_for_run(run, timeout=60, poll_interval=0.05)
+        assert done.state == "CANCELLED"
+        assert done.progress == (250, 1000)
+        assert len(client.get_results(done)) == 250
+        assert done.evaluation_results.summary_metrics.total_items == 250

@@ -158,6 +158,7 @@ def test_items_that_cannot_be_scored_are_counted_as_failed(client: Any) -> None:
     assert "not evaluated" in first.explanation and "goldenResponse" in first.explanation
     assert results[0].error is not None
     assert run.summary["exact_match/AVERAGE"] == 1.0
+    assert run.summary["exact_match/NOT_EVALUATED"] == 1
 
 
 def test_unknown_metric_and_bad_options_fail_the_create(client: Any) -> None:

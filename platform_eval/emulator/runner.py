@@ -46,11 +46,16 @@ def _output_prefix(run: EvaluationRun) -> str | None:
 
 
 def _tally(
-    result: dict[str, Any], scores: dict[str, list[float]], response: dict[str, Any]
+    response: dict[str, Any], scores: dict[str, list[float]], missing: dict[str, int]
 ) -> None:
     for candidate in response.get("candidateResults") or []:
-        if candidate.get("score") is not None and candidate.get("metric"):
-            scores[candidate["metric"]].append(float(candidate["score"]))
+        metric = candidate.get("metric")
+        if not metric:
+            continue
+        if candidate.get("score") is None:
+            missing[metric] += 1
+        else:
+            scores[metric].append(float(candidate["score"]))
 
 
 class _CancelledError(Exception):
@@ -166,6 +171,7 @@ class RunExecutor:
         earlier = self._earlier_results(parent, name)
         result_names: list[str] = []
         scores: dict[str, list[float]] = defaultdict(list)
+        missing: dict[str, int] = defaultdict(int)
         failed = 0
         total = 0
         last_report = 0.0
@@ -182,7 +188,7 @@ class RunExecutor:
                 )
                 total += 1
                 result_names.append(result["name"])
-                _tally(result, scores, self._response_of(result))
+                _tally(self._response_of(result), scores, missing)
                 failed += 1 if result.get("error") else 0
                 if total % step == 0 or time.monotonic() - last_report > PROGRESS_INTERVAL:
                     last_report = time.monotonic()
@@ -204,7 +210,7 @@ class RunExecutor:
         results = {
             "evaluationSet": result_set["name"],
             "summaryMetrics": {
-                "metrics": metrics.summarize(scores),
+                "metrics": metrics.summarize(scores, missing),
                 "totalItems": total,
                 "failedItems": failed,
             },

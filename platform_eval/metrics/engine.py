@@ -462,8 +462,13 @@ def evaluate_request(
     ]
 
 
-def summarize(results_by_metric: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """``<metric>/AVERAGE`` and ``<metric>/STANDARD_DEVIATION`` (sample) of the scores."""
+def summarize(
+    results_by_metric: Mapping[str, Sequence[float]],
+    not_evaluated: Mapping[str, int] | None = None,
+) -> dict[str, float]:
+    """``<metric>/AVERAGE`` and ``<metric>/STANDARD_DEVIATION`` (sample) of the scores, and
+    ``<metric>/NOT_EVALUATED``: how many candidate results got no score (never counted as 0 or 1).
+    """
     summary: dict[str, float] = {}
     for metric, scores in results_by_metric.items():
         if not scores:
@@ -472,4 +477,7 @@ def summarize(results_by_metric: Mapping[str, Sequence[float]]) -> dict[str, flo
         summary[f"{metric}/STANDARD_DEVIATION"] = (
             statistics.stdev(scores) if len(scores) > 1 else 0.0
         )
+    for metric, count in (not_evaluated or {}).items():
+        if count:
+            summary[f"{metric}/NOT_EVALUATED"] = count
     return summary
