@@ -42,6 +42,8 @@ def test_quickstart_prints_every_candidate_score() -> None:
             2 * precision * recall / (precision + recall)
         ),
         "weather_agent tool_trajectory_avg_score": 0.0,
+        # The one rubric, TEXT_CONTAINS "Paris", is decided by the local judge: passed.
+        "weather_agent rubric_based_final_response_quality_v1": 1.0,
     }
 
 
