@@ -5,20 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from google.genai import types as genai_types
-from pydantic import BaseModel, ConfigDict, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import model_validator
 
 from ..types import AgentData, RubricGroup
+from .adk import AdkModel
 
-
-class _DatasetModel(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, extra="forbid"
-    )
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """snake_case JSON, as agents-cli writes its dataset files."""
-        return self.model_dump(mode="json", by_alias=False, exclude_none=True)
+# Dataset files are snake_case like ADK's, and accept camelCase the same way.
+_DatasetModel = AdkModel
 
 
 class ResponseCandidate(_DatasetModel):
