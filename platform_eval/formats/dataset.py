@@ -1,4 +1,7 @@
-"""Agent Platform EvaluationDataset files (``*-dataset.json``), as agents-cli writes them."""
+"""Agent Platform EvaluationDataset files (``*-dataset.json``), as agents-cli writes them.
+
+Like ADK's files they are snake_case and also accept camelCase, so they share its model base.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +13,12 @@ from pydantic import model_validator
 from ..types import AgentData, RubricGroup
 from .adk import AdkModel
 
-# Dataset files are snake_case like ADK's, and accept camelCase the same way.
-_DatasetModel = AdkModel
 
-
-class ResponseCandidate(_DatasetModel):
+class ResponseCandidate(AdkModel):
     response: genai_types.Content | None = None
 
 
-class DatasetCase(_DatasetModel):
+class DatasetCase(AdkModel):
     eval_case_id: str | None = None
     prompt: genai_types.Content | None = None
     agent_data: AgentData | None = None
@@ -53,5 +53,5 @@ def _last_event(agent_data: AgentData) -> Any:
     return None
 
 
-class EvaluationDataset(_DatasetModel):
+class EvaluationDataset(AdkModel):
     eval_cases: list[DatasetCase]
