@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -33,6 +34,14 @@ def _is_non_spaced_script(char: str) -> bool:
     )
 
 
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _word_tokens(word: str, use_stemmer: bool) -> tuple[str, ...]:
+    return tuple(_ascii_tokens(word, use_stemmer))
+
+
 def _ascii_tokens(text: str, use_stemmer: bool) -> list[str]:
     # rouge-score's DefaultTokenizer: lowercase, split on non-alphanumerics, stem words longer
     # than three characters, drop anything that is not [a-z0-9]+ afterwards.
@@ -49,6 +58,11 @@ def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
     Myanmar split into grapheme clusters; other non-ASCII words are kept whole; ASCII words
     go through rouge-score's tokenizer with Porter stemming.
     """
+    if text.isascii():
+        # The same result as the loop below, which on ASCII keeps [a-z0-9] runs as words.
+        return [
+            t for word in _ASCII_WORD.findall(text.lower()) for t in _word_tokens(word, use_stemmer)
+        ]
     chars: list[str] = []
     for char in unicodedata.normalize("NFKC", text).lower():
         if _is_cjk(char):
@@ -65,7 +79,7 @@ def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
     tokens: list[str] = []
     for word in "".join(chars).split():
         if word.isascii():
-            tokens.extend(_ascii_tokens(word, use_stemmer))
+            tokens.extend(_word_tokens(word, use_stemmer))
         else:
             tokens.append(word)
     return tokens
