@@ -105,7 +105,7 @@ with Emulator() as emulator, emulator.client() as client:
         manifest=folder / "manifest.jsonl",
         poll_interval=0.1,
     )
-    print(f"run {outcome.run.state}: {outcome.upload.matches.summary()}")
+    print(f"run {outcome.run.state}: {outcome.upload.matches.summary()}")  # "1 matched"
     for result in outcome.results:
         for score in result.evaluation_response.candidate_results:
             print(f"{score.candidate} {score.metric} {score.score:.3f}")

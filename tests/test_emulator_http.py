@@ -190,8 +190,7 @@ def _thousand_items(client: object, count: int = 1000) -> object:
     import tempfile
 
     manifest = Path(tempfile.mkdtemp()) / "m.jsonl"
-    uploaded = jobs.upload_eval_set(client, eval_set, manifest=manifest)  # type: ignore[arg-type]
-    return uploaded.upload.evaluation_set
+    return jobs.upload_eval_set(client, eval_set, manifest=manifest)  # type: ignore[arg-type]
 
 
 def test_a_long_run_reports_progress_and_survives_a_restart_mid_way(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from conftest import CORPUS, FAST_RETRY
 
 from platform_eval import Client, jobs
+from platform_eval import types as t
 from platform_eval.emulator import Emulator
 from platform_eval.formats import adk
 from platform_eval.jobs.upload import JOB_LABEL, KEY_LABEL
@@ -52,16 +53,25 @@ def test_upload_eval_set_file_and_rerun_creates_nothing_twice(
     sync_client: Client, tmp_path: Path
 ) -> None:
     seen: list[jobs.Progress] = []
-    first = jobs.upload_eval_set(
-        sync_client, TRAJECTORY, manifest=tmp_path / "m.jsonl", on_progress=seen.append
+    report = jobs.UploadReport()
+    evaluation_set = jobs.upload_eval_set(
+        sync_client,
+        TRAJECTORY,
+        manifest=tmp_path / "m.jsonl",
+        on_progress=seen.append,
+        report=report,
     )
-    assert first.upload.ok and len(first.upload.items) == 5
+    assert isinstance(evaluation_set, t.EvaluationSet)
+    assert len(report.items) == 5 and not report.failures
     assert seen[0] == jobs.Progress(done=0, failed=0, total=5) and seen[-1].done == 5
-    evaluation_set = first.upload.evaluation_set
-    assert evaluation_set.evaluation_items == first.upload.items
-    again = jobs.upload_eval_set(sync_client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
-    assert again.upload.resumed == 5
-    assert again.upload.evaluation_set.name == evaluation_set.name
+    assert evaluation_set.evaluation_items == report.items
+    assert "5 items uploaded (0 already there)" in report.summary()
+    again_report = jobs.UploadReport()
+    again = jobs.upload_eval_set(
+        sync_client, TRAJECTORY, manifest=tmp_path / "m.jsonl", report=again_report
+    )
+    assert again_report.resumed == 5
+    assert again.name == evaluation_set.name
     assert sorted(_items_by_case(sync_client).values()) == [1] * 5
 
 
@@ -104,13 +114,15 @@ def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
     assert 0 < interrupted_at < count, "the child finished before it could be interrupted"
 
     with emulator.client(project, retry=FAST_RETRY) as client:
-        result = jobs.upload_eval_set(client, _eval_set(count), manifest=manifest)
-        assert result.upload.ok
-        assert result.upload.resumed == interrupted_at
+        report = jobs.UploadReport()
+        evaluation_set = jobs.upload_eval_set(
+            client, _eval_set(count), manifest=manifest, report=report
+        )
+        assert report.resumed == interrupted_at
         counts = _items_by_case(client)
         assert len(counts) == count and set(counts.values()) == {1}
         # The set lists every case once, in the order of the eval set.
-        members = result.upload.evaluation_set.evaluation_items
+        members = evaluation_set.evaluation_items
         assert len(members) == count
         for index in (0, count // 2, count - 1):
             key = jobs.manifest.key_label(f"generated/case-{index}")
@@ -123,16 +135,15 @@ def test_creates_lost_before_the_manifest_was_written_are_recovered(
 ) -> None:
     manifest = tmp_path / "m.jsonl"
     with emulator.client(project, retry=FAST_RETRY) as client:
-        first = jobs.upload_eval_set(client, _eval_set(3), manifest=manifest)
-        assert first.upload.ok
+        jobs.upload_eval_set(client, _eval_set(3), manifest=manifest)
         # Forget one created item, as a crash between the create and the manifest write would.
         lines = manifest.read_text().splitlines()
         kept = [line for line in lines if '"case-1"' not in line and "generated/case-1" not in line]
         kept = [line for line in kept if '"set"' not in line]
         manifest.write_text("\n".join(kept) + "\n")
-        second = jobs.upload_eval_set(client, _eval_set(3), manifest=manifest)
-        assert second.upload.ok
-        assert any("found on the server" in note for note in second.upload.notes)
+        report = jobs.UploadReport()
+        jobs.upload_eval_set(client, _eval_set(3), manifest=manifest, report=report)
+        assert any("found on the server" in note for note in report.notes)
         assert sorted(_items_by_case(client).values()) == [1, 1, 1]
         labels = [i.labels[JOB_LABEL] for i in client.list_items()]
         assert len(set(labels)) == 1
@@ -144,14 +155,16 @@ def test_permanent_failures_are_reported_per_item_and_the_rest_uploaded(
     manifest = tmp_path / "m.jsonl"
     with emulator.client(project, retry=FAST_RETRY) as client:
         emulator.inject_fault(path="evaluationItems", method="POST", status=400, times=2)
-        result = jobs.upload_eval_set(client, _eval_set(6), manifest=manifest, concurrency=1)
-        assert not result.upload.ok and result.upload.evaluation_set is None
-        assert len(result.upload.failures) == 2
-        assert all("injected fault" in f.reason for f in result.upload.failures)
-        assert len(result.upload.items) == 4
-        assert "not created because some items failed" in result.upload.notes[-1]
+        with pytest.raises(jobs.UploadIncompleteError) as caught:
+            jobs.upload_eval_set(client, _eval_set(6), manifest=manifest, concurrency=1)
+        report = caught.value.report
+        assert len(report.failures) == 2
+        assert all("injected fault" in f.reason for f in report.failures)
+        assert len(report.items) == 4
+        assert "not created because some items failed" in report.notes[-1]
+        assert "2 items failed, 4 uploaded" in str(caught.value)
         retry = jobs.upload_eval_set(client, _eval_set(6), manifest=manifest)
-        assert retry.upload.ok and len(retry.upload.evaluation_set.evaluation_items) == 6
+        assert len(retry.evaluation_items) == 6
         assert sorted(_items_by_case(client).values()) == [1] * 6
 
 
@@ -160,18 +173,25 @@ def test_allow_partial_creates_the_set_from_what_uploaded(
 ) -> None:
     with emulator.client(project, retry=FAST_RETRY) as client:
         emulator.inject_fault(path="evaluationItems", method="POST", status=400, times=1)
-        result = jobs.upload_eval_set(
-            client, _eval_set(3), manifest=tmp_path / "m.jsonl", allow_partial=True, concurrency=1
+        report = jobs.UploadReport()
+        evaluation_set = jobs.upload_eval_set(
+            client,
+            _eval_set(3),
+            manifest=tmp_path / "m.jsonl",
+            allow_partial=True,
+            concurrency=1,
+            report=report,
         )
-        assert len(result.upload.failures) == 1
-        assert len(result.upload.evaluation_set.evaluation_items) == 2
+        assert len(report.failures) == 1
+        assert len(evaluation_set.evaluation_items) == 2
 
 
 def test_transient_failures_say_so(emulator: Emulator, project: str, tmp_path: Path) -> None:
     with emulator.client(project, retry=FAST_RETRY) as client:
         emulator.inject_fault(path="evaluationItems", method="POST", status=503, times=4)
-        result = jobs.upload_eval_set(client, _eval_set(1), manifest=tmp_path / "m.jsonl")
-        assert "transient: re-run to retry" in result.upload.failures[0].reason
+        with pytest.raises(jobs.UploadIncompleteError) as caught:
+            jobs.upload_eval_set(client, _eval_set(1), manifest=tmp_path / "m.jsonl")
+        assert "transient: re-run to retry" in caught.value.report.failures[0].reason
 
 
 def test_manifest_of_another_project_is_refused(
@@ -187,11 +207,17 @@ def test_manifest_of_another_project_is_refused(
 
 
 def test_upload_traces_as_candidates_and_evaluate(sync_client: Client, tmp_path: Path) -> None:
+    report = jobs.UploadReport()
     uploaded = jobs.upload_traces(
-        sync_client, HELM_SET, [HELM, K8S], candidate="prod", manifest=tmp_path / "t.jsonl"
+        sync_client,
+        HELM_SET,
+        [HELM, K8S],
+        candidate="prod",
+        manifest=tmp_path / "t.jsonl",
+        report=report,
     )
-    assert uploaded.matches.ambiguous
-    item = sync_client.get_item(uploaded.upload.items[0])
+    assert report.matches is not None and report.matches.ambiguous
+    item = sync_client.get_item(uploaded.evaluation_items[0])
     candidates = item.evaluation_request.candidate_responses
     assert [c.candidate for c in candidates] == ["prod#1", "prod#2"]
     assert (
@@ -248,8 +274,10 @@ def test_evaluate_with_a_config_uses_its_criteria_and_thresholds(
 @pytest.mark.anyio
 async def test_jobs_with_an_async_client(emulator: Emulator, project: str, tmp_path: Path) -> None:
     async with emulator.async_client(project) as client:
-        result: Any = await jobs.upload_eval_set(client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
-        assert result.upload.ok and len(result.upload.items) == 5
+        evaluation_set: Any = await jobs.upload_eval_set(
+            client, TRAJECTORY, manifest=tmp_path / "m.jsonl"
+        )
+        assert len(evaluation_set.evaluation_items) == 5
 
 
 def test_default_manifests_keep_eval_sets_and_traces_apart(
@@ -259,13 +287,14 @@ def test_default_manifests_keep_eval_sets_and_traces_apart(
     plain = jobs.upload_eval_set(sync_client, HELM_SET)
     with_helm = jobs.upload_traces(sync_client, HELM_SET, [HELM])
     with_k8s = jobs.upload_traces(sync_client, HELM_SET, [K8S])
-    again = jobs.upload_traces(sync_client, HELM_SET, [K8S])
+    report = jobs.UploadReport()
+    again = jobs.upload_traces(sync_client, HELM_SET, [K8S], report=report)
     assert (tmp_path / ".platform-eval" / "manifests").is_dir()
-    names = {plain.upload.items[0], with_helm.upload.items[0], with_k8s.upload.items[0]}
+    names = {plain.evaluation_items[0], with_helm.evaluation_items[0], with_k8s.evaluation_items[0]}
     assert len(names) == 3  # the plain case and each set of traces are distinct items
-    assert again.upload.items == with_k8s.upload.items and again.upload.resumed == 1
-    assert with_k8s.upload.evaluation_set.name == with_helm.upload.evaluation_set.name
-    assert with_k8s.upload.evaluation_set.evaluation_items == with_k8s.upload.items
+    assert again.evaluation_items == with_k8s.evaluation_items and report.resumed == 1
+    # One set per candidate name, pointed at the latest traces.
+    assert with_k8s.name == with_helm.name
 
 
 @pytest.mark.anyio
@@ -273,5 +302,5 @@ async def test_sync_jobs_work_inside_a_running_event_loop(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:
     with emulator.client(project) as client:
-        result = jobs.upload_eval_set(client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
-    assert result.upload.ok
+        evaluation_set = jobs.upload_eval_set(client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
+    assert len(evaluation_set.evaluation_items) == 5

@@ -1,19 +1,28 @@
 """High-level jobs on top of the client: bulk, concurrent, resumable uploads and evaluations.
 
-With a sync ``Client`` each job runs to completion and returns its result; with an
-``AsyncClient`` it returns a coroutine to await.
+With a sync ``Client`` each job runs to completion and returns its result (the
+EvaluationSet for uploads, an ``Evaluation`` for ``evaluate``); with an ``AsyncClient`` it
+returns a coroutine to await. Pass ``report=UploadReport()`` to an upload for its detail.
 """
 
 from .manifest import Manifest
-from .tasks import EvalSetUpload, Evaluation, evaluate, upload_eval_set, upload_traces
+from .tasks import (
+    Evaluation,
+    UploadIncompleteError,
+    UploadReport,
+    evaluate,
+    upload_eval_set,
+    upload_traces,
+)
 from .upload import Failure, Progress, UploadResult, upload_items_async
 
 __all__ = [
-    "EvalSetUpload",
     "Evaluation",
     "Failure",
     "Manifest",
     "Progress",
+    "UploadIncompleteError",
+    "UploadReport",
     "UploadResult",
     "evaluate",
     "upload_eval_set",

@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import hashlib
 import json
+import logging
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,15 +14,17 @@ from typing import Any, TypeVar
 
 from .._operations import MetricLike
 from ..client import AsyncClient, Client
+from ..errors import PlatformEvalError
 from ..formats import adk
 from ..formats.config import EvalConfig
 from ..formats.convert import ConversionReport, case_to_item
 from ..formats.load import load_eval_config, load_eval_set
 from ..traces import Conversation, MatchReport, load_conversations, match_conversations
-from ..types import CandidateResponse, EvaluationItem, EvaluationRun
+from ..types import CandidateResponse, EvaluationItem, EvaluationRun, EvaluationSet
 from .manifest import Manifest
 from .upload import (
     DEFAULT_CONCURRENCY,
+    Failure,
     PendingItem,
     ProgressCallback,
     UploadResult,
@@ -30,6 +33,7 @@ from .upload import (
 )
 
 T = TypeVar("T")
+_logger = logging.getLogger("platform_eval.jobs")
 AnyClient = Client | AsyncClient
 EvalSetSource = str | Path | adk.EvalSet
 
@@ -63,10 +67,66 @@ def _open_manifest(client: AnyClient, source: str, manifest: str | Path | None) 
 
 
 @dataclass
-class EvalSetUpload:
-    upload: UploadResult
-    report: ConversionReport
+class UploadReport:
+    """What an upload job did, filled in for callers who pass one (``report=UploadReport()``)."""
+
+    items: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    resumed: int = 0
+    notes: list[str] = field(default_factory=list)
+    conversion: ConversionReport = field(default_factory=ConversionReport)
     matches: MatchReport | None = None
+
+    def fill(self, result: UploadResult, conversion: ConversionReport) -> None:
+        self.items, self.failures = result.items, result.failures
+        self.resumed, self.notes, self.conversion = result.resumed, result.notes, conversion
+
+    def summary(self) -> str:
+        lines = [f"{len(self.items)} items uploaded ({self.resumed} already there)"]
+        lines += [f"failed: {f.key}: {f.reason}" for f in self.failures]
+        lines += self.notes
+        if self.matches is not None:
+            lines.append(self.matches.summary())
+        lines += [
+            f"{eval_id}: not carried: {what}"
+            for eval_id, whats in self.conversion.not_carried.items()
+            for what in whats
+        ]
+        return "\n".join(lines)
+
+
+class UploadIncompleteError(PlatformEvalError):
+    """Some items could not be created; the others are uploaded and a re-run resumes."""
+
+    def __init__(self, report: UploadReport) -> None:
+        self.report = report
+        shown = "; ".join(f"{f.key}: {f.reason}" for f in report.failures[:5])
+        more = f" (and {len(report.failures) - 5} more)" if len(report.failures) > 5 else ""
+        super().__init__(
+            f"{len(report.failures)} items failed, {len(report.items)} uploaded; the set was not "
+            f"created (re-run to retry, or pass allow_partial=True): {shown}{more}"
+        )
+
+
+def _finish_upload(
+    result: UploadResult,
+    conversion: ConversionReport,
+    report: UploadReport | None,
+    matches: MatchReport | None = None,
+) -> EvaluationSet:
+    out = report if report is not None else UploadReport()
+    out.fill(result, conversion)
+    out.matches = matches
+    for eval_id, whats in conversion.not_carried.items():
+        for what in whats:
+            _logger.warning("eval case %s: not carried: %s", eval_id, what)
+    if matches is not None and (matches.unmatched_cases or matches.unmatched_conversations):
+        _logger.warning("%s", matches.summary())
+    for failure in result.failures:
+        _logger.warning("item %s failed: %s", failure.key, failure.reason)
+    if result.evaluation_set is None:
+        raise UploadIncompleteError(out)
+    return result.evaluation_set
 
 
 def _pending_cases(
@@ -143,17 +203,20 @@ def upload_eval_set(
     concurrency: int = DEFAULT_CONCURRENCY,
     on_progress: ProgressCallback | None = None,
     allow_partial: bool = False,
+    report: UploadReport | None = None,
 ) -> Any:
     """Uploads an ADK eval set (file or object) as REQUEST items grouped in an evaluation set.
 
-    Resumable: the manifest (by default under ``.platform-eval/manifests/``) records every
-    created item, and a re-run finishes the job with each item created exactly once. Returns an
-    ``EvalSetUpload`` (awaitable with an AsyncClient).
+    Returns the EvaluationSet (a coroutine of it with an AsyncClient). Resumable: the manifest
+    (by default under ``.platform-eval/manifests/``) records every created item, and a re-run
+    finishes the job with each item created exactly once. When items fail, the others stay
+    uploaded and UploadIncompleteError lists each failure with its reason (``allow_partial=True``
+    makes the set from what was uploaded instead). Pass ``report=UploadReport()`` for the detail.
     """
     eval_set, where = _eval_set(source)
 
-    async def job(async_client: AsyncClient) -> EvalSetUpload:
-        result, report = await _upload(
+    async def job(async_client: AsyncClient) -> EvaluationSet:
+        result, conversion = await _upload(
             async_client,
             eval_set,
             where,
@@ -163,7 +226,7 @@ def upload_eval_set(
             on_progress=on_progress,
             allow_partial=allow_partial,
         )
-        return EvalSetUpload(result, report)
+        return _finish_upload(result, conversion, report)
 
     return _dispatch(client, job)
 
@@ -198,11 +261,14 @@ def upload_traces(
     concurrency: int = DEFAULT_CONCURRENCY,
     on_progress: ProgressCallback | None = None,
     allow_partial: bool = False,
+    report: UploadReport | None = None,
 ) -> Any:
     """Uploads the eval cases that have traces, each with its traces as candidate responses.
 
-    Traces are matched to cases by ``mapping`` (conversation id -> eval id) or by the first user
-    message; the match report lists cases without a trace and traces without a case.
+    Returns the EvaluationSet of those items (a coroutine of it with an AsyncClient). Traces are
+    matched to cases by ``mapping`` (conversation id -> eval id) or by the first user message;
+    cases without a trace and traces without a case are logged and listed in
+    ``report.matches``. Resumable and exactly-once like ``upload_eval_set``.
     """
     eval_set, where = _eval_set(eval_set_source)
     conversations: list[Conversation] = []
@@ -213,8 +279,8 @@ def upload_traces(
     matches = match_conversations(eval_set.eval_cases, conversations, mapping)
     candidates = _candidates(matches, candidate)
 
-    async def job(async_client: AsyncClient) -> EvalSetUpload:
-        result, report = await _upload(
+    async def job(async_client: AsyncClient) -> EvaluationSet:
+        result, conversion = await _upload(
             async_client,
             eval_set,
             where,
@@ -226,7 +292,7 @@ def upload_traces(
             candidates=candidates,
             set_key=f"traces:{candidate}",
         )
-        return EvalSetUpload(result, report, matches)
+        return _finish_upload(result, conversion, report, matches)
 
     return _dispatch(client, job)
 
@@ -235,7 +301,8 @@ def upload_traces(
 class Evaluation:
     run: EvaluationRun
     results: list[EvaluationItem]
-    upload: EvalSetUpload
+    evaluation_set: EvaluationSet
+    upload: UploadReport
     thresholds: dict[str, float] = field(default_factory=dict)
 
 
@@ -272,31 +339,31 @@ def evaluate(
     eval_set, where = _eval_set(eval_set_source)
 
     async def job(async_client: AsyncClient) -> Evaluation:
+        report = UploadReport()
+        # The manifest is named after the source file, not the EvalSet object parsed from it.
+        where_manifest = manifest or default_manifest_path(where, async_client.parent)
         if traces is not None:
-            upload: EvalSetUpload = await upload_traces(
+            evaluation_set: EvaluationSet = await upload_traces(
                 async_client,
                 eval_set,
                 traces,
                 candidate=candidate,
-                manifest=manifest or default_manifest_path(where, async_client.parent),
+                manifest=where_manifest,
                 on_progress=on_progress,
+                report=report,
             )
         else:
-            upload = await upload_eval_set(
+            evaluation_set = await upload_eval_set(
                 async_client,
                 eval_set,
-                manifest=manifest or default_manifest_path(where, async_client.parent),
+                manifest=where_manifest,
                 on_progress=on_progress,
+                report=report,
             )
-        if upload.upload.evaluation_set is None:
-            failures = "; ".join(f"{f.key}: {f.reason}" for f in upload.upload.failures[:5])
-            raise RuntimeError(f"the upload did not complete, so no run was started: {failures}")
-        run = await async_client.create_run(
-            evaluation_set=upload.upload.evaluation_set, metrics=chosen
-        )
+        run = await async_client.create_run(evaluation_set=evaluation_set, metrics=chosen)
         run = await async_client.wait_for_run(run, timeout=timeout, poll_interval=poll_interval)
         results = await async_client.get_results(run) if run.evaluation_results else []
-        return Evaluation(run, results, upload, thresholds)
+        return Evaluation(run, results, evaluation_set, report, thresholds)
 
     return _dispatch(client, job)
 
