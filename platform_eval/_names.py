@@ -32,12 +32,12 @@ def resource_name(parent: str, collection: str, name_or_id: str) -> str:
         match = _NAME.match(value)
         if not match or match["collection"] != collection or not _ID.match(match["id"]):
             raise ValueError(
-                f"{value!r} is not a {collection} resource name "
+                f"{value!r} is not a resource name of {collection} "
                 f"(expected projects/{{project}}/locations/{{location}}/{collection}/{{id}})"
             )
         return value
     if not _ID.match(value):
-        raise ValueError(f"{value!r} is not a valid {collection} id")
+        raise ValueError(f"{value!r} is not a valid id of {collection}")
     return f"{parent}/{collection}/{value}"
 
 

@@ -71,9 +71,9 @@ def test_item_typo_is_caught_before_sending(client: Any) -> None:
 
 
 def test_bad_names_are_rejected_without_a_request(client: Any) -> None:
-    with pytest.raises(ValueError, match="not a valid evaluationItems id"):
+    with pytest.raises(ValueError, match="not a valid id of evaluationItems"):
         client.get_item("../../etc/passwd")
-    with pytest.raises(ValueError, match="not a evaluationItems resource name"):
+    with pytest.raises(ValueError, match="not a resource name of evaluationItems"):
         client.get_item("projects/p/locations/l/evaluationSets/1")
 
 

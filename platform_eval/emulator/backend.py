@@ -105,7 +105,7 @@ def split_name(name: str, collection: str) -> tuple[str, str]:
         or parts[2] != "locations"
         or parts[4] != collection
     ):
-        raise ApiError("INVALID_ARGUMENT", f"{name!r} is not a {collection} resource name")
+        raise ApiError("INVALID_ARGUMENT", f"{name!r} is not a resource name of {collection}")
     return "/".join(parts[:4]), parts[5]
 
 
