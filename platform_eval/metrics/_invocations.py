@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from ..types import AgentData, CandidateResponse, Content, EvaluationRequest
@@ -21,7 +22,6 @@ class Invocation:
     user_text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     final_text: str = ""
-    tool_names: tuple[str, ...] = field(default=())
 
 
 def content_text(content: Content | None) -> str:
@@ -114,9 +114,53 @@ def context_turn_count(request: EvaluationRequest) -> int:
     return len(turns)
 
 
-def final_text(response: CandidateResponse) -> str:
-    """The final answer of a response: its text, else the last turn's final text."""
+def _final_text(response: CandidateResponse, turns: list[Invocation]) -> str:
     if response.text is not None:
         return response.text
-    invocations = response_invocations(response)
-    return invocations[-1].final_text if invocations else ""
+    return turns[-1].final_text if turns else ""
+
+
+def final_text(response: CandidateResponse) -> str:
+    """The final answer of a response: its text, else the last turn's final text."""
+    return _final_text(response, response_invocations(response))
+
+
+class RequestTurns:
+    """A request's golden turns and context, read once and shared by all its candidates."""
+
+    def __init__(self, request: EvaluationRequest) -> None:
+        self.request = request
+
+    @functools.cached_property
+    def expected(self) -> list[Invocation]:
+        golden = self.request.golden_response
+        return response_invocations(golden) if golden is not None else []
+
+    @functools.cached_property
+    def expected_final_text(self) -> str:
+        golden = self.request.golden_response
+        return _final_text(golden, self.expected) if golden is not None else ""
+
+    @functools.cached_property
+    def context(self) -> int:
+        return context_turn_count(self.request)
+
+
+class Subject:
+    """One candidate of a request, its turns read once however many metrics score it."""
+
+    def __init__(self, request_turns: RequestTurns, candidate: CandidateResponse) -> None:
+        self.turns = request_turns
+        self.candidate = candidate
+
+    @property
+    def request(self) -> EvaluationRequest:
+        return self.turns.request
+
+    @functools.cached_property
+    def actual(self) -> list[Invocation]:
+        return response_invocations(self.candidate)
+
+    @functools.cached_property
+    def final_text(self) -> str:
+        return _final_text(self.candidate, self.actual)

@@ -6,9 +6,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..types import CandidateResponse, CandidateResult, EvaluationRequest
+from ..types import CandidateResult
 
 if TYPE_CHECKING:
+    from ._invocations import Subject
     from .judges import Judge
 
 
@@ -28,10 +29,8 @@ class MetricSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
 
 
-Scorer = Callable[[MetricSpec, EvaluationRequest, CandidateResponse], CandidateResult]
-JudgedScorer = Callable[
-    [MetricSpec, EvaluationRequest, CandidateResponse, "Sequence[Judge]"], CandidateResult
-]
+Scorer = Callable[[MetricSpec, "Subject"], CandidateResult]
+JudgedScorer = Callable[[MetricSpec, "Subject", "Sequence[Judge]"], CandidateResult]
 
 
 @dataclass(frozen=True)

@@ -8,30 +8,23 @@ from typing import Any
 
 from ..types import CandidateResponse, CandidateResult, EvaluationRequest, EvaluationRunMetric
 from . import rubric_metrics, text, tools, trajectory, vertex_text
-from ._invocations import (
-    Invocation,
-    ToolCall,
-    context_turn_count,
-    final_text,
-    response_invocations,
-)
+from ._invocations import Invocation, RequestTurns, Subject, ToolCall
 from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
 from .judges import Judge, LocalJudge
 
 
-def _golden(request: EvaluationRequest) -> CandidateResponse:
-    if request.golden_response is None:
+def _check_golden(subject: Subject) -> None:
+    if subject.request.golden_response is None:
         raise NotEvaluatedError("the request has no goldenResponse to compare against")
-    return request.golden_response
 
 
-def aligned_invocations(
-    request: EvaluationRequest, candidate: CandidateResponse
-) -> list[tuple[Invocation, Invocation]]:
+def aligned_invocations(subject: Subject) -> list[tuple[Invocation, Invocation]]:
     """Pairs (actual, expected) invocations, as ADK compares them turn by turn."""
-    golden = _golden(request)
-    expected = response_invocations(golden)
-    actual = response_invocations(candidate)
+    _check_golden(subject)
+    golden = subject.request.golden_response
+    assert golden is not None
+    expected = subject.turns.expected
+    actual = subject.actual
     if not expected:
         raise NotEvaluatedError("the goldenResponse is empty")
     if not actual:
@@ -40,7 +33,7 @@ def aligned_invocations(
     if golden_is_final_answer_only and len(expected) == 1:
         # Only a final answer is expected: compare it with the last turn.
         actual = actual[-1:]
-    context = context_turn_count(request)
+    context = subject.turns.context
     if context and len(actual) == len(expected) + context:
         # The candidate replays the context turns too: compare only its new turns.
         actual = actual[context:]
@@ -55,178 +48,135 @@ def aligned_invocations(
     return list(zip(actual, expected, strict=True))
 
 
-def _per_invocation(
-    spec: MetricSpec,
-    candidate: CandidateResponse,
-    pairs: Sequence[tuple[Invocation, Invocation]],
-    score_one: Callable[[Invocation, Invocation], float],
-    describe: str,
+def _result(
+    spec: MetricSpec, subject: Subject, score: float, explanation: str, **extra: Any
 ) -> CandidateResult:
-    scores = [score_one(actual, expected) for actual, expected in pairs]
-    mean = sum(scores) / len(scores)
     return CandidateResult(
-        candidate=candidate.candidate,
+        candidate=subject.candidate.candidate,
         metric=spec.name,
-        score=mean,
-        explanation=f"{describe}; per-turn scores {[round(s, 4) for s in scores]}",
+        score=score,
+        explanation=explanation,
+        **extra,
+    )
+
+
+def _per_turn(
+    spec: MetricSpec,
+    subject: Subject,
+    score_one: Callable[[Invocation, Invocation], float],
+    describe: Callable[[list[float]], str],
+) -> CandidateResult:
+    scores = [score_one(actual, expected) for actual, expected in aligned_invocations(subject)]
+    return _result(
+        spec,
+        subject,
+        sum(scores) / len(scores),
+        f"{describe(scores)}; per-turn scores {[round(s, 4) for s in scores]}",
         additional_results={"perTurnScores": scores},
     )
 
 
-def _tool_trajectory_avg_score(
-    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-) -> CandidateResult:
+def _tool_trajectory_avg_score(spec: MetricSpec, subject: Subject) -> CandidateResult:
     match_type = trajectory.MatchType(spec.params.get("match_type", "EXACT"))
     ignore_args = bool(spec.params.get("ignore_args", False))
-    pairs = aligned_invocations(request, candidate)
-    matched = sum(
-        trajectory.invocation_score(a.tool_calls, e.tool_calls, match_type, ignore_args)
-        for a, e in pairs
-    )
-    describe = (
-        f"{int(matched)} of {len(pairs)} turns matched the expected tool calls ({match_type})"
-    )
-    return _per_invocation(
+    return _per_turn(
         spec,
-        candidate,
-        pairs,
+        subject,
         lambda a, e: trajectory.invocation_score(
             a.tool_calls, e.tool_calls, match_type, ignore_args
         ),
-        describe,
+        lambda scores: (
+            f"{int(sum(scores))} of {len(scores)} turns matched the expected tool calls "
+            f"({match_type})"
+        ),
     )
 
 
-def _response_match_score(
-    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-) -> CandidateResult:
-    pairs = aligned_invocations(request, candidate)
-    return _per_invocation(
+def _response_match_score(spec: MetricSpec, subject: Subject) -> CandidateResult:
+    return _per_turn(
         spec,
-        candidate,
-        pairs,
+        subject,
         lambda a, e: text.response_match_score(a.final_text, e.final_text),
-        "ROUGE-1 F-measure of the final response against the golden one",
+        lambda _: "ROUGE-1 F-measure of the final response against the golden one",
     )
 
 
-def _exact_match(
-    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-) -> CandidateResult:
-    expected = final_text(_golden(request))
-    actual = final_text(candidate)
-    score = text.exact_match(actual, expected)
-    return CandidateResult(
-        candidate=candidate.candidate,
-        metric=spec.name,
-        score=score,
-        explanation="the response equals the golden response"
-        if score
-        else "the response differs from the golden response",
-    )
+def _text_pair(subject: Subject) -> tuple[str, str]:
+    _check_golden(subject)
+    return subject.final_text, subject.turns.expected_final_text
+
+
+def _exact_match(spec: MetricSpec, subject: Subject) -> CandidateResult:
+    value = text.exact_match(*_text_pair(subject))
+    verdict = "equals" if value else "differs from"
+    return _result(spec, subject, value, f"the response {verdict} the golden response")
 
 
 _ROUGE_TYPES = {"rouge_1": "rouge1", "rouge_l": "rougeL", "rouge_l_sum": "rougeLsum"}
 
 
-def _text_pair(request: EvaluationRequest, candidate: CandidateResponse) -> tuple[str, str]:
-    return final_text(candidate), final_text(_golden(request))
-
-
-def _bleu(
-    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-) -> CandidateResult:
-    actual, expected = _text_pair(request, candidate)
-    value = vertex_text.bleu(actual, expected)
-    return CandidateResult(
-        candidate=candidate.candidate,
-        metric=spec.name,
-        score=value,
-        explanation="sentence BLEU (13a tokens, exponential smoothing) of the final response",
+def _bleu(spec: MetricSpec, subject: Subject) -> CandidateResult:
+    value = vertex_text.bleu(*_text_pair(subject))
+    return _result(
+        spec,
+        subject,
+        value,
+        "sentence BLEU (13a tokens, exponential smoothing) of the final response",
     )
 
 
-def _rouge(
-    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-) -> CandidateResult:
-    actual, expected = _text_pair(request, candidate)
+def _rouge(spec: MetricSpec, subject: Subject) -> CandidateResult:
     rouge_type = str(spec.params.get("rouge_type") or _ROUGE_TYPES[spec.name])
     use_stemmer = bool(spec.params.get("use_stemmer", False))
-    value = vertex_text.rouge(actual, expected, rouge_type, use_stemmer)
+    value = vertex_text.rouge(*_text_pair(subject), rouge_type, use_stemmer)
     stemming = "with" if use_stemmer else "without"
-    return CandidateResult(
-        candidate=candidate.candidate,
-        metric=spec.name,
-        score=value,
-        explanation=f"{rouge_type} F-measure of the final response, {stemming} stemming",
+    return _result(
+        spec, subject, value, f"{rouge_type} F-measure of the final response, {stemming} stemming"
     )
 
 
 def _per_turn_tool_metric(
     score_one: Callable[[Sequence[ToolCall], Sequence[ToolCall]], float], describe: str
 ) -> Scorer:
-    def scorer(
-        spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-    ) -> CandidateResult:
-        pairs = aligned_invocations(request, candidate)
-        return _per_invocation(
-            spec, candidate, pairs, lambda a, e: score_one(a.tool_calls, e.tool_calls), describe
+    def scorer(spec: MetricSpec, subject: Subject) -> CandidateResult:
+        return _per_turn(
+            spec, subject, lambda a, e: score_one(a.tool_calls, e.tool_calls), lambda _: describe
         )
 
     return scorer
 
 
-def _tool_call_valid(
-    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-) -> CandidateResult:
-    turns = response_invocations(candidate)
-    if not turns:
+def _tool_call_valid(spec: MetricSpec, subject: Subject) -> CandidateResult:
+    if not subject.actual:
         raise NotEvaluatedError("the candidate response is empty")
-    calls = turns[-1].tool_calls
+    calls = subject.actual[-1].tool_calls
     value = tools.tool_call_valid(calls)
-    return CandidateResult(
-        candidate=candidate.candidate,
-        metric=spec.name,
-        score=value,
-        explanation=f"the final turn makes {len(calls)} tool calls"
-        + (
-            "" if value else "; a valid response makes at least one, each with a name and arguments"
-        ),
-    )
+    hint = "" if value else "; a valid response makes at least one, each with a name and arguments"
+    return _result(spec, subject, value, f"the final turn makes {len(calls)} tool calls{hint}")
 
 
 def _trajectory_metric(
     score_all: Callable[[Sequence[ToolCall], Sequence[ToolCall]], float], describe: str
 ) -> Scorer:
-    def scorer(
-        spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-    ) -> CandidateResult:
-        pairs = aligned_invocations(request, candidate)
+    def scorer(spec: MetricSpec, subject: Subject) -> CandidateResult:
+        pairs = aligned_invocations(subject)
         actual = [c for a, _ in pairs for c in a.tool_calls]
         expected = [c for _, e in pairs for c in e.tool_calls]
-        value = score_all(actual, expected)
-        return CandidateResult(
-            candidate=candidate.candidate,
-            metric=spec.name,
-            score=value,
-            explanation=f"{describe}: {len(actual)} calls made, {len(expected)} expected",
+        return _result(
+            spec,
+            subject,
+            score_all(actual, expected),
+            f"{describe}: {len(actual)} calls made, {len(expected)} expected",
         )
 
     return scorer
 
 
-def _single_tool_use(
-    spec: MetricSpec, request: EvaluationRequest, candidate: CandidateResponse
-) -> CandidateResult:
+def _single_tool_use(spec: MetricSpec, subject: Subject) -> CandidateResult:
     tool_name = str(spec.params["tool_name"])
-    calls = [c for turn in response_invocations(candidate) for c in turn.tool_calls]
+    calls = [c for turn in subject.actual for c in turn.tool_calls]
     value = tools.trajectory_single_tool_use(calls, tool_name)
-    return CandidateResult(
-        candidate=candidate.candidate,
-        metric=spec.name,
-        score=value,
-        explanation=f"{tool_name!r} was {'called' if value else 'not called'}",
-    )
+    return _result(spec, subject, value, f"{tool_name!r} was {'called' if value else 'not called'}")
 
 
 _MATCH_TYPES = tuple(m.value for m in trajectory.MatchType)
@@ -428,6 +378,21 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
 DEFAULT_JUDGES: tuple[Judge, ...] = (LocalJudge(),)
 
 
+def _score(spec: MetricSpec, subject: Subject, judges: Sequence[Judge]) -> CandidateResult:
+    info = REGISTRY[spec.name]
+    try:
+        if info.judged_scorer is not None:
+            return info.judged_scorer(spec, subject, judges)
+        assert info.scorer is not None
+        return info.scorer(spec, subject)
+    except NotEvaluatedError as reason:
+        return CandidateResult(
+            candidate=subject.candidate.candidate,
+            metric=spec.name,
+            explanation=f"not evaluated: {reason}",
+        )
+
+
 def score(
     spec: MetricSpec,
     request: EvaluationRequest,
@@ -435,18 +400,7 @@ def score(
     judges: Sequence[Judge] = DEFAULT_JUDGES,
 ) -> CandidateResult:
     """Scores one candidate; a candidate that cannot be scored gets no score and a reason."""
-    info = REGISTRY[spec.name]
-    try:
-        if info.judged_scorer is not None:
-            return info.judged_scorer(spec, request, candidate, judges)
-        assert info.scorer is not None
-        return info.scorer(spec, request, candidate)
-    except NotEvaluatedError as reason:
-        return CandidateResult(
-            candidate=candidate.candidate,
-            metric=spec.name,
-            explanation=f"not evaluated: {reason}",
-        )
+    return _score(spec, Subject(RequestTurns(request), candidate), judges)
 
 
 def evaluate_request(
@@ -454,12 +408,16 @@ def evaluate_request(
     request: EvaluationRequest,
     judges: Sequence[Judge] = DEFAULT_JUDGES,
 ) -> list[CandidateResult]:
-    """One CandidateResult per candidate x metric, candidates in request order."""
-    return [
-        score(spec, request, candidate, judges)
-        for candidate in request.candidate_responses or []
-        for spec in specs
-    ]
+    """One CandidateResult per candidate x metric, candidates in request order.
+
+    Each response is read into turns once, whatever the number of metrics.
+    """
+    request_turns = RequestTurns(request)
+    results: list[CandidateResult] = []
+    for candidate in request.candidate_responses or []:
+        subject = Subject(request_turns, candidate)
+        results.extend(_score(spec, subject, judges) for spec in specs)
+    return results
 
 
 def summarize(

@@ -21,6 +21,7 @@ with reasoning, and can write rubrics for a metric when the request has none.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -51,16 +52,16 @@ class JudgeInput:
     request: EvaluationRequest
     candidate: CandidateResponse
 
-    @property
+    @functools.cached_property
     def turns(self) -> list[Invocation]:
+        # Read once: a judge checks several rubrics against the same turns.
         return response_invocations(self.candidate)
 
-    @property
+    @functools.cached_property
     def final_text(self) -> str:
         if self.candidate.text is not None:
             return self.candidate.text
-        turns = self.turns
-        return turns[-1].final_text if turns else ""
+        return self.turns[-1].final_text if self.turns else ""
 
 
 class Judge(Protocol):

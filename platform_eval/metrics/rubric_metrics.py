@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..types import CandidateResponse, CandidateResult, EvaluationRequest, Rubric, RubricVerdict
+from ..types import CandidateResult, EvaluationRequest, Rubric, RubricVerdict
+from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
 from .judges import Judge, JudgeError, JudgeInput
 
@@ -52,12 +53,8 @@ def _rubrics(spec: MetricSpec, request: EvaluationRequest) -> list[Rubric]:
     return [rubric for group in groups.values() for rubric in group.rubrics or []]
 
 
-def _score(
-    spec: MetricSpec,
-    request: EvaluationRequest,
-    candidate: CandidateResponse,
-    judges: Sequence[Judge],
-) -> CandidateResult:
+def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> CandidateResult:
+    request, candidate = scored.request, scored.candidate
     subject = JudgeInput(spec.name, request, candidate)
     rubrics = _rubrics(spec, request)
     verdicts: list[RubricVerdict] = []
