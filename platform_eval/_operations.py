@@ -49,6 +49,14 @@ def _coerce(model: type[M], value: M | Mapping[str, Any]) -> M:
     raise TypeError(f"expected {model.__name__} or a dict, got {type(value).__name__}")
 
 
+_OUTPUT_ONLY = {"name", "create_time", "update_time"}
+
+
+def _request_body(resource: WireModel) -> dict[str, Any]:
+    """A resource as a request body: output-only fields are the server's to set."""
+    return resource.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_OUTPUT_ONLY)
+
+
 def _ignore(_: Any) -> None:
     return None
 
@@ -85,14 +93,10 @@ class Operations:
     def _create(
         self, collection: str, model: type[M], body: M | Mapping[str, Any], request_id: str | None
     ) -> Op[M]:
-        resource = _coerce(model, body)
-        payload = resource.to_wire()
-        for output_only in ("name", "createTime", "updateTime"):
-            payload.pop(output_only, None)
         call = ApiCall(
             "POST",
             f"{self.parent}/{collection}",
-            body=payload,
+            body=_request_body(_coerce(model, body)),
             resource=f"{self.parent}/{collection}",
             is_create=True,
             request_id=request_id,
@@ -193,18 +197,17 @@ class Operations:
             evaluation_items=[self.name(ITEMS, item) for item in items or ()],
         )
 
+    def _with_item_names(self, evaluation_set: EvaluationSet) -> EvaluationSet:
+        """The set with every member as a full item name (members may be given as ids)."""
+        if not evaluation_set.evaluation_items:
+            return evaluation_set
+        names = [self.name(ITEMS, item) for item in evaluation_set.evaluation_items]
+        return evaluation_set.model_copy(update={"evaluation_items": names})
+
     def create_set(
         self, evaluation_set: EvaluationSet, request_id: str | None
     ) -> Op[EvaluationSet]:
-        if evaluation_set.evaluation_items:
-            evaluation_set = evaluation_set.model_copy(
-                update={
-                    "evaluation_items": [
-                        self.name(ITEMS, item) for item in evaluation_set.evaluation_items
-                    ]
-                }
-            )
-        return self._create(SETS, EvaluationSet, evaluation_set, request_id)
+        return self._create(SETS, EvaluationSet, self._with_item_names(evaluation_set), request_id)
 
     def get_set(self, evaluation_set: Any) -> Op[EvaluationSet]:
         return self._get(SETS, EvaluationSet, evaluation_set)
@@ -222,13 +225,9 @@ class Operations:
     def update_set(
         self, evaluation_set: EvaluationSet | Mapping[str, Any], update_mask: Sequence[str] | None
     ) -> Op[EvaluationSet]:
-        typed = _coerce(EvaluationSet, evaluation_set)
+        typed = self._with_item_names(_coerce(EvaluationSet, evaluation_set))
         name = self.name(SETS, typed)
-        body = typed.to_wire()
-        for output_only in ("name", "createTime", "updateTime"):
-            body.pop(output_only, None)
-        if "evaluationItems" in body:
-            body["evaluationItems"] = [self.name(ITEMS, i) for i in body["evaluationItems"]]
+        body = _request_body(typed)
         # Without an explicit mask, update exactly the fields the caller set.
         mask = list(update_mask) if update_mask is not None else sorted(body)
         if not mask:

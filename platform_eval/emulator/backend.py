@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel, to_snake
 
 from .. import metrics
 from ..types import (
@@ -25,7 +26,6 @@ from ..types import (
     EvaluationRunState,
     EvaluationSet,
     WireModel,
-    is_terminal_state,
 )
 from .filters import FilterError, compile_filter
 from .store import Store
@@ -35,7 +35,7 @@ EXPERIMENTS = "evaluationExperiments"
 COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS)
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
-_SET_MUTABLE = {"displayName", "evaluationItems", "metadata"}
+_SET_MUTABLE = ("display_name", "evaluation_items", "metadata")
 
 _HTTP_FOR_STATUS = {
     "INVALID_ARGUMENT": 400,
@@ -69,8 +69,12 @@ class ApiError(Exception):
         return {"error": {"code": self.http_status, "message": self.message, "status": self.status}}
 
 
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
 def now_rfc3339() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return now().isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def new_id() -> str:
@@ -140,7 +144,8 @@ class Backend:
         self, parent: str, collection: str, body: dict[str, Any], request_id: str | None
     ) -> dict[str, Any]:
         rid = new_id()
-        body = {"name": f"{parent}/{collection}/{rid}", **body, "createTime": now_rfc3339()}
+        # Server-assigned fields win over whatever the caller sent for them.
+        body = {**body, "name": f"{parent}/{collection}/{rid}", "createTime": now_rfc3339()}
         if collection == SETS:
             body["updateTime"] = body["createTime"]
         stored, _created = self.store.insert(parent, collection, rid, body, request_id)
@@ -181,7 +186,7 @@ class Backend:
     def create_item(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, ITEMS, request_id)):
             return earlier
-        item: EvaluationItem = _parse(EvaluationItem, _drop_output_only(body), "EvaluationItem")
+        item: EvaluationItem = _parse(EvaluationItem, body, "EvaluationItem")
         if item.evaluation_item_type not in (EvaluationItemType.REQUEST, EvaluationItemType.RESULT):
             raise ApiError(
                 "INVALID_ARGUMENT",
@@ -228,33 +233,29 @@ class Backend:
     def create_set(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, SETS, request_id)):
             return earlier
-        evaluation_set: EvaluationSet = _parse(
-            EvaluationSet, _drop_output_only(body), "EvaluationSet"
-        )
+        evaluation_set: EvaluationSet = _parse(EvaluationSet, body, "EvaluationSet")
         self._check_items_exist(parent, evaluation_set.evaluation_items or [])
         return self._insert(parent, SETS, evaluation_set.to_wire(), request_id)
 
     def patch_set(
         self, parent: str, rid: str, body: Any, update_mask: str | None
     ) -> dict[str, Any]:
-        current = self._get(parent, SETS, rid)
-        patch: EvaluationSet = _parse(EvaluationSet, _drop_output_only(body), "EvaluationSet")
-        wire = patch.to_wire()
-        fields = [f.strip() for f in (update_mask or "").split(",") if f.strip()] or sorted(wire)
-        updated = dict(current)
+        current = EvaluationSet.from_wire(self._get(parent, SETS, rid))
+        patch: EvaluationSet = _parse(EvaluationSet, body, "EvaluationSet")
+        paths = [f.strip() for f in (update_mask or "").split(",") if f.strip()]
+        fields = [to_snake(p) for p in paths] or sorted(patch.model_fields_set)
         for field in fields:
-            camel = _camel(field)
-            if camel not in _SET_MUTABLE:
+            if field not in _SET_MUTABLE:
+                updatable = sorted(to_camel(f) for f in _SET_MUTABLE)
                 raise ApiError(
                     "INVALID_ARGUMENT",
-                    f"updateMask: {field!r} cannot be updated; updatable: {sorted(_SET_MUTABLE)}",
+                    f"updateMask: {to_camel(field)!r} cannot be updated; updatable: {updatable}",
                 )
-            if camel in wire:
-                updated[camel] = wire[camel]
-            else:
-                updated.pop(camel, None)
-        self._check_items_exist(parent, updated.get("evaluationItems") or [])
-        updated["updateTime"] = now_rfc3339()
+            # A masked field the patch leaves out is cleared, as the mask says.
+            setattr(current, field, getattr(patch, field))
+        self._check_items_exist(parent, current.evaluation_items or [])
+        current.update_time = now()
+        updated = current.to_wire()
         self.store.replace(parent, SETS, rid, updated)
         return updated
 
@@ -265,14 +266,14 @@ class Backend:
             return earlier
         if not isinstance(body, dict):
             raise ApiError("INVALID_ARGUMENT", "the request body must be a JSON object")
-        return self._insert(parent, EXPERIMENTS, _drop_output_only(body), request_id)
+        return self._insert(parent, EXPERIMENTS, body, request_id)
 
     # -- evaluationRuns -------------------------------------------------------------------
 
     def create_run(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, RUNS, request_id)):
             return earlier
-        run: EvaluationRun = _parse(EvaluationRun, _drop_output_only(body), "EvaluationRun")
+        run: EvaluationRun = _parse(EvaluationRun, body, "EvaluationRun")
         source = run.data_source.evaluation_set if run.data_source else None
         if not source:
             raise ApiError("INVALID_ARGUMENT", "dataSource.evaluationSet is required")
@@ -293,63 +294,56 @@ class Backend:
                 raise ApiError(
                     "INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {exc}"
                 ) from None
-        wire = run.to_wire()
-        for output_only in ("state", "completionTime", "error", "evaluationResults"):
-            wire.pop(output_only, None)
-        wire["state"] = EvaluationRunState.PENDING.value
-        stored = self._insert(parent, RUNS, wire, request_id)
+        pending = run.model_copy(
+            update={
+                "state": EvaluationRunState.PENDING,
+                "completion_time": None,
+                "error": None,
+                "evaluation_results": None,
+            }
+        )
+        stored = self._insert(parent, RUNS, pending.to_wire(), request_id)
         for listener in self._run_listeners:
             listener(stored["name"])
         return stored
 
     def cancel_run(self, parent: str, rid: str, *, quiet: bool = False) -> None:
-        with self._cancel_lock:
-            run = self.store.get(parent, RUNS, rid)
-            if run is None:
-                if quiet:
-                    return
-                raise ApiError("NOT_FOUND", f"{parent}/{RUNS}/{rid} not found")
-            state = run.get("state")
-            if state == EvaluationRunState.CANCELLED or (quiet and is_terminal_state(state)):
-                return
-            if is_terminal_state(state):
+        def cancel(run: EvaluationRun) -> bool:
+            if run.state == EvaluationRunState.CANCELLED or (quiet and run.done):
+                return False
+            if run.done:
                 raise ApiError(
-                    "FAILED_PRECONDITION", f"{run['name']} already {state}; cannot cancel"
+                    "FAILED_PRECONDITION", f"{run.name} already {run.state}; cannot cancel"
                 )
-            if state != EvaluationRunState.PENDING:
-                self.cancel_requested.add(run["name"])
-                return
-            run["state"] = EvaluationRunState.CANCELLED.value
-            run["completionTime"] = now_rfc3339()
-            self.store.replace(parent, RUNS, rid, run)
+            if run.state != EvaluationRunState.PENDING:
+                # Being executed: it stops at its next item, with what it wrote so far.
+                self.cancel_requested.add(str(run.name))
+                return False
+            run.state = EvaluationRunState.CANCELLED
+            run.completion_time = now()
+            return True
+
+        if self.update_run(f"{parent}/{RUNS}/{rid}", cancel) is None and not quiet:
+            raise ApiError("NOT_FOUND", f"{parent}/{RUNS}/{rid} not found")
+
+    def run(self, name: str) -> EvaluationRun | None:
+        parent, rid = split_name(name, RUNS)
+        body = self.store.get(parent, RUNS, rid)
+        return EvaluationRun.from_wire(body) if body is not None else None
 
     def update_run(
-        self, name: str, update: Callable[[dict[str, Any]], bool]
-    ) -> dict[str, Any] | None:
+        self, name: str, update: Callable[[EvaluationRun], bool]
+    ) -> EvaluationRun | None:
         """Applies ``update`` to the stored run unless it returns False; None if it is gone."""
         parent, rid = split_name(name, RUNS)
         with self._cancel_lock:
-            run = self.store.get(parent, RUNS, rid)
-            if run is None:
+            body = self.store.get(parent, RUNS, rid)
+            if body is None:
                 return None
+            run = EvaluationRun.from_wire(body)
             if update(run):
-                self.store.replace(parent, RUNS, rid, run)
+                self.store.replace(parent, RUNS, rid, run.to_wire())
             return run
-
-
-def _camel(field: str) -> str:
-    head, *rest = field.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
-def _drop_output_only(body: Any) -> Any:
-    if isinstance(body, dict):
-        body = {
-            k: v
-            for k, v in body.items()
-            if k not in ("name", "createTime", "create_time", "updateTime", "update_time")
-        }
-    return body
 
 
 def _page_token(after_seq: int, binding: str) -> str:

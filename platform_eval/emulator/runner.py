@@ -14,7 +14,8 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+
+from pydantic import ValidationError
 
 from .. import metrics
 from ..metrics import Judge
@@ -22,12 +23,16 @@ from ..types import (
     EvaluationItem,
     EvaluationItemType,
     EvaluationRequest,
+    EvaluationResult,
     EvaluationRun,
+    EvaluationRunResults,
     EvaluationRunState,
-    is_terminal_state,
+    EvaluationSet,
+    Status,
+    SummaryMetrics,
     request_mode_problem,
 )
-from .backend import ITEMS, RUNS, SETS, ApiError, Backend, now_rfc3339, split_name
+from .backend import ITEMS, RUNS, SETS, ApiError, Backend, now, split_name
 from .gcs import ObjectStore
 
 _logger = logging.getLogger("platform_eval.emulator")
@@ -38,24 +43,16 @@ PROGRESS_KEY = "platformEvalProgress"
 PROGRESS_INTERVAL = 0.2
 
 
-def _output_prefix(run: EvaluationRun) -> str | None:
-    output = (run.evaluation_config.output_config or {}) if run.evaluation_config else {}
-    destination = output.get("gcsDestination") or output.get("gcs_destination") or {}
-    prefix = destination.get("outputUriPrefix") or destination.get("output_uri_prefix")
-    return str(prefix) if prefix else None
-
-
 def _tally(
-    response: dict[str, Any], scores: dict[str, list[float]], missing: dict[str, int]
+    response: EvaluationResult | None, scores: dict[str, list[float]], missing: dict[str, int]
 ) -> None:
-    for candidate in response.get("candidateResults") or []:
-        metric = candidate.get("metric")
-        if not metric:
+    for candidate in (response.candidate_results or []) if response else []:
+        if not candidate.metric:
             continue
-        if candidate.get("score") is None:
-            missing[metric] += 1
+        if candidate.score is None:
+            missing[candidate.metric] += 1
         else:
-            scores[metric].append(float(candidate["score"]))
+            scores[candidate.metric].append(candidate.score)
 
 
 class _CancelledError(Exception):
@@ -122,9 +119,10 @@ class RunExecutor:
         self._thread = threading.Thread(target=self._loop, name="platform-eval-runs", daemon=True)
         self._thread.start()
         # Runs left unfinished by an earlier process on the same database resume.
-        for _parent, run in self._backend.store.scan(RUNS):
-            if not is_terminal_state(run.get("state")):
-                self._queue.put(run["name"])
+        for _parent, body in self._backend.store.scan(RUNS):
+            run = EvaluationRun.from_wire(body)
+            if not run.done and run.name:
+                self._queue.put(run.name)
 
     def stop(self) -> None:
         if self._thread is not None:
@@ -152,21 +150,20 @@ class RunExecutor:
     # -- one run --------------------------------------------------------------------------
 
     def execute(self, name: str) -> None:
-        run_body = self._transition(name, EvaluationRunState.RUNNING)
-        if run_body is None:
+        run = self._transition(name, EvaluationRunState.RUNNING)
+        if run is None:
             return
         parent, _ = split_name(name, RUNS)
-        run = EvaluationRun.from_wire(run_body)
         specs = [metrics.resolve(m) for m in (run.evaluation_config.metrics or [])]  # type: ignore[union-attr]
         set_name = run.data_source.evaluation_set if run.data_source else None
         try:
-            source = self._backend.get_by_name(set_name or "", SETS)
+            source = EvaluationSet.from_wire(self._backend.get_by_name(set_name or "", SETS))
         except ApiError as exc:
             self._finish(name, EvaluationRunState.FAILED, error=exc.message)
             return
 
-        items = list(source.get("evaluationItems") or [])
-        output_prefix = _output_prefix(run)
+        items = list(source.evaluation_items or [])
+        output_prefix = run.output_uri_prefix
         # Results written before a restart of the emulator are kept, not computed again.
         earlier = self._earlier_results(parent, name)
         result_names: list[str] = []
@@ -187,9 +184,9 @@ class RunExecutor:
                     else self._evaluate_item(parent, name, item_name, specs, output_prefix)
                 )
                 total += 1
-                result_names.append(result["name"])
+                result_names.append(str(result.name))
                 _tally(self._response_of(result), scores, missing)
-                failed += 1 if result.get("error") else 0
+                failed += 1 if result.error else 0
                 if total % step == 0 or time.monotonic() - last_report > PROGRESS_INTERVAL:
                     last_report = time.monotonic()
                     self._report_progress(name, total, len(items))
@@ -198,23 +195,18 @@ class RunExecutor:
             state = EvaluationRunState.CANCELLED
         self._report_progress(name, total, len(items))
 
-        result_set = self._backend.create_set(
-            parent,
-            {
-                "displayName": f"results of {run.display_name or run.id}",
-                "evaluationItems": result_names,
-                "metadata": {"evaluationRun": name},
-            },
-            None,
+        result_set = EvaluationSet(
+            display_name=f"results of {run.display_name or run.id}",
+            evaluation_items=result_names,
+            metadata={"evaluationRun": name},
         )
-        results = {
-            "evaluationSet": result_set["name"],
-            "summaryMetrics": {
-                "metrics": metrics.summarize(scores, missing),
-                "totalItems": total,
-                "failedItems": failed,
-            },
-        }
+        stored_set = self._backend.create_set(parent, result_set.to_wire(), None)
+        results = EvaluationRunResults(
+            evaluation_set=stored_set["name"],
+            summary_metrics=SummaryMetrics(
+                metrics=metrics.summarize(scores, missing), total_items=total, failed_items=failed
+            ),
+        )
         self._finish(name, state, results=results)
 
     def _request_of(self, item_name: str) -> tuple[EvaluationRequest | None, str | None]:
@@ -243,49 +235,44 @@ class RunExecutor:
         item_name: str,
         specs: list[metrics.MetricSpec],
         output_prefix: str | None,
-    ) -> dict[str, Any]:
-        response: dict[str, Any] = {"evaluationRequest": item_name, "evaluationRun": run_name}
+    ) -> EvaluationItem:
+        response = EvaluationResult(evaluation_request=item_name, evaluation_run=run_name)
         request, error = self._request_of(item_name)
         if request is not None:
-            response["request"] = request.to_wire()
-            if len(specs) == 1:
-                response["metric"] = specs[0].name
             candidate_results = metrics.evaluate_request(specs, request, self.judges)
-            response["candidateResults"] = [r.to_wire() for r in candidate_results]
+            response.request = request
+            response.metric = specs[0].name if len(specs) == 1 else None
+            response.candidate_results = candidate_results
             if not candidate_results:
                 error = "the request has no candidate responses to evaluate"
             elif any(r.score is None for r in candidate_results):
                 error = "some candidates could not be evaluated; see candidateResults"
-        body: dict[str, Any] = {
-            "displayName": f"result of {item_name.rsplit('/', 1)[-1]}",
-            "evaluationItemType": EvaluationItemType.RESULT.value,
-        }
+        result = EvaluationItem(
+            display_name=f"result of {item_name.rsplit('/', 1)[-1]}",
+            evaluation_item_type=EvaluationItemType.RESULT,
+            error=Status(code=3, message=error) if error else None,
+        )
         if output_prefix:
-            # As the service does with an output destination: the payload goes to Cloud Storage.
+            # As the service does with an output destination: the payload goes to Cloud Storage,
+            # and the item keeps where it came from for filters and resumption.
             run_id, item_id = run_name.rsplit("/", 1)[-1], item_name.rsplit("/", 1)[-1]
-            uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
-            self._objects.write_json(uri, response)
-            body["gcsUri"] = uri
-            body["metadata"] = {"evaluationRun": run_name, "evaluationRequest": item_name}
+            result.gcs_uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
+            self._objects.write_json(result.gcs_uri, response.to_wire())
+            result.metadata = {"evaluationRun": run_name, "evaluationRequest": item_name}
         else:
-            body["evaluationResponse"] = response
-        if error:
-            body["error"] = {"code": 3, "message": error}
-        return self._backend.create_result_item(parent, body)
+            result.evaluation_response = response
+        return EvaluationItem.from_wire(self._backend.create_result_item(parent, result.to_wire()))
 
-    def _response_of(self, result: dict[str, Any]) -> dict[str, Any]:
-        if "evaluationResponse" in result:
-            return dict(result["evaluationResponse"])
-        if result.get("gcsUri"):
-            try:
-                payload = self._objects.read_json(result["gcsUri"])
-            except ApiError:
-                return {}
-            return payload if isinstance(payload, dict) else {}
-        return {}
+    def _response_of(self, result: EvaluationItem) -> EvaluationResult | None:
+        if result.evaluation_response is not None or not result.gcs_uri:
+            return result.evaluation_response
+        try:
+            return EvaluationResult.from_wire(self._objects.read_json(result.gcs_uri))
+        except (ApiError, ValidationError):
+            return None
 
-    def _earlier_results(self, parent: str, run_name: str) -> dict[str, list[dict[str, Any]]]:
-        found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    def _earlier_results(self, parent: str, run_name: str) -> dict[str, list[EvaluationItem]]:
+        found: dict[str, list[EvaluationItem]] = defaultdict(list)
         token: str | None = None
         while True:
             page = self._backend.list_resources(
@@ -295,23 +282,21 @@ class RunExecutor:
                 page_size=1000,
                 page_token=token,
             )
-            for result in page[ITEMS]:
-                request = self._response_of(result).get("evaluationRequest")
-                if request:
-                    found[request].append(result)
+            for body in page[ITEMS]:
+                result = EvaluationItem.from_wire(body)
+                response = self._response_of(result)
+                if response is not None and response.evaluation_request:
+                    found[response.evaluation_request].append(result)
             token = page.get("nextPageToken")
             if not token:
                 return found
 
     def _report_progress(self, name: str, done: int, total: int) -> None:
-        def record(run: dict[str, Any]) -> bool:
-            metadata = run.get("metadata")
-            if metadata is not None and not isinstance(metadata, dict):
-                return False
-            run["metadata"] = {
-                **(metadata or {}),
-                PROGRESS_KEY: {"completedItems": done, "totalItems": total},
-            }
+        def record(run: EvaluationRun) -> bool:
+            if run.metadata is not None and not isinstance(run.metadata, dict):
+                return False  # a user's non-object metadata is left alone
+            progress = {"completedItems": done, "totalItems": total}
+            run.metadata = {**(run.metadata or {}), PROGRESS_KEY: progress}
             return True
 
         self._backend.update_run(name, record)
@@ -321,19 +306,19 @@ class RunExecutor:
     def _check_not_cancelled(self, name: str) -> None:
         if name in self._backend.cancel_requested:
             raise _CancelledError
-        run = self._backend.update_run(name, lambda _run: False)
-        if run is None or run.get("state") == EvaluationRunState.CANCELLED:
+        run = self._backend.run(name)
+        if run is None or run.state == EvaluationRunState.CANCELLED:
             raise _CancelledError
 
-    def _transition(self, name: str, state: EvaluationRunState) -> dict[str, Any] | None:
-        def move(run: dict[str, Any]) -> bool:
-            if is_terminal_state(run.get("state")):
+    def _transition(self, name: str, state: EvaluationRunState) -> EvaluationRun | None:
+        def move(run: EvaluationRun) -> bool:
+            if run.done:
                 return False
-            run["state"] = state.value
+            run.state = state
             return True
 
         run = self._backend.update_run(name, move)
-        if run is None or run.get("state") != state:
+        if run is None or run.state != state:
             return None
         return run
 
@@ -342,18 +327,18 @@ class RunExecutor:
         name: str,
         state: EvaluationRunState,
         *,
-        results: dict[str, Any] | None = None,
+        results: EvaluationRunResults | None = None,
         error: str | None = None,
     ) -> None:
-        def finish(run: dict[str, Any]) -> bool:
-            if is_terminal_state(run.get("state")):
+        def finish(run: EvaluationRun) -> bool:
+            if run.done:
                 return False
             if results is not None:
-                run["evaluationResults"] = results
-            run["state"] = state.value
-            run["completionTime"] = now_rfc3339()
+                run.evaluation_results = results
+            run.state = state
+            run.completion_time = now()
             if error:
-                run["error"] = {"code": 13, "message": error}
+                run.error = Status(code=13, message=error)
             return True
 
         self._backend.update_run(name, finish)

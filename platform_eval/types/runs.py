@@ -48,9 +48,17 @@ class EvaluationRunMetric(WireModel):
     metric_config: MetricConfig | None = None
 
 
+class GcsDestination(WireModel):
+    output_uri_prefix: str | None = None
+
+
+class OutputConfig(WireModel):
+    gcs_destination: GcsDestination | None = None
+
+
 class EvaluationRunConfig(WireModel):
     metrics: list[EvaluationRunMetric] | None = None
-    output_config: dict[str, Any] | None = None
+    output_config: OutputConfig | None = None
     autorater_config: dict[str, Any] | None = None
     prompt_template: dict[str, Any] | None = None
     loss_analysis_config: list[dict[str, Any]] | None = None
@@ -109,6 +117,13 @@ class EvaluationRun(WireModel):
         if isinstance(progress, dict) and "completedItems" in progress:
             return int(progress["completedItems"]), int(progress.get("totalItems", 0))
         return None
+
+    @property
+    def output_uri_prefix(self) -> str | None:
+        """Where the service writes result payloads (``evaluationConfig.outputConfig``)."""
+        output = self.evaluation_config.output_config if self.evaluation_config else None
+        destination = output.gcs_destination if output else None
+        return destination.output_uri_prefix if destination else None
 
     @property
     def summary(self) -> dict[str, Any]:
