@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_snake
 
 from ..errors import PlatformEvalError
 
@@ -58,10 +58,6 @@ _HINTS = {
 }
 
 
-def _snake(key: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
-
-
 def problems_from_validation(
     error: ValidationError, file: str | None, prefix: str = "$"
 ) -> list[Problem]:
@@ -78,7 +74,7 @@ def problems_from_validation(
         if err["type"] == "missing":
             # Files are snake_case: name the missing field as the file would spell it.
             if loc and isinstance(loc[-1], str):
-                loc[-1] = _snake(loc[-1])
+                loc[-1] = to_snake(loc[-1])
             message = "required field is missing"
         elif err["type"] == "extra_forbidden":
             hint = _HINTS.get(str(loc[-1])) if loc else None

@@ -7,21 +7,18 @@ camelCase or snake_case. Options are normalized to snake_case.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic.alias_generators import to_snake
 
 from ..types import ComputationBasedMetricSpec, EvaluationRunMetric, MetricConfig
 from ._problems import Problem
 
 
-def _snake(key: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
-
-
 def _snake_keys(value: Any) -> Any:
     if isinstance(value, dict):
-        return {_snake(k): _snake_keys(v) for k, v in value.items()}
+        return {to_snake(k): _snake_keys(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_snake_keys(v) for v in value]
     return value
@@ -112,7 +109,7 @@ def parse_eval_config(data: Any, file: str | None = None) -> tuple[EvalConfig, l
         criteria[name] = Criterion(name, None if threshold is None else float(threshold), options)
     known = {"criteria", "custom_metrics", "user_simulator_config", "_comment"}
     for key in data:
-        if _snake(key) not in known:
+        if to_snake(key) not in known:
             problems.append(
                 Problem(file, f"$.{key}", f"unknown field; expected one of {sorted(known)}")
             )

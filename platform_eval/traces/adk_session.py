@@ -11,6 +11,7 @@ from typing import Any
 
 from google.genai import types as genai_types
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
 from ..formats._problems import FormatError, Problem
 from ..types import AgentConfig, AgentData, AgentEvent, ConversationTurn
@@ -18,10 +19,8 @@ from ._conversation import Conversation
 
 
 def _get(data: dict[str, Any], snake: str) -> Any:
-    if snake in data:
-        return data[snake]
-    head, *rest = snake.split("_")
-    return data.get(head + "".join(p.title() for p in rest))
+    """A key of an export written in snake_case or camelCase."""
+    return data[snake] if snake in data else data.get(to_camel(snake))
 
 
 def _content(raw: Any, where: str, file: str | None) -> genai_types.Content | None:
