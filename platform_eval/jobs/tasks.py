@@ -10,7 +10,7 @@ import logging
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from .._operations import MetricLike
 from ..client import AsyncClient, Client
@@ -32,7 +32,6 @@ from .upload import (
     upload_items_async,
 )
 
-T = TypeVar("T")
 _logger = logging.getLogger("platform_eval.jobs")
 AnyClient = Client | AsyncClient
 EvalSetSource = str | Path | adk.EvalSet
@@ -165,33 +164,37 @@ def _fingerprint(candidates: list[CandidateResponse]) -> str:
     return digest.hexdigest()[:16]
 
 
-async def _upload(
-    client: AsyncClient,
-    eval_set: adk.EvalSet,
-    source: str,
-    *,
-    manifest: str | Path | None,
-    display_name: str | None,
-    concurrency: int,
-    on_progress: ProgressCallback | None,
-    allow_partial: bool,
-    candidates: Mapping[str, list[CandidateResponse]] | None = None,
-    set_key: str = "eval-set",
-) -> tuple[UploadResult, ConversionReport]:
-    report = ConversionReport()
-    pending = _pending_cases(eval_set, report, candidates)
-    result = await upload_items_async(
-        client,
-        pending,
-        manifest=_open_manifest(client, source, manifest),
-        total=len(pending),
-        set_key=set_key,
-        display_name=display_name or eval_set.name or eval_set.eval_set_id,
-        concurrency=concurrency,
-        on_progress=on_progress,
-        allow_partial=allow_partial,
-    )
-    return result, report
+@dataclass(frozen=True)
+class _Upload:
+    """One upload job: which cases, with which candidates, into which set."""
+
+    eval_set: adk.EvalSet
+    source: str
+    manifest: str | Path | None
+    display_name: str
+    concurrency: int
+    on_progress: ProgressCallback | None
+    allow_partial: bool
+    report: UploadReport | None
+    set_key: str = "eval-set"
+    candidates: Mapping[str, list[CandidateResponse]] | None = None
+    matches: MatchReport | None = None
+
+    async def __call__(self, client: AsyncClient) -> EvaluationSet:
+        conversion = ConversionReport()
+        pending = _pending_cases(self.eval_set, conversion, self.candidates)
+        result = await upload_items_async(
+            client,
+            pending,
+            manifest=_open_manifest(client, self.source, self.manifest),
+            total=len(pending),
+            set_key=self.set_key,
+            display_name=self.display_name,
+            concurrency=self.concurrency,
+            on_progress=self.on_progress,
+            allow_partial=self.allow_partial,
+        )
+        return _finish_upload(result, conversion, self.report, self.matches)
 
 
 def upload_eval_set(
@@ -214,20 +217,16 @@ def upload_eval_set(
     makes the set from what was uploaded instead). Pass ``report=UploadReport()`` for the detail.
     """
     eval_set, where = _eval_set(source)
-
-    async def job(async_client: AsyncClient) -> EvaluationSet:
-        result, conversion = await _upload(
-            async_client,
-            eval_set,
-            where,
-            manifest=manifest,
-            display_name=display_name,
-            concurrency=concurrency,
-            on_progress=on_progress,
-            allow_partial=allow_partial,
-        )
-        return _finish_upload(result, conversion, report)
-
+    job = _Upload(
+        eval_set,
+        where,
+        manifest,
+        display_name or eval_set.name or eval_set.eval_set_id,
+        concurrency,
+        on_progress,
+        allow_partial,
+        report,
+    )
     return _dispatch(client, job)
 
 
@@ -277,23 +276,19 @@ def upload_traces(
             [trace] if isinstance(trace, Conversation) else load_conversations(trace)
         )
     matches = match_conversations(eval_set.eval_cases, conversations, mapping)
-    candidates = _candidates(matches, candidate)
-
-    async def job(async_client: AsyncClient) -> EvaluationSet:
-        result, conversion = await _upload(
-            async_client,
-            eval_set,
-            where,
-            manifest=manifest,
-            display_name=display_name or f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
-            concurrency=concurrency,
-            on_progress=on_progress,
-            allow_partial=allow_partial,
-            candidates=candidates,
-            set_key=f"traces:{candidate}",
-        )
-        return _finish_upload(result, conversion, report, matches)
-
+    job = _Upload(
+        eval_set,
+        where,
+        manifest,
+        display_name or f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
+        concurrency,
+        on_progress,
+        allow_partial,
+        report,
+        set_key=f"traces:{candidate}",
+        candidates=_candidates(matches, candidate),
+        matches=matches,
+    )
     return _dispatch(client, job)
 
 

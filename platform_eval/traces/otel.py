@@ -217,6 +217,11 @@ def _register_agent(agents: dict[str, AgentConfig], span: Span) -> None:
         config.description = str(description)
 
 
+def _part_event(author: str, role: str, part: genai_types.Part, span: Span) -> AgentEvent:
+    content = genai_types.Content(role=role, parts=[part])
+    return AgentEvent(author=author, content=content, event_time=_time(span))
+
+
 def _time(span: Span) -> datetime | None:
     return datetime.fromtimestamp(span.start_ns / 1e9, UTC) if span.start_ns else None
 
@@ -287,13 +292,7 @@ def _turn_events(
                     args=args if isinstance(args, dict) else {},
                 )
                 events.append(
-                    AgentEvent(
-                        author=author,
-                        content=genai_types.Content(
-                            role="model", parts=[genai_types.Part(function_call=call)]
-                        ),
-                        event_time=_time(span),
-                    )
+                    _part_event(author, "model", genai_types.Part(function_call=call), span)
                 )
                 called.add(str(call_id or name))
             result = _json_attribute(span, TOOL_RESPONSE)
@@ -306,13 +305,7 @@ def _turn_events(
                     response=result if isinstance(result, dict) else {"result": result},
                 )
                 events.append(
-                    AgentEvent(
-                        author=author,
-                        content=genai_types.Content(
-                            role="user", parts=[genai_types.Part(function_response=response)]
-                        ),
-                        event_time=_time(span),
-                    )
+                    _part_event(author, "user", genai_types.Part(function_response=response), span)
                 )
     if user is not None:
         events.insert(0, AgentEvent(author="user", content=user, event_time=_time(turn_span)))
