@@ -117,7 +117,7 @@ class Backend:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._run_listeners: list[Callable[[str], None]] = []
-        self._cancel_lock = threading.Lock()
+        self._run_lock = threading.Lock()
         # Runs being executed that were asked to stop: they turn CANCELLED when the executor
         # stops at the next item boundary, together with the results written so far.
         self.cancel_requested: set[str] = set()
@@ -326,17 +326,12 @@ class Backend:
         if self.update_run(f"{parent}/{RUNS}/{rid}", cancel) is None and not quiet:
             raise ApiError("NOT_FOUND", f"{parent}/{RUNS}/{rid} not found")
 
-    def run(self, name: str) -> EvaluationRun | None:
-        parent, rid = split_name(name, RUNS)
-        body = self.store.get(parent, RUNS, rid)
-        return EvaluationRun.from_wire(body) if body is not None else None
-
     def update_run(
         self, name: str, update: Callable[[EvaluationRun], bool]
     ) -> EvaluationRun | None:
         """Applies ``update`` to the stored run unless it returns False; None if it is gone."""
         parent, rid = split_name(name, RUNS)
-        with self._cancel_lock:
+        with self._run_lock:
             body = self.store.get(parent, RUNS, rid)
             if body is None:
                 return None

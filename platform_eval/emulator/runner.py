@@ -304,10 +304,9 @@ class RunExecutor:
     # -- state ----------------------------------------------------------------------------
 
     def _check_not_cancelled(self, name: str) -> None:
+        # A run being executed is cancelled (or deleted, which cancels it first) through
+        # cancel_requested: no need to read the stored run before every item.
         if name in self._backend.cancel_requested:
-            raise _CancelledError
-        run = self._backend.run(name)
-        if run is None or run.state == EvaluationRunState.CANCELLED:
             raise _CancelledError
 
     def _transition(self, name: str, state: EvaluationRunState) -> EvaluationRun | None:

@@ -89,7 +89,31 @@ def _rubric(rubric: adk.AdkRubric, report: CaseReport, where: str) -> Rubric:
     )
 
 
-def _user_event(invocation: adk.Invocation) -> AgentEvent:
+def rubric_groups(
+    eval_case: adk.EvalCase, report: CaseReport, *, titled: bool
+) -> dict[str, RubricGroup] | None:
+    """Case rubrics as the group ``eval_case``, each turn's as ``invocation_<n>``."""
+    groups: dict[str, RubricGroup] = {}
+    if eval_case.rubrics:
+        groups[CASE_RUBRIC_GROUP] = RubricGroup(
+            group_id=CASE_RUBRIC_GROUP,
+            display_name="Eval case rubrics" if titled else None,
+            rubrics=[_rubric(r, report, "case") for r in eval_case.rubrics],
+        )
+        report.carried.append(f"{len(eval_case.rubrics)} case rubrics")
+    for index, invocation in enumerate(eval_case.conversation or []):
+        if invocation.rubrics:
+            key = f"invocation_{index}"
+            groups[key] = RubricGroup(
+                group_id=key,
+                display_name=f"Rubrics of turn {index}" if titled else None,
+                rubrics=[_rubric(r, report, f"turn {index}") for r in invocation.rubrics],
+            )
+            report.carried.append(f"{len(invocation.rubrics)} rubrics of turn {index}")
+    return groups or None
+
+
+def user_event(invocation: adk.Invocation) -> AgentEvent:
     content = invocation.user_content
     if content.role is None:
         content = content.model_copy(update={"role": "user"})
@@ -100,7 +124,7 @@ def _model_content(parts: list[genai_types.Part]) -> genai_types.Content:
     return genai_types.Content(role="model", parts=parts)
 
 
-def _expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
+def expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
     """The expected agent side of one invocation, in order, ending with the final answer."""
     events: list[AgentEvent] = []
     data = invocation.intermediate_data
@@ -139,7 +163,7 @@ def _expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]
     return events
 
 
-def _agent_name(eval_case: adk.EvalCase, default: str) -> str:
+def agent_name(eval_case: adk.EvalCase, default: str) -> str:
     # The real agent id: the author of recorded events, else the session's app name.
     for invocation in eval_case.conversation or []:
         data = invocation.intermediate_data
@@ -163,7 +187,7 @@ def expected_agent_data(eval_case: adk.EvalCase, agent: str) -> AgentData:
             ConversationTurn(
                 turn_index=index,
                 turn_id=invocation.invocation_id or f"turn-{index}",
-                events=[_user_event(invocation), *_expected_events(invocation, agent)],
+                events=[user_event(invocation), *expected_events(invocation, agent)],
             )
         )
     return AgentData(turns=turns)
@@ -173,15 +197,8 @@ def case_to_request(
     eval_case: adk.EvalCase, *, agent: str | None = None
 ) -> tuple[EvaluationRequest, CaseReport]:
     report = CaseReport(eval_case.eval_id)
-    agent_id = agent or _agent_name(eval_case, DEFAULT_AGENT)
-    rubrics: dict[str, RubricGroup] = {}
-    if eval_case.rubrics:
-        rubrics[CASE_RUBRIC_GROUP] = RubricGroup(
-            group_id=CASE_RUBRIC_GROUP,
-            display_name="Eval case rubrics",
-            rubrics=[_rubric(r, report, "case") for r in eval_case.rubrics],
-        )
-        report.carried.append(f"{len(eval_case.rubrics)} case rubrics")
+    agent_id = agent or agent_name(eval_case, DEFAULT_AGENT)
+    rubrics = rubric_groups(eval_case, report, titled=True)
 
     if eval_case.conversation_scenario is not None:
         scenario = eval_case.conversation_scenario
@@ -195,19 +212,10 @@ def case_to_request(
         if extra:
             report.not_carried.append(f"conversation_scenario fields {sorted(extra)}")
         report.carried.append("conversation_scenario as prompt.userScenario")
-        return EvaluationRequest(prompt=prompt, rubrics=rubrics or None), report
+        return EvaluationRequest(prompt=prompt, rubrics=rubrics), report
 
     conversation = eval_case.conversation or []
     golden = expected_agent_data(eval_case, agent_id)
-    for index, invocation in enumerate(conversation):
-        if invocation.rubrics:
-            key = f"invocation_{index}"
-            rubrics[key] = RubricGroup(
-                group_id=key,
-                display_name=f"Rubrics of turn {index}",
-                rubrics=[_rubric(r, report, f"turn {index}") for r in invocation.rubrics],
-            )
-            report.carried.append(f"{len(invocation.rubrics)} rubrics of turn {index}")
     if len(conversation) == 1:
         text = "\n".join(p.text for p in conversation[0].user_content.parts or [] if p.text)
         non_text = [p for p in conversation[0].user_content.parts or [] if not p.text]
@@ -219,7 +227,7 @@ def case_to_request(
                         ConversationTurn(
                             turn_index=0,
                             turn_id=conversation[0].invocation_id or "turn-0",
-                            events=[_user_event(conversation[0])],
+                            events=[user_event(conversation[0])],
                         )
                     ]
                 )
@@ -236,7 +244,7 @@ def case_to_request(
     request = EvaluationRequest(
         prompt=prompt,
         golden_response=CandidateResponse(agent_data=golden),
-        rubrics=rubrics or None,
+        rubrics=rubrics,
     )
     for invocation in conversation:
         if invocation.app_details:

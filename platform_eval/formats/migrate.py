@@ -23,16 +23,9 @@ from typing import Any
 
 from google.genai import types as genai_types
 
-from ..types import AgentData, AgentEvent, ConversationTurn, RubricGroup
+from ..types import AgentData, AgentEvent, ConversationTurn
 from . import adk
-from .convert import (
-    CASE_RUBRIC_GROUP,
-    CaseReport,
-    _agent_name,
-    _expected_events,
-    _rubric,
-    _user_event,
-)
+from .convert import CaseReport, agent_name, expected_events, rubric_groups, user_event
 from .dataset import DatasetCase, EvaluationDataset, ResponseCandidate
 from .load import load_dataset, load_eval_set
 
@@ -70,26 +63,9 @@ def _reference(events: list[AgentEvent]) -> ResponseCandidate | None:
     return ResponseCandidate(response=genai_types.Content(role="model", parts=parts))
 
 
-def _rubric_groups(eval_case: adk.EvalCase, report: CaseReport) -> dict[str, RubricGroup] | None:
-    groups: dict[str, RubricGroup] = {}
-    if eval_case.rubrics:
-        groups[CASE_RUBRIC_GROUP] = RubricGroup(
-            group_id=CASE_RUBRIC_GROUP,
-            rubrics=[_rubric(r, report, "case") for r in eval_case.rubrics],
-        )
-    for index, invocation in enumerate(eval_case.conversation or []):
-        if invocation.rubrics:
-            key = f"invocation_{index}"
-            groups[key] = RubricGroup(
-                group_id=key,
-                rubrics=[_rubric(r, report, f"turn {index}") for r in invocation.rubrics],
-            )
-    return groups or None
-
-
 def case_to_dataset_case(eval_case: adk.EvalCase) -> tuple[DatasetCase, CaseReport]:
     report = CaseReport(eval_case.eval_id)
-    groups = _rubric_groups(eval_case, report)
+    groups = rubric_groups(eval_case, report, titled=False)
     if eval_case.session_input is not None:
         report.not_carried.append(
             "session_input (initialize agent state in the agent code instead)"
@@ -110,9 +86,9 @@ def case_to_dataset_case(eval_case: adk.EvalCase) -> tuple[DatasetCase, CaseRepo
         return case, report
 
     conversation = eval_case.conversation or []
-    agent = _agent_name(eval_case, "agent")
+    agent = agent_name(eval_case, "agent")
     last = conversation[-1]
-    reference = _reference(_expected_events(last, agent))
+    reference = _reference(expected_events(last, agent))
     if len(conversation) == 1:
         prompt = last.user_content
         if prompt.role is None:
@@ -123,9 +99,9 @@ def case_to_dataset_case(eval_case: adk.EvalCase) -> tuple[DatasetCase, CaseRepo
     else:
         turns = []
         for index, invocation in enumerate(conversation):
-            events = [_user_event(invocation)]
+            events = [user_event(invocation)]
             if index < len(conversation) - 1:
-                events += _expected_events(invocation, agent)
+                events += expected_events(invocation, agent)
             turns.append(
                 ConversationTurn(
                     turn_index=index,

@@ -103,7 +103,7 @@ async def upload_items_async(
     """Creates the items not yet in the manifest, then the set (once every item exists)."""
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
-    entries = list(pending) if not isinstance(pending, list) else pending
+    entries = list(pending)
     keys = [key for key, _ in entries]
     if len(set(keys)) != len(keys):
         duplicates = sorted({k for k in keys if keys.count(k) > 1})

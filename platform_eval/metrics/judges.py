@@ -288,7 +288,7 @@ class GeminiJudge:
         return self._client
 
     def can_decide(self, rubric: Rubric) -> bool:
-        return not LocalJudge().can_decide(rubric)
+        return (rubric.type or "").upper() not in LOCAL_TYPES
 
     def prompt(self, rubrics: Sequence[Rubric], subject: JudgeInput) -> str:
         if rubrics:
