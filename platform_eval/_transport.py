@@ -7,6 +7,7 @@ and error mapping); ``SyncTransport`` and ``AsyncTransport`` only send, so the t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import platform
@@ -246,7 +247,7 @@ class AsyncTransport(_TransportBase):
 def _with_request_id(call: ApiCall) -> ApiCall:
     # Fixed once per logical call so that every retry carries the same id.
     if call.is_create and not call.request_id:
-        return ApiCall(**{**call.__dict__, "request_id": str(uuid.uuid4())})
+        return dataclasses.replace(call, request_id=str(uuid.uuid4()))
     return call
 
 

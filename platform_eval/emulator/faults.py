@@ -8,6 +8,7 @@ fault it registered was actually hit.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -103,8 +104,6 @@ _RPC_STATUS = {
 
 
 async def _send_status(send: Send, fault: Fault) -> None:
-    import json
-
     status_name = _RPC_STATUS.get(fault.status, "UNKNOWN")
     body = json.dumps(
         {"error": {"code": fault.status, "message": "injected fault", "status": status_name}}

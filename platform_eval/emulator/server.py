@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
@@ -28,6 +28,9 @@ from .faults import DroppedConnectionError, Fault, FaultRegistry
 from .gcs import ObjectStore
 from .runner import RunExecutor
 from .store import Store
+
+if TYPE_CHECKING:
+    from ..client import AsyncClient, Client
 
 #: Set to a Gemini model name (with GOOGLE_API_KEY or ADC available) to grade free-text rubrics.
 JUDGE_MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
@@ -165,14 +168,15 @@ class Emulator:
 
     def client(
         self, project: str = EMULATOR_PROJECT, location: str = "us-central1", **kwargs: Any
-    ) -> Any:
+    ) -> Client:
+        # Imported here: the emulator itself never depends on the client (DESIGN §2).
         from ..client import Client
 
         return Client(project, location, api_endpoint=self.url, **kwargs)
 
     def async_client(
         self, project: str = EMULATOR_PROJECT, location: str = "us-central1", **kwargs: Any
-    ) -> Any:
+    ) -> AsyncClient:
         from ..client import AsyncClient
 
         return AsyncClient(project, location, api_endpoint=self.url, **kwargs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,8 +93,6 @@ def response_invocations(response: CandidateResponse) -> list[Invocation]:
     if response.text is not None:
         return [Invocation(final_text=response.text)]
     if response.value is not None:
-        import json
-
         return [Invocation(final_text=json.dumps(response.value, sort_keys=True))]
     return []
 
