@@ -82,8 +82,10 @@ class Operations:
             raise ValueError(f"{gcs_uri!r} is not a gs://bucket/object URI")
         bucket, name = gcs_uri[5:].split("/", 1)
         where = f"b/{quote(bucket, safe='')}/o/{quote(name, safe='')}"
-        url = f"{self.storage_url}/download/storage/v1/{where}?alt=media"
-        return Op(ApiCall("GET", gcs_uri, url=url, resource=gcs_uri), lambda body: body)
+        url = f"{self.storage_url}/download/storage/v1/{where}"
+        # Without alt=media Cloud Storage answers with the object's metadata, not its bytes.
+        call = ApiCall("GET", gcs_uri, params={"alt": "media"}, url=url, resource=gcs_uri)
+        return Op(call, lambda body: body)
 
     def name(self, collection: str, obj: Any) -> str:
         return _names.resource_name(self.parent, collection, _names.name_of(obj, collection))

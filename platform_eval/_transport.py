@@ -133,14 +133,17 @@ class _TransportBase:
         )
 
     def request_args(self, call: ApiCall, headers: dict[str, str]) -> dict[str, Any]:
-        return {
+        args: dict[str, Any] = {
             "method": call.method,
             "url": self.url(call),
-            "params": call.params,
             "content": self.content(call),
             "headers": _json_headers(headers, call),
             "timeout": self.config.timeout,
         }
+        if call.params:
+            # httpx replaces the URL's whole query with ``params``, even an empty one.
+            args["params"] = call.params
+        return args
 
     def outcome(
         self,

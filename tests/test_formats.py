@@ -34,6 +34,7 @@ def _case(**fields: object) -> adk.EvalCase:
     return adk.EvalCase.model_validate({"eval_id": "c1", **fields})
 
 
+@pytest.mark.corpus
 def test_single_turn_case_becomes_prompt_text_and_golden_agent_data() -> None:
     items, report = formats.eval_set_to_items(formats.load_eval_set(HELM))
     request = items[0].evaluation_request
@@ -48,6 +49,7 @@ def test_single_turn_case_becomes_prompt_text_and_golden_agent_data() -> None:
     assert report.not_carried == {}
 
 
+@pytest.mark.corpus
 def test_multi_turn_case_keeps_prior_turns_as_context_ending_with_the_user_message() -> None:
     items, _ = formats.eval_set_to_items(formats.load_eval_set(HOME))
     request = items[0].evaluation_request
@@ -59,6 +61,7 @@ def test_multi_turn_case_keeps_prior_turns_as_context_ending_with_the_user_messa
     assert [t.turn_index for t in golden] == [0, 1]
 
 
+@pytest.mark.corpus
 def test_rubrics_are_mapped_to_rubric_groups() -> None:
     items, _ = formats.eval_set_to_items(formats.load_eval_set(RUBRICS))
     raw = json.loads(RUBRICS.read_text())
@@ -69,6 +72,7 @@ def test_rubrics_are_mapped_to_rubric_groups() -> None:
     assert group.rubrics[0].description == invocation_rubrics[0]["rubric_content"]["text_property"]  # type: ignore[index]
 
 
+@pytest.mark.corpus
 def test_conversation_scenario_becomes_user_scenario() -> None:
     items, report = formats.eval_set_to_items(formats.load_eval_set(SCENARIO))
     scenario = items[0].evaluation_request.prompt.user_scenario  # type: ignore[union-attr]
@@ -96,6 +100,7 @@ def test_what_cannot_be_carried_is_reported_and_kept_in_metadata() -> None:
         assert needle in joined
 
 
+@pytest.mark.corpus
 def test_legacy_rows_become_one_case_of_many_turns() -> None:
     eval_set = formats.load_eval_set(LEGACY)
     assert len(eval_set.eval_cases) == 1
@@ -107,6 +112,7 @@ def test_legacy_rows_become_one_case_of_many_turns() -> None:
     assert conversation[1].tool_calls()[0].name == "call_db_agent"
 
 
+@pytest.mark.corpus
 def test_migration_keeps_trajectory_reference_and_ids(tmp_path: Path) -> None:
     report = formats.migrate_file(HOME, tmp_path)
     written = json.loads(Path(report.destination).read_text())  # type: ignore[arg-type]
@@ -133,6 +139,7 @@ def test_migration_keeps_trajectory_reference_and_ids(tmp_path: Path) -> None:
     assert "prompt" not in case
 
 
+@pytest.mark.corpus
 def test_migration_output_is_a_valid_vertex_dataset(tmp_path: Path) -> None:
     vertex_types = pytest.importorskip("vertexai._genai.types")
     for source in (HOME, HELM, RUBRICS, SCENARIO, LEGACY):
@@ -141,6 +148,7 @@ def test_migration_output_is_a_valid_vertex_dataset(tmp_path: Path) -> None:
         assert formats.validate(report.destination) == []  # type: ignore[arg-type]
 
 
+@pytest.mark.corpus
 def test_existing_destinations_are_skipped_unless_asked(tmp_path: Path) -> None:
     target = tmp_path / "mine-dataset.json"
     target.write_text('{"eval_cases": []}')
@@ -151,6 +159,7 @@ def test_existing_destinations_are_skipped_unless_asked(tmp_path: Path) -> None:
     assert not replaced.skipped and "helm_list_releases" in target.read_text()
 
 
+@pytest.mark.corpus
 def test_directory_migration(tmp_path: Path) -> None:
     source = tmp_path / "evalsets"
     source.mkdir()
@@ -163,6 +172,7 @@ def test_directory_migration(tmp_path: Path) -> None:
     ]  # type: ignore[arg-type]
 
 
+@pytest.mark.corpus
 def test_round_trip_eval_set_dataset_eval_set_keeps_turns_and_calls(tmp_path: Path) -> None:
     for source in (HOME, HELM, LEGACY):
         original = formats.load_eval_set(source)

@@ -49,6 +49,7 @@ def _items_by_case(client: Client) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.corpus
 def test_upload_eval_set_file_and_rerun_creates_nothing_twice(
     sync_client: Client, tmp_path: Path
 ) -> None:
@@ -206,6 +207,7 @@ def test_manifest_of_another_project_is_refused(
         jobs.upload_eval_set(other, _eval_set(1), manifest=manifest)
 
 
+@pytest.mark.corpus
 def test_upload_traces_as_candidates_and_evaluate(sync_client: Client, tmp_path: Path) -> None:
     report = jobs.UploadReport()
     uploaded = jobs.upload_traces(
@@ -241,6 +243,7 @@ def test_upload_traces_as_candidates_and_evaluate(sync_client: Client, tmp_path:
     assert scores == {"agent#1": 1.0, "agent#2": 0.0}
 
 
+@pytest.mark.corpus
 def test_evaluate_with_a_config_uses_its_criteria_and_thresholds(
     sync_client: Client, tmp_path: Path
 ) -> None:
@@ -271,6 +274,7 @@ def test_evaluate_with_a_config_uses_its_criteria_and_thresholds(
     assert outcome.run.summary["tool_trajectory_avg_score/AVERAGE"] == 1.0
 
 
+@pytest.mark.corpus
 @pytest.mark.anyio
 async def test_jobs_with_an_async_client(emulator: Emulator, project: str, tmp_path: Path) -> None:
     async with emulator.async_client(project) as client:
@@ -280,6 +284,7 @@ async def test_jobs_with_an_async_client(emulator: Emulator, project: str, tmp_p
         assert len(evaluation_set.evaluation_items) == 5
 
 
+@pytest.mark.corpus
 def test_default_manifests_keep_eval_sets_and_traces_apart(
     sync_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,6 +302,7 @@ def test_default_manifests_keep_eval_sets_and_traces_apart(
     assert with_k8s.name == with_helm.name
 
 
+@pytest.mark.corpus
 @pytest.mark.anyio
 async def test_sync_jobs_work_inside_a_running_event_loop(
     emulator: Emulator, project: str, tmp_path: Path

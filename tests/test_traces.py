@@ -20,6 +20,7 @@ def _only(path: Path) -> traces.Conversation:
     return conversations[0]
 
 
+@pytest.mark.corpus
 def test_helm_jaeger_trace_has_the_tool_call_its_response_and_the_answer() -> None:
     conversation = _only(AGENTEVALS / "samples_helm.json")
     assert conversation.tool_calls == ["helm_list_releases"]
@@ -35,12 +36,14 @@ def test_helm_jaeger_trace_has_the_tool_call_its_response_and_the_answer() -> No
     assert agent.tools[0].function_declarations[0].name == "helm_list_releases"  # type: ignore[index]
 
 
+@pytest.mark.corpus
 def test_k8s_trace_calls_no_tool() -> None:
     conversation = _only(AGENTEVALS / "samples_k8s.json")
     assert conversation.tool_calls == []
     assert conversation.first_user_message == "list all Helm releases"
 
 
+@pytest.mark.corpus
 def test_helm_2_without_execute_tool_span_keeps_the_clarifying_answer() -> None:
     conversation = _only(AGENTEVALS / "samples_helm_2.json")
     assert conversation.tool_calls == []
@@ -48,12 +51,14 @@ def test_helm_2_without_execute_tool_span_keeps_the_clarifying_answer() -> None:
     assert "namespace" in final.content.parts[0].text  # type: ignore[union-attr,index,operator]
 
 
+@pytest.mark.corpus
 def test_tempo_batches() -> None:
     conversation = _only(AGENTEVALS / "samples_tempo_export_with_batches.json")
     assert conversation.tool_calls == ["helm_list_releases"]
     assert conversation.first_user_message.strip() == "list all helm releases"  # type: ignore[union-attr]
 
 
+@pytest.mark.corpus
 def test_otlp_json_and_jsonl_from_the_same_spans(tmp_path: Path) -> None:
     tempo = json.loads((AGENTEVALS / "samples_tempo_export_with_batches.json").read_text())
     otlp = {"resourceSpans": tempo["batches"]}
@@ -67,6 +72,7 @@ def test_otlp_json_and_jsonl_from_the_same_spans(tmp_path: Path) -> None:
     assert from_json.tool_calls == ["helm_list_releases"]
 
 
+@pytest.mark.corpus
 def test_several_traces_in_one_file_are_several_conversations(tmp_path: Path) -> None:
     merged = {"data": []}
     for name in ("samples_helm.json", "samples_k8s.json", "samples_helm_3.json"):
@@ -80,6 +86,7 @@ def test_several_traces_in_one_file_are_several_conversations(tmp_path: Path) ->
     ]
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     ("name", "turns", "calls"),
     [
@@ -130,6 +137,7 @@ def test_adk_sessions_group_events_by_invocation(name: str, turns: int, calls: i
     assert set(conversation.agent_data.agents or {}) == authors
 
 
+@pytest.mark.corpus
 def test_camel_case_session_keeps_state_delta_and_times() -> None:
     name = "jcarah__accelerate_context_engineering_workshop__evaluation__evaluation__results__session_cs_simple_17a89ba6_session_1dfda3d3-9dcc-4353-9427-200df0386598.json"
     conversation = _only(ADK / name)
@@ -138,6 +146,7 @@ def test_camel_case_session_keeps_state_delta_and_times() -> None:
     assert all(e.event_time is not None for e in events)
 
 
+@pytest.mark.corpus
 def test_matching_by_first_user_message_and_by_mapping() -> None:
     eval_set = formats.load_eval_set(AGENTEVALS / "samples_eval_set_helm.json")
     conversations = [
@@ -160,6 +169,7 @@ def test_matching_by_first_user_message_and_by_mapping() -> None:
     assert "traces without an eval case" in explicit.summary()
 
 
+@pytest.mark.corpus
 def test_not_a_trace_is_a_clear_error() -> None:
     with pytest.raises(
         formats.FormatError, match="expected an ADK session export or OpenTelemetry traces"

@@ -124,7 +124,7 @@ class GcsRoutes:
         return [
             Route("/storage/v1/b/{bucket}", self.bucket, methods=["GET"]),
             Route("/upload/storage/v1/b/{bucket}/o", self.upload, methods=["POST"]),
-            Route("/download/storage/v1/b/{bucket}/o/{name:path}", self.download, methods=["GET"]),
+            Route("/download/storage/v1/b/{bucket}/o/{name:path}", self.object, methods=["GET"]),
             Route("/storage/v1/b/{bucket}/o/{name:path}", self.object, methods=["GET"]),
         ]
 
@@ -156,13 +156,16 @@ class GcsRoutes:
         except ApiError as error:
             return _gcs_error(error)
 
-    async def download(self, request: Request) -> Response:
+    async def object(self, request: Request) -> Response:
+        """Object metadata; its bytes only with ``alt=media``, on either path, as Cloud Storage."""
         try:
             data, resource = self.objects.get(
                 request.path_params["bucket"], request.path_params["name"]
             )
         except ApiError as error:
             return _gcs_error(error)
+        if request.query_params.get("alt") != "media":
+            return JSONResponse(resource)
         return Response(
             data,
             media_type=resource["contentType"],
@@ -171,14 +174,3 @@ class GcsRoutes:
                 "x-goog-generation": resource["generation"],
             },
         )
-
-    async def object(self, request: Request) -> Response:
-        if request.query_params.get("alt") == "media":
-            return await self.download(request)
-        try:
-            _, resource = self.objects.get(
-                request.path_params["bucket"], request.path_params["name"]
-            )
-        except ApiError as error:
-            return _gcs_error(error)
-        return JSONResponse(resource)
