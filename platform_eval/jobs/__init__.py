@@ -8,6 +8,7 @@ returns a coroutine to await. Pass ``report=UploadReport()`` to an upload for it
 from .manifest import Manifest
 from .tasks import (
     Evaluation,
+    NothingToEvaluateError,
     UploadIncompleteError,
     UploadReport,
     evaluate,
@@ -20,6 +21,7 @@ __all__ = [
     "Evaluation",
     "Failure",
     "Manifest",
+    "NothingToEvaluateError",
     "Progress",
     "UploadIncompleteError",
     "UploadReport",

@@ -1,90 +1,105 @@
-"""The local manifest of a bulk upload: what was created, so a re-run creates nothing twice.
+"""The local journal of an upload: hints that save a re-run some work, never the truth.
 
-A JSON Lines file: a header naming the job, then one line per created resource, appended and
-flushed to disk as soon as the server confirmed it. A crash loses at most the lines of creates
-whose answers were in flight; those are recovered on resume (see ``upload``): their request
-ids are derived from the job id and the item key, so a repeated create returns the first item
-from a server that deduplicates, and items carry a label with the job id, so they can be found
-by listing on one that does not.
+The target is the truth. A re-run finds its set and items there by their labels, and checks
+every hint in the journal against it: a set the journal remembers but the target no longer has
+is created again. The journal names the set it made and the runs it started, so a re-run goes
+straight to the set and attaches to an unfinished run instead of starting a second one.
+
+JSON Lines: a header, then one line per entry. A line that cannot be read (cut by a crash, or
+edited by hand) is skipped and counted; a new line never glues onto a cut one; a cut header does
+not block the job.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
-import uuid
 from pathlib import Path
 from typing import Any
 
 from ..formats._problems import FormatError, Problem
 
-VERSION = 1
+VERSION = 2
 
 
 def key_label(key: str) -> str:
-    """A label-safe fingerprint of an item key (hex, 32 characters)."""
+    """A label-safe fingerprint of a key (lowercase hex, 32 characters)."""
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 class Manifest:
+    """The journal of one set's uploads and runs on one target."""
+
     def __init__(self, path: str | Path, *, parent: str, source: str) -> None:
         self.path = Path(path)
         self.parent = parent
         self.source = source
         self.items: dict[str, str] = {}
         self.sets: dict[str, str] = {}
+        self.runs: dict[str, str] = {}
+        #: Runs whose results were read: a re-run starts a new run instead of attaching.
+        self.collected: set[str] = set()
+        #: Lines that could not be read (a crash cut them, or they were edited).
+        self.unreadable_lines = 0
         self._lock = threading.Lock()
-        #: True when this run continues an earlier one (the manifest file already existed).
         self.resuming = self.path.exists()
-        if self.resuming:
-            self.job_id = self._read()
-        else:
-            self.job_id = uuid.uuid4().hex[:16]
-            self._append(
-                {"manifest": VERSION, "job": self.job_id, "parent": parent, "source": source}
-            )
+        has_header = self._read() if self.resuming else False
+        if not has_header:
+            self._append({"manifest": VERSION, "parent": parent, "source": source})
 
-    def _read(self) -> str:
-        job_id: str | None = None
-        with self.path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
+    def _read(self) -> bool:
+        has_header = False
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
                     continue
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    # A line cut by a crash mid-write: everything before it is intact.
+                entry = _entry(raw)
+                if entry is None:
+                    self.unreadable_lines += 1
                     continue
                 if "manifest" in entry:
-                    job_id = str(entry["job"])
-                    if entry.get("parent") != self.parent:
-                        raise FormatError(
-                            [
-                                Problem(
-                                    str(self.path),
-                                    f"line {number}",
-                                    f"this manifest belongs to {entry.get('parent')}, not "
-                                    f"{self.parent}; use another manifest file",
-                                )
-                            ]
-                        )
-                elif "item" in entry:
-                    self.items[entry["key"]] = entry["item"]
-                elif "set" in entry:
-                    self.sets[entry["key"]] = entry["set"]
-        if job_id is None:
-            raise FormatError([Problem(str(self.path), "line 1", "not a platform-eval manifest")])
-        return job_id
+                    has_header = True
+                    self._check_parent(entry, number)
+                    continue
+                key, value = entry.get("key"), None
+                for kind, store in (("item", self.items), ("set", self.sets), ("run", self.runs)):
+                    value = entry.get(kind)
+                    if isinstance(key, str) and isinstance(value, str):
+                        store[key] = value
+                        break
+                else:
+                    if isinstance(entry.get("collected"), str):
+                        self.collected.add(entry["collected"])
+                    else:
+                        self.unreadable_lines += 1
+        return has_header
+
+    def _check_parent(self, header: dict[str, Any], number: int) -> None:
+        theirs = header.get("parent")
+        if isinstance(theirs, str) and theirs != self.parent:
+            raise FormatError(
+                [
+                    Problem(
+                        str(self.path),
+                        f"line {number}",
+                        f"this manifest belongs to {theirs}, not {self.parent}; use another "
+                        "manifest file",
+                    )
+                ]
+            )
 
     def _append(self, entry: dict[str, Any]) -> None:
+        line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            with self.path.open("ab+") as handle:
+                # A crash may have left the last line cut: start ours on a line of its own.
+                if handle.tell() > 0:
+                    handle.seek(-1, 2)
+                    if handle.read(1) != b"\n":
+                        line = "\n" + line
+                handle.write(line.encode())
 
     def record_item(self, key: str, name: str) -> None:
         self.items[key] = name
@@ -94,5 +109,18 @@ class Manifest:
         self.sets[key] = name
         self._append({"key": key, "set": name})
 
-    def request_id(self, key: str) -> str:
-        return f"{self.job_id}-{key_label(key)}"
+    def record_run(self, key: str, name: str) -> None:
+        self.runs[key] = name
+        self._append({"key": key, "run": name})
+
+    def record_collected(self, run_name: str) -> None:
+        self.collected.add(run_name)
+        self._append({"collected": run_name})
+
+
+def _entry(raw: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return entry if isinstance(entry, dict) else None

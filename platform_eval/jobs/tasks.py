@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._operations import MetricLike
+from google.api_core import exceptions as core
+
+from .._operations import MetricLike, to_metric
 from ..client import AsyncClient, Client
 from ..errors import PlatformEvalError
 from ..formats import adk
@@ -20,8 +22,14 @@ from ..formats.config import EvalConfig
 from ..formats.convert import ConversionReport, case_to_item
 from ..formats.load import load_eval_config, load_eval_set
 from ..traces import Conversation, MatchReport, load_conversations, match_conversations
-from ..types import CandidateResponse, EvaluationItem, EvaluationRun, EvaluationSet
-from .manifest import Manifest
+from ..types import (
+    CandidateResponse,
+    EvaluationItem,
+    EvaluationRun,
+    EvaluationRunState,
+    EvaluationSet,
+)
+from .manifest import Manifest, key_label
 from .upload import (
     DEFAULT_CONCURRENCY,
     Failure,
@@ -29,6 +37,7 @@ from .upload import (
     ProgressCallback,
     UploadResult,
     default_manifest_path,
+    set_identity,
     upload_items_async,
 )
 
@@ -60,8 +69,18 @@ def _run_sync(client: Client, job: Any) -> Any:
         return pool.submit(asyncio.run, main()).result()
 
 
-def _open_manifest(client: AnyClient, source: str, manifest: str | Path | None) -> Manifest:
-    path = Path(manifest) if manifest else default_manifest_path(source, client.parent)
+#: Part of every item's content hash: bump it when conversion changes what an item holds.
+CONVERSION_VERSION = "1"
+
+
+def _target(client: AnyClient) -> str:
+    return f"{client.api_endpoint}|{client.parent}"
+
+
+def _open_manifest(
+    client: AnyClient, source: str, set_id: str, manifest: str | Path | None
+) -> Manifest:
+    path = Path(manifest) if manifest else default_manifest_path(_target(client), set_id)
     return Manifest(path, parent=client.parent, source=source)
 
 
@@ -72,6 +91,7 @@ class UploadReport:
     items: list[str] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     resumed: int = 0
+    removed: int = 0
     notes: list[str] = field(default_factory=list)
     conversion: ConversionReport = field(default_factory=ConversionReport)
     matches: MatchReport | None = None
@@ -79,6 +99,7 @@ class UploadReport:
     def fill(self, result: UploadResult, conversion: ConversionReport) -> None:
         self.items, self.failures = result.items, result.failures
         self.resumed, self.notes, self.conversion = result.resumed, result.notes, conversion
+        self.removed = result.removed
 
     def summary(self) -> str:
         lines = [f"{len(self.items)} items uploaded ({self.resumed} already there)"]
@@ -149,17 +170,19 @@ def _pending_cases(
                 item = item.model_copy(update={"evaluation_request": request})
             return item
 
-        key = f"{eval_set.eval_set_id}/{eval_case.eval_id}"
-        if candidates is not None:
-            # The same case with other traces is another item: the key follows the content.
-            key += f"@{_fingerprint(candidates[eval_case.eval_id])}"
+        # An edited case, or the same case with other traces, is another item.
+        key = f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates)}"
         pending.append((key, build))
     return pending
 
 
-def _fingerprint(candidates: list[CandidateResponse]) -> str:
-    digest = hashlib.sha256()
-    for candidate in candidates:
+def _fingerprint(
+    eval_case: adk.EvalCase, candidates: Mapping[str, list[CandidateResponse]] | None
+) -> str:
+    digest = hashlib.sha256(CONVERSION_VERSION.encode())
+    case = eval_case.model_dump(mode="json", exclude_none=True)
+    digest.update(json.dumps(case, sort_keys=True, ensure_ascii=False).encode())
+    for candidate in (candidates or {}).get(eval_case.eval_id, []):
         digest.update(json.dumps(candidate.to_wire(), sort_keys=True).encode())
     return digest.hexdigest()[:16]
 
@@ -180,15 +203,24 @@ class _Upload:
     candidates: Mapping[str, list[CandidateResponse]] | None = None
     matches: MatchReport | None = None
 
-    async def __call__(self, client: AsyncClient) -> EvaluationSet:
+    @property
+    def set_id(self) -> str:
+        # The eval set's id, not the file's path: the same set from any folder is one set.
+        return set_identity(f"{self.eval_set.eval_set_id}|{self.set_key}")
+
+    def open_manifest(self, client: AnyClient) -> Manifest:
+        return _open_manifest(client, self.source, self.set_id, self.manifest)
+
+    async def __call__(
+        self, client: AsyncClient, manifest: Manifest | None = None
+    ) -> EvaluationSet:
         conversion = ConversionReport()
         pending = _pending_cases(self.eval_set, conversion, self.candidates)
         result = await upload_items_async(
             client,
             pending,
-            manifest=_open_manifest(client, self.source, self.manifest),
-            total=len(pending),
-            set_key=self.set_key,
+            manifest=manifest or self.open_manifest(client),
+            set_id=self.set_id,
             display_name=self.display_name,
             concurrency=self.concurrency,
             on_progress=self.on_progress,
@@ -216,8 +248,23 @@ def upload_eval_set(
     uploaded and UploadIncompleteError lists each failure with its reason (``allow_partial=True``
     makes the set from what was uploaded instead). Pass ``report=UploadReport()`` for the detail.
     """
+    job = _eval_set_job(
+        source, manifest, display_name, concurrency, on_progress, allow_partial, report
+    )
+    return _dispatch(client, job)
+
+
+def _eval_set_job(
+    source: EvalSetSource,
+    manifest: str | Path | None,
+    display_name: str | None,
+    concurrency: int,
+    on_progress: ProgressCallback | None,
+    allow_partial: bool,
+    report: UploadReport | None,
+) -> _Upload:
     eval_set, where = _eval_set(source)
-    job = _Upload(
+    return _Upload(
         eval_set,
         where,
         manifest,
@@ -227,7 +274,49 @@ def upload_eval_set(
         allow_partial,
         report,
     )
-    return _dispatch(client, job)
+
+
+class NothingToEvaluateError(PlatformEvalError):
+    """No trace matched an eval case: an empty evaluation set would evaluate nothing."""
+
+
+def _traces_job(
+    eval_set_source: EvalSetSource,
+    traces: Sequence[str | Path | Conversation],
+    candidate: str,
+    mapping: Mapping[str, str] | None,
+    manifest: str | Path | None,
+    display_name: str | None,
+    concurrency: int,
+    on_progress: ProgressCallback | None,
+    allow_partial: bool,
+    report: UploadReport | None,
+) -> _Upload:
+    eval_set, where = _eval_set(eval_set_source)
+    conversations: list[Conversation] = []
+    for trace in traces:
+        conversations.extend(
+            [trace] if isinstance(trace, Conversation) else load_conversations(trace)
+        )
+    matches = match_conversations(eval_set.eval_cases, conversations, mapping)
+    if not matches.matches:
+        raise NothingToEvaluateError(
+            f"none of {len(conversations)} conversations matched an eval case of "
+            f"{eval_set.eval_set_id}, so there is nothing to evaluate:\n{matches.summary()}"
+        )
+    return _Upload(
+        eval_set,
+        where,
+        manifest,
+        display_name or f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
+        concurrency,
+        on_progress,
+        allow_partial,
+        report,
+        set_key=f"traces:{candidate}",
+        candidates=_candidates(matches, candidate),
+        matches=matches,
+    )
 
 
 def _candidates(matches: MatchReport, candidate: str) -> dict[str, list[CandidateResponse]]:
@@ -269,25 +358,17 @@ def upload_traces(
     cases without a trace and traces without a case are logged and listed in
     ``report.matches``. Resumable and exactly-once like ``upload_eval_set``.
     """
-    eval_set, where = _eval_set(eval_set_source)
-    conversations: list[Conversation] = []
-    for trace in traces:
-        conversations.extend(
-            [trace] if isinstance(trace, Conversation) else load_conversations(trace)
-        )
-    matches = match_conversations(eval_set.eval_cases, conversations, mapping)
-    job = _Upload(
-        eval_set,
-        where,
+    job = _traces_job(
+        eval_set_source,
+        traces,
+        candidate,
+        mapping,
         manifest,
-        display_name or f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
+        display_name,
         concurrency,
         on_progress,
         allow_partial,
         report,
-        set_key=f"traces:{candidate}",
-        candidates=_candidates(matches, candidate),
-        matches=matches,
     )
     return _dispatch(client, job)
 
@@ -299,6 +380,8 @@ class Evaluation:
     evaluation_set: EvaluationSet
     upload: UploadReport
     thresholds: dict[str, float] = field(default_factory=dict)
+    #: True when this call attached to a run an earlier, interrupted call had started.
+    attached: bool = False
 
 
 def _metrics(
@@ -329,38 +412,74 @@ def evaluate(
     poll_interval: float = 1.0,
     on_progress: ProgressCallback | None = None,
 ) -> Any:
-    """Uploads (with traces as candidates when given), starts a run, waits, returns results."""
+    """Uploads (with traces as candidates when given), starts a run, waits, returns results.
+
+    A re-run after a timeout or an interruption attaches to the run it started (unless that run
+    failed, was cancelled, or its results were already read), instead of starting a second one.
+    """
     chosen, thresholds = _metrics(metrics, config)
-    eval_set, where = _eval_set(eval_set_source)
+    report = UploadReport()
+    upload = (
+        _traces_job(
+            eval_set_source,
+            traces,
+            candidate,
+            None,
+            manifest,
+            None,
+            DEFAULT_CONCURRENCY,
+            on_progress,
+            False,
+            report,
+        )
+        if traces is not None
+        else _eval_set_job(
+            eval_set_source, manifest, None, DEFAULT_CONCURRENCY, on_progress, False, report
+        )
+    )
 
     async def job(async_client: AsyncClient) -> Evaluation:
-        report = UploadReport()
-        # The manifest is named after the source file, not the EvalSet object parsed from it.
-        where_manifest = manifest or default_manifest_path(where, async_client.parent)
-        if traces is not None:
-            evaluation_set: EvaluationSet = await upload_traces(
-                async_client,
-                eval_set,
-                traces,
-                candidate=candidate,
-                manifest=where_manifest,
-                on_progress=on_progress,
-                report=report,
-            )
-        else:
-            evaluation_set = await upload_eval_set(
-                async_client,
-                eval_set,
-                manifest=where_manifest,
-                on_progress=on_progress,
-                report=report,
-            )
-        run = await async_client.create_run(evaluation_set=evaluation_set, metrics=chosen)
+        journal = upload.open_manifest(async_client)
+        evaluation_set = await upload(async_client, journal)
+        run, attached = await _start_or_attach(async_client, journal, evaluation_set, chosen)
         run = await async_client.wait_for_run(run, timeout=timeout, poll_interval=poll_interval)
         results = await async_client.get_results(run) if run.evaluation_results else []
-        return Evaluation(run, results, evaluation_set, report, thresholds)
+        if run.name:
+            journal.record_collected(run.name)
+        return Evaluation(run, results, evaluation_set, report, thresholds, attached=attached)
 
     return _dispatch(client, job)
+
+
+async def _start_or_attach(
+    client: AsyncClient,
+    journal: Manifest,
+    evaluation_set: EvaluationSet,
+    chosen: Sequence[MetricLike],
+) -> tuple[EvaluationRun, bool]:
+    """The run this evaluation started before and did not finish reading, or a new one."""
+    what = {
+        "set": evaluation_set.name,
+        "items": evaluation_set.evaluation_items,
+        "metrics": [to_metric(m).to_wire() for m in chosen],
+    }
+    key = "run:" + key_label(json.dumps(what, sort_keys=True))
+    earlier = journal.runs.get(key)
+    if earlier and earlier not in journal.collected:
+        try:
+            run = await client.get_run(earlier)
+        except core.NotFound:
+            run = None
+        if run is not None and run.state not in _NOT_WORTH_ATTACHING:
+            _logger.info("attaching to %s, started by an earlier attempt", earlier)
+            return run, True
+    run = await client.create_run(evaluation_set=evaluation_set, metrics=chosen)
+    assert run.name is not None
+    journal.record_run(key, run.name)
+    return run, False
+
+
+_NOT_WORTH_ATTACHING = (EvaluationRunState.FAILED, EvaluationRunState.CANCELLED)
 
 
 def _dispatch(client: AnyClient, job: Any) -> Any:

@@ -1,9 +1,20 @@
-"""Bulk, resumable, exactly-once upload of evaluation items and the set that groups them.
+"""Bulk upload of evaluation items into the set that groups them, matching the source exactly.
 
-Items are created by a bounded pool of async workers that pull from a lazy iterator, so memory
-does not grow with the number of items beyond the input itself. Each created item is written
-to the manifest at once; a re-run skips what the manifest has, recovers creates whose answers
-were lost (same request id, and a label listing), and retries what failed before.
+The target is the truth, the local manifest only a journal of hints. Every item carries two
+labels: its set's identity (the eval set and what kind of upload, never the file's path) and its
+own (the case and a hash of its content). A run lists what the target holds under the set's
+label, then:
+
+- reuses the items whose content is unchanged,
+- creates the missing ones (a bounded pool of async workers; request ids derived from the
+  content, so a server that deduplicates returns the first item on a retry),
+- points the set at exactly the items of the source, in its order (created when the target has
+  none, found by the marker in its metadata before creating, so a lost answer never yields two),
+- and deletes the items of cases that changed or left the source, and duplicates left by
+  creates whose answers were lost.
+
+So a re-run against a fresh target creates everything again, an edited file uploads what changed,
+and the same file uploaded from two folders creates nothing twice.
 """
 
 from __future__ import annotations
@@ -21,10 +32,14 @@ from ..errors import APIConnectionError
 from ..types import EvaluationItem, EvaluationSet
 from .manifest import Manifest, key_label
 
-#: Label with the job id on every uploaded item, to find them again after a crash.
-JOB_LABEL = "platform-eval-job"
+#: Label with the identity of the set an uploaded item belongs to.
+SET_LABEL = "platform-eval-set"
+#: Label with the identity of the item: its case and a hash of its content.
 KEY_LABEL = "platform-eval-key"
+#: Key in an EvaluationSet's ``metadata`` with the set's identity (sets have no labels).
+SET_MARKER = "platformEvalSet"
 DEFAULT_CONCURRENCY = 16
+LIST_PAGE_SIZE = 1000
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,7 @@ class UploadResult:
     items: list[str]
     failures: list[Failure] = field(default_factory=list)
     resumed: int = 0
+    removed: int = 0
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -58,12 +74,18 @@ ProgressCallback = Callable[[Progress], None]
 PendingItem = tuple[str, Callable[[], EvaluationItem]]
 
 
-def default_manifest_path(source: str, parent: str) -> Path:
-    digest = hashlib.sha256(f"{parent}|{Path(source).resolve()}".encode()).hexdigest()[:16]
-    return Path(".platform-eval") / "manifests" / f"{Path(source).name}.{digest}.jsonl"
+def set_identity(scope: str) -> str:
+    """The label value naming one set: an eval set's id and the kind of upload."""
+    return key_label(scope)
 
 
-def _is_permanent(error: BaseException) -> bool:
+def default_manifest_path(target: str, set_id: str) -> Path:
+    """Where the journal of a set on a target lives: named by both, not by the source's path."""
+    digest = hashlib.sha256(f"{target}|{set_id}".encode()).hexdigest()[:16]
+    return Path(".platform-eval") / "manifests" / f"{set_id[:16]}.{digest}.jsonl"
+
+
+def is_permanent(error: BaseException) -> bool:
     if isinstance(error, APIConnectionError):
         return False
     if isinstance(error, core.GoogleAPICallError):
@@ -72,20 +94,128 @@ def _is_permanent(error: BaseException) -> bool:
     return True
 
 
-async def _recover_lost_creates(client: AsyncClient, manifest: Manifest, wanted: set[str]) -> int:
-    """Finds items of this job the server has but the manifest lacks (a crash mid-create)."""
-    missing = {key_label(k): k for k in wanted if k not in manifest.items}
-    if not missing:
-        return 0
-    recovered = 0
+@dataclass
+class _Found:
+    """What the target holds under a set's label."""
+
+    items: dict[str, str] = field(default_factory=dict)
+    unwanted: list[str] = field(default_factory=list)
+
+
+async def _find_items(client: AsyncClient, set_id: str, wanted: Iterable[str]) -> _Found:
+    by_label = {key_label(key): key for key in wanted}
+    found = _Found()
     async for item in client.list_items(
-        filter=f'labels.{JOB_LABEL} = "{manifest.job_id}"', page_size=1000
+        filter=f'labels.{SET_LABEL} = "{set_id}"', page_size=LIST_PAGE_SIZE
     ):
-        key = missing.get((item.labels or {}).get(KEY_LABEL, ""))
-        if key is not None and key not in manifest.items and item.name:
-            manifest.record_item(key, item.name)
-            recovered += 1
-    return recovered
+        if not item.name:
+            continue
+        key = by_label.get((item.labels or {}).get(KEY_LABEL, ""))
+        if key is None or key in found.items:
+            # A case that changed or left the source, or a second copy of one.
+            found.unwanted.append(item.name)
+        else:
+            found.items[key] = item.name
+    return found
+
+
+async def _find_set(
+    client: AsyncClient, manifest: Manifest, set_id: str, notes: list[str]
+) -> EvaluationSet | None:
+    remembered = manifest.sets.get(set_id)
+    if remembered:
+        try:
+            return await client.get_set(remembered)
+        except core.NotFound:
+            notes.append(f"{remembered} is gone from the target; the set is made again")
+    async for candidate in client.list_sets(page_size=LIST_PAGE_SIZE):
+        marker = (
+            candidate.metadata.get(SET_MARKER) if isinstance(candidate.metadata, dict) else None
+        )
+        if marker == set_id and candidate.name:
+            manifest.record_set(set_id, candidate.name)
+            return candidate
+    return None
+
+
+async def _create_items(
+    client: AsyncClient,
+    todo: list[PendingItem],
+    *,
+    set_id: str,
+    manifest: Manifest,
+    concurrency: int,
+    report: Callable[[int, Failure | None], None],
+) -> None:
+    queue: Iterator[PendingItem] = iter(todo)
+
+    async def worker() -> None:
+        for key, build in queue:
+            try:
+                item = build()
+                labels = {**(item.labels or {}), SET_LABEL: set_id, KEY_LABEL: key_label(key)}
+                item = item.model_copy(update={"labels": labels})
+                request_id = f"pe-{set_id[:16]}-{key_label(key)}"
+                created = await client.create_item(item, request_id=request_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                transient = "" if is_permanent(error) else " (transient: re-run to retry)"
+                report(0, Failure(key, f"{error}{transient}"))
+                continue
+            assert created.name is not None
+            manifest.record_item(key, created.name)
+            report(1, None)
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+
+
+async def _point_set(
+    client: AsyncClient,
+    manifest: Manifest,
+    *,
+    set_id: str,
+    names: list[str],
+    display_name: str,
+    notes: list[str],
+) -> EvaluationSet:
+    """The set with exactly ``names``: found and patched, or created once."""
+    existing = await _find_set(client, manifest, set_id, notes)
+    if existing is not None:
+        if list(existing.evaluation_items or []) == names:
+            return existing
+        return await client.update_set(
+            EvaluationSet(name=existing.name, evaluation_items=names),
+            update_mask=["evaluation_items"],
+        )
+    request_id = f"pe-set-{key_label(set_id + '|' + '|'.join(names))}"
+    wanted = EvaluationSet(
+        display_name=display_name, evaluation_items=names, metadata={SET_MARKER: set_id}
+    )
+    try:
+        created = await client.create_set(wanted, request_id=request_id)
+    except (APIConnectionError, core.ServerError):
+        # The create may have landed with its answer lost: look before anyone makes a second.
+        found = await _find_set(client, manifest, set_id, notes)
+        if found is None:
+            raise
+        created = found
+    assert created.name is not None
+    manifest.record_set(set_id, created.name)
+    return created
+
+
+async def _remove(client: AsyncClient, names: list[str], notes: list[str]) -> int:
+    removed = 0
+    for name in names:
+        try:
+            await client.delete_item(name)
+            removed += 1
+        except core.NotFound:
+            removed += 1
+        except Exception as error:
+            notes.append(f"could not remove {name} (re-run to retry): {error}")
+    return removed
 
 
 async def upload_items_async(
@@ -93,14 +223,13 @@ async def upload_items_async(
     pending: Iterable[PendingItem],
     *,
     manifest: Manifest,
-    total: int,
-    set_key: str,
+    set_id: str,
     display_name: str,
     concurrency: int = DEFAULT_CONCURRENCY,
     on_progress: ProgressCallback | None = None,
     allow_partial: bool = False,
 ) -> UploadResult:
-    """Creates the items not yet in the manifest, then the set (once every item exists)."""
+    """Makes the target's set hold exactly ``pending``, creating only what it lacks."""
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     entries = list(pending)
@@ -108,70 +237,48 @@ async def upload_items_async(
     if len(set(keys)) != len(keys):
         duplicates = sorted({k for k in keys if keys.count(k) > 1})
         raise ValueError(f"duplicate item keys: {duplicates[:5]}")
-    resumed = sum(1 for k in keys if k in manifest.items)
-    recovered = await _recover_lost_creates(client, manifest, set(keys)) if manifest.resuming else 0
-    failures: list[Failure] = []
-    done = sum(1 for k in keys if k in manifest.items)
-    lock = asyncio.Lock()
+    notes: list[str] = []
+    found = await _find_items(client, set_id, keys)
+    forgotten = sum(1 for k in keys if k in manifest.items and k not in found.items)
+    if forgotten:
+        notes.append(f"{forgotten} items the manifest remembers are gone from the target")
+    result = UploadResult(evaluation_set=None, items=[], resumed=len(found.items), notes=notes)
+    counts = {"done": len(found.items)}
 
-    def report() -> None:
+    def report(done: int, failure: Failure | None) -> None:
+        counts["done"] += done
+        if failure is not None:
+            result.failures.append(failure)
         if on_progress:
-            on_progress(Progress(done=done, failed=len(failures), total=total, skipped=resumed))
-
-    report()
-    todo: Iterator[PendingItem] = iter(
-        [(k, build) for k, build in entries if k not in manifest.items]
-    )
-
-    async def worker() -> None:
-        nonlocal done
-        for key, build in todo:
-            try:
-                item = build()
-                labels = dict(item.labels or {})
-                labels[JOB_LABEL] = manifest.job_id
-                labels[KEY_LABEL] = key_label(key)
-                item = item.model_copy(update={"labels": labels})
-                created = await client.create_item(item, request_id=manifest.request_id(key))
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                reason = (
-                    str(error) if _is_permanent(error) else f"{error} (transient: re-run to retry)"
+            on_progress(
+                Progress(
+                    done=counts["done"],
+                    failed=len(result.failures),
+                    total=len(entries),
+                    skipped=result.resumed,
                 )
-                async with lock:
-                    failures.append(Failure(key, reason))
-                    report()
-                continue
-            assert created.name is not None
-            manifest.record_item(key, created.name)
-            async with lock:
-                done += 1
-                report()
-
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(entries))))))
-    result = UploadResult(evaluation_set=None, items=[], failures=failures, resumed=resumed)
-    if recovered:
-        result.notes.append(
-            f"{recovered} items created by an interrupted run were found on the server"
-        )
-    names = [manifest.items[k] for k in keys if k in manifest.items]
-    result.items = names
-    if failures and not allow_partial:
-        result.notes.append("the set was not created because some items failed; re-run to retry")
-        return result
-    if set_key in manifest.sets and not failures:
-        result.evaluation_set = await client.get_set(manifest.sets[set_key])
-        if list(result.evaluation_set.evaluation_items or []) != names:
-            result.evaluation_set = await client.update_set(
-                EvaluationSet(name=result.evaluation_set.name, evaluation_items=names)
             )
-        return result
-    set_request = f"{manifest.job_id}-set-{key_label(set_key + str(len(names)))}"
-    created_set = await client.create_set(
-        display_name=display_name, items=names, request_id=set_request
+
+    report(0, None)
+    todo = [(k, build) for k, build in entries if k not in found.items]
+    await _create_items(
+        client, todo, set_id=set_id, manifest=manifest, concurrency=concurrency, report=report
     )
-    assert created_set.name is not None
-    manifest.record_set(set_key, created_set.name)
-    result.evaluation_set = created_set
+    created = {k: manifest.items[k] for k, _ in todo if k in manifest.items}
+    result.items = [
+        found.items.get(k) or created[k] for k in keys if k in found.items or k in created
+    ]
+    if result.failures and not allow_partial:
+        notes.append(
+            "the set was not created or changed because some items failed; re-run to retry"
+        )
+        return result
+    result.evaluation_set = await _point_set(
+        client, manifest, set_id=set_id, names=result.items, display_name=display_name, notes=notes
+    )
+    if found.unwanted:
+        result.removed = await _remove(client, found.unwanted, notes)
+        notes.append(
+            f"{result.removed} items of cases that changed or left the source were removed"
+        )
     return result
