@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 from factories import request_item
 
+from platform_eval import errors
 from platform_eval.emulator import Emulator
 
 
@@ -234,3 +236,43 @@ def test_a_long_run_cancelled_mid_way_keeps_its_results(emulator: Emulator, proj
         assert done.progress == (250, 1000)
         assert len(client.get_results(done)) == 250
         assert done.evaluation_results.summary_metrics.total_items == 250
+
+
+def test_an_accepted_cancel_survives_a_restart(tmp_path: Path) -> None:
+    db = str(tmp_path / "evals.sqlite")
+    first = Emulator(db=db).start()
+    with first.client() as client:
+        evaluation_set = _thousand_items(client, 300)
+        with first.executor.paused(after_items=100):
+            run = client.create_run(evaluation_set=evaluation_set, metrics=["response_match_score"])
+            assert first.executor.wait_until_held()
+            client.cancel_run(run)  # accepted; takes effect at the next item boundary
+            first.stop()  # ...which the emulator never reaches before it goes away
+        first.store.close()
+    with Emulator(db=db) as second, second.client() as client:
+        done = client.wait_for_run(run.name, timeout=60, poll_interval=0.05)
+        assert done.state == "CANCELLED"
+        assert done.error is not None and done.error.code == 1
+        # The 100 results written before the restart stay with the cancelled run.
+        assert len(client.get_results(done)) == 100
+
+
+def test_deleting_a_running_run_stops_it_and_removes_its_partial_results(
+    emulator: Emulator, project: str
+) -> None:
+    with emulator.client(project) as client:
+        evaluation_set = _thousand_items(client, 300)
+        with emulator.executor.paused(after_items=50):
+            run = client.create_run(evaluation_set=evaluation_set, metrics=["response_match_score"])
+            assert emulator.executor.wait_until_held()
+            client.delete_run(run)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            left = list(client.list_items(filter="evaluation_item_type = RESULT", page_size=1000))
+            if not left:
+                break
+            time.sleep(0.05)
+        assert left == []
+        assert [s.name for s in client.list_sets()] == [evaluation_set.name]
+        with pytest.raises(errors.NotFound):
+            client.get_run(run.name)

@@ -25,6 +25,7 @@ from ..types import (
     EvaluationRun,
     EvaluationRunState,
     EvaluationSet,
+    Status,
     WireModel,
 )
 from .filters import FilterError, compile_filter
@@ -119,8 +120,17 @@ class Backend:
         self._run_listeners: list[Callable[[str], None]] = []
         self._run_lock = threading.Lock()
         # Runs being executed that were asked to stop: they turn CANCELLED when the executor
-        # stops at the next item boundary, together with the results written so far.
-        self.cancel_requested: set[str] = set()
+        # stops at the next item boundary, together with the results written so far. Kept in
+        # the store too, so that an accepted cancel survives a restart of the emulator.
+        self.cancel_requested: set[str] = store.cancel_requests()
+
+    def request_cancel(self, name: str) -> None:
+        self.store.add_cancel_request(name)
+        self.cancel_requested.add(name)
+
+    def cancel_handled(self, name: str) -> None:
+        self.cancel_requested.discard(name)
+        self.store.drop_cancel_request(name)
 
     def on_run_created(self, listener: Callable[[str], None]) -> None:
         self._run_listeners.append(listener)
@@ -317,10 +327,11 @@ class Backend:
                 )
             if run.state != EvaluationRunState.PENDING:
                 # Being executed: it stops at its next item, with what it wrote so far.
-                self.cancel_requested.add(str(run.name))
+                self.request_cancel(str(run.name))
                 return False
             run.state = EvaluationRunState.CANCELLED
             run.completion_time = now()
+            run.error = Status(code=1, message="the run was cancelled")
             return True
 
         if self.update_run(f"{parent}/{RUNS}/{rid}", cancel) is None and not quiet:

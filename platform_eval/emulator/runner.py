@@ -193,6 +193,13 @@ class RunExecutor:
             state = EvaluationRunState.SUCCEEDED
         except _CancelledError:
             state = EvaluationRunState.CANCELLED
+            # Results written before a restart stay with the cancelled run.
+            result_names += [str(r.name) for kept in earlier.values() for r in kept]
+        if self._backend.store.get(parent, RUNS, split_name(name, RUNS)[1]) is None:
+            # Deleted while running: its partial results go with it.
+            self._discard(parent, result_names)
+            self._backend.cancel_handled(name)
+            return
         self._report_progress(name, total, len(items))
 
         result_set = EvaluationSet(
@@ -208,6 +215,10 @@ class RunExecutor:
             ),
         )
         self._finish(name, state, results=results)
+
+    def _discard(self, parent: str, result_names: list[str]) -> None:
+        for result_name in result_names:
+            self._backend.store.delete(parent, ITEMS, result_name.rsplit("/", 1)[-1])
 
     def _request_of(self, item_name: str) -> tuple[EvaluationRequest | None, str | None]:
         """The request of a REQUEST item, inline or read from its gs:// object."""
@@ -338,7 +349,9 @@ class RunExecutor:
             run.completion_time = now()
             if error:
                 run.error = Status(code=13, message=error)
+            elif state == EvaluationRunState.CANCELLED:
+                run.error = Status(code=1, message="the run was cancelled")
             return True
 
         self._backend.update_run(name, finish)
-        self._backend.cancel_requested.discard(name)
+        self._backend.cancel_handled(name)

@@ -25,6 +25,9 @@ CREATE TABLE IF NOT EXISTS resources (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS resources_request_id
     ON resources (parent, collection, request_id) WHERE request_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS cancel_requests (
+    name TEXT PRIMARY KEY
+);
 CREATE TABLE IF NOT EXISTS objects (
     bucket TEXT NOT NULL,
     name TEXT NOT NULL,
@@ -162,7 +165,20 @@ class Store:
             ).fetchall()
         return [(parent, json.loads(body)) for parent, body in rows]
 
+    def add_cancel_request(self, name: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO cancel_requests (name) VALUES (?)", (name,))
+
+    def drop_cancel_request(self, name: str) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM cancel_requests WHERE name=?", (name,))
+
+    def cancel_requests(self) -> set[str]:
+        with self._lock:
+            return {row[0] for row in self._db.execute("SELECT name FROM cancel_requests")}
+
     def reset(self) -> None:
         with self.transaction() as db:
             db.execute("DELETE FROM resources")
             db.execute("DELETE FROM objects")
+            db.execute("DELETE FROM cancel_requests")
