@@ -29,12 +29,24 @@ from pydantic import ValidationError
 
 from ..formats._problems import FormatError, Problem
 from ..types import AgentConfig, AgentData, AgentEvent, ConversationTurn
+from . import genai_semconv as semconv
 from ._conversation import Conversation
 
 LLM_REQUEST = "gcp.vertex.agent.llm_request"
 LLM_RESPONSE = "gcp.vertex.agent.llm_response"
-TOOL_ARGS = "gcp.vertex.agent.tool_call_args"
-TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
+TOOL_ARGS_KEYS = ("gcp.vertex.agent.tool_call_args", "gen_ai.tool.call.arguments")
+TOOL_RESULT_KEYS = ("gcp.vertex.agent.tool_response", "gen_ai.tool.call.result")
+#: LLM spans of the GenAI semantic conventions (ADK schema v2 writes ``generate_content``).
+SEMCONV_LLM_OPERATIONS = ("generate_content", "chat", "text_completion")
+#: Attributes naming the session a trace belongs to: its traces are one conversation.
+CONVERSATION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id", "session.id")
+NO_CONTENT_NOTE = (
+    "no message content was recorded in these spans (no user message, no model output). "
+    "ADK 2.x records content on spans only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="
+    "SPAN_ONLY or SPAN_AND_EVENT (with 'true' it goes to log records, not spans); ADK 1.x and "
+    "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 record it unless ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS"
+    "=false. Record the agent again with content, or evaluate its session export instead"
+)
 
 
 @dataclass(frozen=True)
@@ -226,137 +238,276 @@ def _time(span: Span) -> datetime | None:
     return datetime.fromtimestamp(span.start_ns / 1e9, UTC) if span.start_ns else None
 
 
-def _turn_events(
-    tree: _Tree, turn_span: Span, agents: dict[str, AgentConfig], notes: list[str]
-) -> list[AgentEvent]:
-    events: list[AgentEvent] = []
-    called: set[str] = set()
-    user: genai_types.Content | None = None
+def _is_legacy_llm(span: Span) -> bool:
+    return span.operation == "call_llm" or span.name == "call_llm"
 
-    def author_of(span: Span) -> str:
-        for candidate in (span, *tree.ancestors(span)):
+
+def _is_semconv_llm(span: Span) -> bool:
+    return span.operation in SEMCONV_LLM_OPERATIONS and not _is_legacy_llm(span)
+
+
+def _declare_tool(config: AgentConfig, name: str, description: Any) -> None:
+    declared = {d.name for t in config.tools or [] for d in t.function_declarations or []}
+    if name in declared:
+        return
+    declaration = genai_types.FunctionDeclaration(
+        name=name, description=str(description) if description else None
+    )
+    config.tools = [*(config.tools or []), genai_types.Tool(function_declarations=[declaration])]
+
+
+class _TurnReader:
+    """The events of one turn: the user's message, then what each agent said and called."""
+
+    def __init__(
+        self, tree: _Tree, agents: dict[str, AgentConfig], notes: list[str], turn_span: Span
+    ) -> None:
+        self.tree, self.agents, self.notes, self.turn_span = tree, agents, notes, turn_span
+        self.events: list[AgentEvent] = []
+        self.user: genai_types.Content | None = None
+        #: Calls an LLM made whose tool span has not been read yet, oldest first.
+        self.pending: list[genai_types.FunctionCall] = []
+        self.content_seen = False
+
+    def author_of(self, span: Span) -> str:
+        for candidate in (span, *self.tree.ancestors(span)):
             if candidate.operation == "invoke_agent" and _agent_name(candidate):
                 return str(_agent_name(candidate))
-        return "agent"
+        return str(span.attributes.get("gen_ai.agent.name") or "agent")
 
-    for span in tree.descendants(turn_span):
-        if span.operation == "invoke_agent":
-            _register_agent(agents, span)
-        elif span.operation == "call_llm" or span.name == "call_llm":
-            request = _json_attribute(span, LLM_REQUEST)
-            if user is None:
-                user = _user_message(request)
-            author = author_of(span)
-            instruction = (
-                (request or {}).get("config", {}).get("system_instruction")
-                if isinstance(request, dict)
-                else None
+    def read(self) -> list[AgentEvent]:
+        spans = self.tree.descendants(self.turn_span)
+        # ADK's schema v1 writes call_llm spans (with content) around generate_content spans
+        # (without): read the semconv spans only where there are no call_llm spans.
+        legacy = any(_is_legacy_llm(s) for s in spans)
+        for span in spans:
+            if span.operation == "invoke_agent":
+                _register_agent(self.agents, span)
+            elif _is_legacy_llm(span):
+                self.legacy_llm(span)
+            elif not legacy and _is_semconv_llm(span):
+                self.semconv_llm(span)
+            elif span.operation == "execute_tool":
+                self.tool(span)
+        if self.user is not None:
+            self.events.insert(
+                0, AgentEvent(author="user", content=self.user, event_time=_time(self.turn_span))
             )
-            if isinstance(instruction, str) and author in agents and not agents[author].instruction:
-                agents[author].instruction = instruction
-            response = _json_attribute(span, LLM_RESPONSE)
-            content = _content(response.get("content")) if isinstance(response, dict) else None
-            if content is None:
-                if span.attributes.get(LLM_RESPONSE):
-                    notes.append(f"span {span.span_id}: LLM response unreadable (truncated?)")
-                continue
-            for part in content.parts or []:
-                if part.function_call:
-                    called.add(part.function_call.id or part.function_call.name or "")
-            if content.role is None:
-                content.role = "model"
-            events.append(AgentEvent(author=author, content=content, event_time=_time(span)))
-        elif span.operation == "execute_tool":
-            author = author_of(span)
-            name = str(span.attributes.get("gen_ai.tool.name") or span.name.split(" ", 1)[-1])
-            call_id = span.attributes.get("gen_ai.tool.call.id")
-            config = agents.setdefault(author, AgentConfig(agent_id=author))
-            declared = {d.name for t in config.tools or [] for d in t.function_declarations or []}
-            if name not in declared:
-                description = span.attributes.get("gen_ai.tool.description")
-                config.tools = [
-                    *(config.tools or []),
-                    genai_types.Tool(
-                        function_declarations=[
-                            genai_types.FunctionDeclaration(
-                                name=name, description=str(description) if description else None
-                            )
-                        ]
-                    ),
-                ]
-            if (call_id or name) not in called and name not in called:
-                args = _json_attribute(span, TOOL_ARGS)
-                call = genai_types.FunctionCall(
-                    id=str(call_id) if call_id else None,
-                    name=name,
-                    args=args if isinstance(args, dict) else {},
-                )
-                events.append(
-                    _part_event(author, "model", genai_types.Part(function_call=call), span)
-                )
-                called.add(str(call_id or name))
-            result = _json_attribute(span, TOOL_RESPONSE)
-            if result is None and span.attributes.get(TOOL_RESPONSE):
-                result = {"result": str(span.attributes[TOOL_RESPONSE])}
-            if result is not None:
-                response = genai_types.FunctionResponse(
-                    id=str(call_id) if call_id else None,
-                    name=name,
-                    response=result if isinstance(result, dict) else {"result": result},
-                )
-                events.append(
-                    _part_event(author, "user", genai_types.Part(function_response=response), span)
-                )
-    if user is not None:
-        events.insert(0, AgentEvent(author="user", content=user, event_time=_time(turn_span)))
-    else:
-        notes.append(f"turn {turn_span.span_id}: no user message found in the LLM request")
-    return events
+        else:
+            self.notes.append(
+                f"turn {self.turn_span.span_id}: no user message found in the LLM request"
+            )
+        return self.events
+
+    def model_content(self, span: Span, content: genai_types.Content) -> None:
+        self.content_seen = True
+        if content.role is None:
+            content.role = "model"
+        for part in content.parts or []:
+            if part.function_call:
+                self.pending.append(part.function_call)
+        self.events.append(
+            AgentEvent(author=self.author_of(span), content=content, event_time=_time(span))
+        )
+
+    def instruction(self, span: Span, text: Any) -> None:
+        author = self.author_of(span)
+        if isinstance(text, str) and author in self.agents and not self.agents[author].instruction:
+            self.agents[author].instruction = text
+
+    def legacy_llm(self, span: Span) -> None:
+        request = _json_attribute(span, LLM_REQUEST)
+        if self.user is None:
+            self.user = _user_message(request)
+        if isinstance(request, dict):
+            self.instruction(span, (request.get("config") or {}).get("system_instruction"))
+        response = _json_attribute(span, LLM_RESPONSE)
+        content = _content(response.get("content")) if isinstance(response, dict) else None
+        if content is None:
+            if span.attributes.get(LLM_RESPONSE):
+                self.notes.append(f"span {span.span_id}: LLM response unreadable (truncated?)")
+            return
+        self.model_content(span, content)
+
+    def semconv_llm(self, span: Span) -> None:
+        where = f"span {span.span_id}"
+        if self.user is None:
+            inputs = semconv.messages(
+                span.attributes.get(semconv.INPUT_MESSAGES), f"{where} input", self.notes
+            )
+            self.user = next(
+                (
+                    m
+                    for m in reversed(inputs)
+                    if m.role == "user" and any(p.text for p in m.parts or [])
+                ),
+                None,
+            )
+        self.instruction(
+            span, semconv.system_text(span.attributes.get(semconv.SYSTEM_INSTRUCTIONS))
+        )
+        outputs = semconv.messages(
+            span.attributes.get(semconv.OUTPUT_MESSAGES), f"{where} output", self.notes
+        )
+        for content in outputs:
+            self.model_content(span, content)
+
+    def take_pending(self, call_id: str | None, name: str) -> genai_types.FunctionCall | None:
+        """The LLM's call this tool span answers: by id, else the oldest of that name."""
+        by_id = [i for i, c in enumerate(self.pending) if call_id and c.id == call_id]
+        by_name = [i for i, c in enumerate(self.pending) if c.name == name]
+        found = by_id or by_name
+        if not found:
+            return None
+        call = self.pending.pop(found[0])
+        if call.id is None and call_id:
+            # The tool span knows the id the LLM's record left out: pair the two by it.
+            call.id = call_id
+        return call
+
+    def tool(self, span: Span) -> None:
+        author = self.author_of(span)
+        name = str(span.attributes.get("gen_ai.tool.name") or span.name.split(" ", 1)[-1])
+        raw_id = span.attributes.get("gen_ai.tool.call.id")
+        call_id = str(raw_id) if raw_id else None
+        _declare_tool(
+            self.agents.setdefault(author, AgentConfig(agent_id=author)),
+            name,
+            span.attributes.get("gen_ai.tool.description"),
+        )
+        call = self.take_pending(call_id, name)
+        if call is None:
+            raw_args = next(
+                (span.attributes[k] for k in TOOL_ARGS_KEYS if k in span.attributes), None
+            )
+            if raw_args is None:
+                self.notes.append(f"span {span.span_id}: the arguments of {name} were not recorded")
+            args = semconv.parse_json(raw_args)
+            call = genai_types.FunctionCall(
+                id=call_id, name=name, args=args if isinstance(args, dict) else {}
+            )
+            self.events.append(
+                _part_event(author, "model", genai_types.Part(function_call=call), span)
+            )
+        raw_result = next(
+            (span.attributes[k] for k in TOOL_RESULT_KEYS if span.attributes.get(k)), None
+        )
+        if raw_result is None:
+            return
+        result = semconv.parse_json(raw_result)
+        if result is None:
+            result = {"result": str(raw_result)}
+        response = genai_types.FunctionResponse(
+            id=call.id or call_id,
+            name=name,
+            response=result if isinstance(result, dict) else {"result": result},
+        )
+        self.events.append(
+            _part_event(author, "user", genai_types.Part(function_response=response), span)
+        )
+
+
+def _conversation_id(spans: Iterable[Span]) -> str | None:
+    for span in spans:
+        for key in CONVERSATION_KEYS:
+            if span.attributes.get(key):
+                return str(span.attributes[key])
+    return None
+
+
+def _is_invocation_root(span: Span) -> bool:
+    # ADK writes one per user message: ``invoke_workflow`` (schema v2), ``invocation`` (v1),
+    # ``invocation [app]`` (1.x); the agents it ran, a sub-agent after a transfer included,
+    # sit below it.
+    return span.operation in ("invoke_workflow", "invocation")
+
+
+def _top_invocations(tree: _Tree, spans: list[Span]) -> list[Span]:
+    """The span of each turn: the invocation root, or else each outermost agent span."""
+    roots = [
+        s
+        for s in spans
+        if _is_invocation_root(s)
+        and not any(_is_invocation_root(a) for a in tree.ancestors(s))
+        and any(d.operation == "invoke_agent" for d in tree.descendants(s))
+    ]
+    return roots or [
+        s
+        for s in spans
+        if s.operation == "invoke_agent"
+        and not any(a.operation == "invoke_agent" for a in tree.ancestors(s))
+    ]
 
 
 def spans_to_conversations(spans: list[Span], source: str | None = None) -> list[Conversation]:
-    """One conversation per trace that has at least one ``invoke_agent`` span."""
+    """One conversation per session: the traces of one session id are its turns, in order.
+
+    Raises FormatError when the spans hold no conversation, or no content at all, saying what
+    was found and why nothing could be extracted.
+    """
+    conversations = _conversations(spans, source)
+    if not conversations:
+        names = sorted({s.name for s in spans})
+        shown = ", ".join(names[:12]) + (
+            f" (and {len(names) - 12} more)" if len(names) > 12 else ""
+        )
+        raise FormatError(
+            [
+                Problem(
+                    source,
+                    "$",
+                    f"{len(spans)} spans, none of them an agent invocation (invoke_agent); "
+                    f"span names seen: {shown or 'none'}",
+                )
+            ]
+        )
+    if all(NO_CONTENT_NOTE in c.notes for c in conversations):
+        raise FormatError([Problem(source, "$", NO_CONTENT_NOTE)])
+    return conversations
+
+
+def _conversations(spans: list[Span], source: str | None) -> list[Conversation]:
     by_trace: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         by_trace[span.trace_id].append(span)
-    conversations = []
+    sessions: dict[str, list[tuple[_Tree, Span]]] = defaultdict(list)
+    session_traces: dict[str, list[str]] = defaultdict(list)
     for trace_id, trace_spans in by_trace.items():
         tree = _Tree(trace_spans)
-        invocations = [s for s in trace_spans if s.operation == "invoke_agent"]
-        top = sorted(
-            (
-                s
-                for s in invocations
-                if not any(a.operation == "invoke_agent" for a in tree.ancestors(s))
-            ),
-            key=lambda s: s.start_ns,
-        )
+        top = _top_invocations(tree, trace_spans)
         if not top:
             continue
+        session = _conversation_id(trace_spans) or trace_id
+        sessions[session].extend((tree, s) for s in top)
+        session_traces[session].append(trace_id)
+    conversations = []
+    for session, invocations in sessions.items():
         agents: dict[str, AgentConfig] = {}
         notes: list[str] = []
         turns: list[ConversationTurn] = []
-        for turn_span in top:
-            _register_agent(agents, turn_span)
-            events = _turn_events(tree, turn_span, agents, notes)
+        content_seen = False
+        for tree, turn_span in sorted(invocations, key=lambda pair: pair[1].start_ns):
+            if turn_span.operation == "invoke_agent":
+                _register_agent(agents, turn_span)
+            reader = _TurnReader(tree, agents, notes, turn_span)
+            events = reader.read()
+            content_seen = content_seen or reader.content_seen or reader.user is not None
             if any(e.author != "user" for e in events):
                 turns.append(
                     ConversationTurn(
                         turn_index=len(turns), turn_id=turn_span.span_id, events=events
                     )
                 )
-        conversation_id = next(
-            (
-                str(s.attributes[k])
-                for s in trace_spans
-                for k in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
-                if s.attributes.get(k)
-            ),
-            trace_id,
-        )
+        if not content_seen:
+            notes.append(NO_CONTENT_NOTE)
+        traces = session_traces[session]
+        if session in by_trace or len(traces) > 1:
+            conversation_id = session
+        else:
+            conversation_id = f"{session}/{traces[0]}"
         conversations.append(
             Conversation(
-                id=f"{conversation_id}/{trace_id}" if conversation_id != trace_id else trace_id,
+                id=conversation_id,
                 agent_data=AgentData(agents=agents or None, turns=turns),
                 source=source,
                 notes=notes,

@@ -1,0 +1,225 @@
+"""Real google-adk runs, recorded: a Runner, a scripted model (no network), in-memory spans.
+
+``record(...)`` runs a small agent for a few user messages under a chosen telemetry schema and
+content setting, and returns what ADK wrote: its spans as OTLP JSON (the shape an OTLP JSON
+exporter or collector writes) and the session as ADK exports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import InMemoryRunner
+from google.genai import types
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+_EXPORTER = InMemorySpanExporter()
+_installed = False
+
+
+def _install() -> None:
+    # The global tracer provider can be set once per process; ADK's tracers follow it.
+    global _installed
+    if not _installed:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+        trace.set_tracer_provider(provider)
+        _installed = True
+
+
+class ScriptedModel(BaseLlm):
+    """Answers each LLM call with the next scripted content."""
+
+    model: str = "scripted-model"
+    script: list[types.Content] = []
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        yield LlmResponse(content=self.script.pop(0))
+
+
+def get_weather(city: str) -> dict[str, str]:
+    """The weather forecast of a city."""
+    return {"city": city, "forecast": "sunny" if city == "Paris" else "rain"}
+
+
+def call(name: str, **args: Any) -> types.Content:
+    part = types.Part(function_call=types.FunctionCall(name=name, args=args))
+    return types.Content(role="model", parts=[part])
+
+
+def say(text: str) -> types.Content:
+    return types.Content(role="model", parts=[types.Part(text=text)])
+
+
+QUESTIONS = ["What's the weather in Paris?", "And in Oslo?", "Thanks!"]
+ANSWERS = ["It is sunny in Paris.", "It rains in Oslo.", "You're welcome!"]
+
+
+def _agents(sub_agent: bool) -> LlmAgent:
+    if not sub_agent:
+        script = [
+            call("get_weather", city="Paris"),
+            say(ANSWERS[0]),
+            call("get_weather", city="Oslo"),
+            say(ANSWERS[1]),
+            say(ANSWERS[2]),
+        ]
+        return LlmAgent(
+            name="weather_agent",
+            model=ScriptedModel(script=script),
+            instruction="Answer questions about the weather.",
+            tools=[get_weather],
+        )
+    # The root hands the conversation to its sub-agent, which then answers every turn.
+    weather = LlmAgent(
+        name="weather_agent",
+        description="Knows the weather.",
+        model=ScriptedModel(
+            script=[
+                call("get_weather", city="Paris"),
+                say(ANSWERS[0]),
+                call("get_weather", city="Oslo"),
+                say(ANSWERS[1]),
+                say(ANSWERS[2]),
+            ]
+        ),
+        instruction="Answer questions about the weather.",
+        tools=[get_weather],
+    )
+    return LlmAgent(
+        name="concierge",
+        model=ScriptedModel(script=[call("transfer_to_agent", agent_name="weather_agent")]),
+        instruction="Send weather questions to weather_agent.",
+        sub_agents=[weather],
+    )
+
+
+@contextmanager
+def _env(values: dict[str, str | None]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for key, value in values.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@dataclass
+class Recording:
+    spans: list[ReadableSpan]
+    session: dict[str, Any]
+
+    def otlp_json(self) -> dict[str, Any]:
+        return to_otlp_json(self.spans)
+
+
+def record(*, schema: int, content: bool, sub_agent: bool = False, turns: int = 3) -> Recording:
+    """Runs the agent for ``turns`` user messages and returns its spans and session."""
+    _install()
+    if schema == 2:
+        env = {
+            "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": None,
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY" if content else None,
+        }
+    else:
+        env = {
+            "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1",
+            "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "true" if content else "false",
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": None,
+        }
+    _EXPORTER.clear()
+    with _env(env):
+        session = asyncio.run(_run(_agents(sub_agent), QUESTIONS[:turns]))
+    return Recording(list(_EXPORTER.get_finished_spans()), session)
+
+
+async def _run(agent: LlmAgent, questions: list[str]) -> dict[str, Any]:
+    runner = InMemoryRunner(agent=agent, app_name="weather_app")
+    session = await runner.session_service.create_session(app_name="weather_app", user_id="u1")
+    for question in questions:
+        message = types.Content(role="user", parts=[types.Part(text=question)])
+        async for _ in runner.run_async(user_id="u1", session_id=session.id, new_message=message):
+            pass
+    done = await runner.session_service.get_session(
+        app_name="weather_app", user_id="u1", session_id=session.id
+    )
+    assert done is not None
+    return done.model_dump(mode="json", exclude_none=True)
+
+
+def _any_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list | tuple):
+        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
+    return {"stringValue": str(value)}
+
+
+def _attributes(attributes: Any) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _any_value(v)} for k, v in (attributes or {}).items()]
+
+
+def to_otlp_json(spans: list[ReadableSpan]) -> dict[str, Any]:
+    """Spans in the OTLP JSON encoding (hex ids, as the OpenTelemetry collector writes them)."""
+    by_scope: dict[str, list[dict[str, Any]]] = {}
+    for span in spans:
+        context = span.get_span_context()
+        assert context is not None
+        raw: dict[str, Any] = {
+            "traceId": format(context.trace_id, "032x"),
+            "spanId": format(context.span_id, "016x"),
+            "name": span.name,
+            "kind": 1,
+            "startTimeUnixNano": str(span.start_time),
+            "endTimeUnixNano": str(span.end_time),
+            "attributes": _attributes(span.attributes),
+            "events": [
+                {
+                    "timeUnixNano": str(e.timestamp),
+                    "name": e.name,
+                    "attributes": _attributes(e.attributes),
+                }
+                for e in span.events
+            ],
+        }
+        if span.parent is not None:
+            raw["parentSpanId"] = format(span.parent.span_id, "016x")
+        scope = span.instrumentation_scope.name if span.instrumentation_scope else ""
+        by_scope.setdefault(scope, []).append(raw)
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _attributes({"service.name": "weather_app"})},
+                "scopeSpans": [
+                    {"scope": {"name": name}, "spans": raw_spans}
+                    for name, raw_spans in by_scope.items()
+                ],
+            }
+        ]
+    }

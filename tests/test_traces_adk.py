@@ -1,0 +1,134 @@
+"""Spans of real google-adk runs, in every telemetry schema, read back as the same conversation.
+
+Each test records a real ADK Runner (scripted model, no network) and checks that the spans, the
+session of the same run, and google-adk's own session-to-invocation conversion agree turn by
+turn: the user's message, every tool call with its arguments, and the final answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adk_runs import ANSWERS, QUESTIONS, Recording, record
+from google.adk.evaluation.eval_case import get_all_tool_calls
+from google.adk.evaluation.evaluation_generator import EvaluationGenerator
+from google.adk.sessions import Session
+
+from platform_eval.formats import FormatError
+from platform_eval.traces import Conversation, load_conversations, session_to_conversation
+
+Turn = tuple[str, list[tuple[str, dict[str, Any]]], str]
+
+
+def _turns(conversation: Conversation) -> list[Turn]:
+    out = []
+    for turn in conversation.agent_data.turns or []:
+        user, calls, final = "", [], ""
+        for event in turn.events or []:
+            for part in (event.content.parts if event.content else None) or []:
+                if event.author == "user" and part.text:
+                    user = part.text
+                elif part.function_call and part.function_call.name != "transfer_to_agent":
+                    calls.append((part.function_call.name, dict(part.function_call.args or {})))
+                elif part.text and event.author != "user" and not part.thought:
+                    final = part.text
+        out.append((user, calls, final))
+    return out
+
+
+def _adk_turns(session: dict[str, Any]) -> list[Turn]:
+    events = Session.model_validate(session).events
+    out = []
+    for invocation in EvaluationGenerator.convert_events_to_eval_invocations(events):
+        user = "".join(p.text or "" for p in invocation.user_content.parts or [])
+        final = (
+            "".join(p.text or "" for p in (invocation.final_response.parts or []))
+            if invocation.final_response
+            else ""
+        )
+        uses = get_all_tool_calls(invocation.intermediate_data)
+        calls = [(c.name, dict(c.args or {})) for c in uses if c.name != "transfer_to_agent"]
+        out.append((user, calls, final))
+    return out
+
+
+EXPECTED: list[Turn] = [
+    (QUESTIONS[0], [("get_weather", {"city": "Paris"})], ANSWERS[0]),
+    (QUESTIONS[1], [("get_weather", {"city": "Oslo"})], ANSWERS[1]),
+    (QUESTIONS[2], [], ANSWERS[2]),
+]
+
+
+def _from_spans(recording: Recording, tmp_path: Path) -> list[Conversation]:
+    path = tmp_path / "spans.otlp.json"
+    path.write_text(json.dumps(recording.otlp_json()))
+    return load_conversations(path)
+
+
+@pytest.mark.parametrize("schema", [2, 1], ids=["schema-v2-default", "schema-v1"])
+@pytest.mark.parametrize("sub_agent", [False, True], ids=["one-agent", "sub-agent"])
+def test_spans_session_and_adk_agree(schema: int, sub_agent: bool, tmp_path: Path) -> None:
+    recording = record(schema=schema, content=True, sub_agent=sub_agent)
+    (from_spans,) = _from_spans(recording, tmp_path)
+    from_session = session_to_conversation(recording.session)
+    assert _adk_turns(recording.session) == EXPECTED
+    assert _turns(from_session) == EXPECTED
+    # Three traces, one per user message, make one conversation of three turns.
+    assert _turns(from_spans) == EXPECTED
+    assert from_spans.first_user_message == QUESTIONS[0]
+    authors = {e.author for t in from_spans.agent_data.turns for e in t.events}
+    assert "weather_agent" in authors
+    if sub_agent:
+        assert "concierge" in (from_spans.agent_data.agents or {})
+    # Every tool response follows its call, paired by id.
+    for turn in from_spans.agent_data.turns:
+        parts = [p for e in turn.events for p in (e.content.parts or [])]
+        calls = [p.function_call for p in parts if p.function_call]
+        answers = [p.function_response for p in parts if p.function_response]
+        assert [(a.id, a.name) for a in answers] == [(c.id, c.name) for c in calls]
+        assert all(c.id for c in calls)
+
+
+def test_schema_v2_records_the_agents_instruction_and_tools(tmp_path: Path) -> None:
+    (conversation,) = _from_spans(record(schema=2, content=True, turns=1), tmp_path)
+    agent = (conversation.agent_data.agents or {})["weather_agent"]
+    assert "Answer questions about the weather." in (agent.instruction or "")
+    assert [d.name for t in agent.tools or [] for d in t.function_declarations or []] == [
+        "get_weather"
+    ]
+
+
+@pytest.mark.parametrize("schema", [2, 1], ids=["schema-v2-default", "schema-v1"])
+def test_spans_without_content_are_a_loud_error_not_a_zero_score(
+    schema: int, tmp_path: Path
+) -> None:
+    recording = record(schema=schema, content=False, turns=1)
+    with pytest.raises(FormatError) as caught:
+        _from_spans(recording, tmp_path)
+    message = str(caught.value)
+    assert "no message content was recorded" in message
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in message
+
+
+def test_spans_with_no_agent_say_what_they_found(tmp_path: Path) -> None:
+    spans = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {"traceId": "ab" * 16, "spanId": f"{i:016x}", "name": f"GET /{i}"}
+                            for i in range(37)
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    path = tmp_path / "http.json"
+    path.write_text(json.dumps(spans))
+    with pytest.raises(FormatError, match=r"37 spans, none of them an agent.*GET /0"):
+        load_conversations(path)
