@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import hashlib
 import json
 import logging
@@ -15,6 +13,7 @@ from typing import Any
 from google.api_core import exceptions as core
 
 from .._operations import MetricLike, to_metric
+from .._sync import run_with_async_client
 from ..client import AsyncClient, Client
 from ..errors import PlatformEvalError
 from ..formats import adk
@@ -50,23 +49,6 @@ def _eval_set(source: EvalSetSource) -> tuple[adk.EvalSet, str]:
     if isinstance(source, adk.EvalSet):
         return source, f"eval-set:{source.eval_set_id}"
     return load_eval_set(source), str(source)
-
-
-def _run_sync(client: Client, job: Any) -> Any:
-    async def main() -> Any:
-        async_client = client.to_async()
-        try:
-            return await job(async_client)
-        finally:
-            await async_client.close()
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    # Called from inside an event loop (a notebook, an async app): run on a thread of its own.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, main()).result()
 
 
 #: Part of every item's content hash: bump it when conversion changes what an item holds.
@@ -487,4 +469,4 @@ def _dispatch(client: AnyClient, job: Any) -> Any:
     if isinstance(client, AsyncClient):
         coroutine: Coroutine[Any, Any, Any] = job(client)
         return coroutine
-    return _run_sync(client, job)
+    return run_with_async_client(client, job)

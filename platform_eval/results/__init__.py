@@ -1,0 +1,36 @@
+"""Results people read: rows per eval case, candidate and metric, verdicts, thresholds, reports.
+
+``fetch_results(client, run, thresholds=...)`` reads a finished run into ``RunResults``, which
+renders as a terminal table, JSON, CSV, JUnit XML, Markdown, HTML or a pandas DataFrame, and
+judges thresholds (``passed``, ``check``, ``assert_passed``). ``compare`` sets two runs side by
+side.
+"""
+
+from .compare import Change, Comparison, compare
+from .fetch import fetch_results, fetch_results_async
+from .model import (
+    Conversation,
+    MetricSummary,
+    Row,
+    RunResults,
+    Status,
+    ThresholdError,
+    Verdict,
+    build,
+)
+
+__all__ = [
+    "Change",
+    "Comparison",
+    "Conversation",
+    "MetricSummary",
+    "Row",
+    "RunResults",
+    "Status",
+    "ThresholdError",
+    "Verdict",
+    "build",
+    "compare",
+    "fetch_results",
+    "fetch_results_async",
+]

@@ -1,0 +1,60 @@
+"""Reads a finished run's results from the target into RunResults."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from .._sync import run_with_async_client
+from ..client import AsyncClient, Client
+from ..types import EvaluationItem, EvaluationRun
+from .model import RunResults, build
+
+#: How many request items are read at once to name the eval case of each result.
+CONCURRENCY = 16
+
+
+def _case_id(item: EvaluationItem) -> str | None:
+    metadata = item.metadata if isinstance(item.metadata, dict) else {}
+    case = metadata.get("evalCaseId")
+    return str(case) if case else item.display_name
+
+
+async def fetch_results_async(
+    client: AsyncClient, run: Any, *, thresholds: Mapping[str, float] | None = None
+) -> RunResults:
+    current = run if isinstance(run, EvaluationRun) and run.done else await client.get_run(run)
+    items = await client.get_results(current)
+    requests: set[str] = set()
+    for item in items:
+        if item.evaluation_response and item.evaluation_response.evaluation_request:
+            requests.add(item.evaluation_response.evaluation_request)
+    limit = asyncio.Semaphore(CONCURRENCY)
+
+    async def case_of(name: str) -> tuple[str, str | None]:
+        async with limit:
+            try:
+                return name, _case_id(await client.get_item(name, read_payload=False))
+            except Exception:  # a deleted request item: the result still names its id
+                return name, None
+
+    found = await asyncio.gather(*(case_of(n) for n in requests))
+    case_ids = {name: case for name, case in found if case}
+    return build(current, items, case_ids=case_ids, thresholds=thresholds)
+
+
+def fetch_results(
+    client: Client | AsyncClient, run: Any, *, thresholds: Mapping[str, float] | None = None
+) -> Any:
+    """RunResults of a finished run (a coroutine of them with an AsyncClient).
+
+    Each row names its eval case (from the request item's ``evalCaseId``), candidate and
+    metric, with the score, the threshold from ``thresholds``, pass or fail, the explanation
+    and the rubric verdicts.
+    """
+    if isinstance(client, AsyncClient):
+        return fetch_results_async(client, run, thresholds=thresholds)
+    return run_with_async_client(
+        client, lambda c: fetch_results_async(c, run, thresholds=thresholds)
+    )

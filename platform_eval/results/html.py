@@ -1,0 +1,165 @@
+"""RunResults as one self-contained HTML file: no script, no external style, font or image.
+
+A summary per metric with a bar chart (inline SVG), a table of cases, and for each case the
+conversation (user turns, tool calls with arguments and responses, final answers) beside the
+golden response and every rubric verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from ..types import AgentData
+from .model import Status
+
+if TYPE_CHECKING:
+    from .model import Conversation, RunResults
+
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1f2328;max-width:1200px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px}table{border-collapse:collapse;width:100%}
+th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}.PASSED{color:#1a7f37;font-weight:600}.FAILED{color:#cf222e;font-weight:600}
+.NOT_EVALUATED{color:#9a6700;font-weight:600}.SCORED{color:#57606a}
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:16px}.turn{border-left:3px solid #d0d7de;
+padding:2px 8px;margin:6px 0}.user{color:#0969da}.call,.resp{font-family:ui-monospace,monospace;
+font-size:12px;white-space:pre-wrap;background:#f6f8fa;padding:2px 4px}.author{color:#57606a;
+font-size:12px}details{margin:8px 0;border:1px solid #d0d7de;border-radius:6px;padding:6px 10px}
+summary{cursor:pointer;font-weight:600}.verdict{margin:2px 0}
+"""
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _chart(results: RunResults) -> str:
+    summaries = results.summary()
+    width, bar_height, label = 520, 22, 220
+    rows = []
+    for index, s in enumerate(summaries):
+        y = index * (bar_height + 6)
+        mean = s.mean or 0.0
+        fill = {"PASSED": "#2da44e", "FAILED": "#cf222e"}.get(s.status.value, "#bf8700")
+        rows.append(
+            f'<text x="0" y="{y + 16}" font-size="12">{escape(s.metric)}</text>'
+            f'<rect x="{label}" y="{y}" width="{(width - label) * max(0.0, min(mean, 1.0)):.1f}"'
+            f' height="{bar_height}" fill="{fill}"/>'
+            f'<text x="{label + 4}" y="{y + 16}" font-size="12" fill="#fff">{_score(s.mean)}'
+            "</text>"
+        )
+        if s.threshold is not None and 0 <= s.threshold <= 1:
+            x = label + (width - label) * s.threshold
+            rows.append(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 2}" y2="{y + bar_height + 2}" '
+                'stroke="#1f2328" stroke-width="2"/>'
+            )
+    height = max(1, len(summaries)) * (bar_height + 6)
+    return (
+        f'<svg role="img" aria-label="mean score per metric" width="{width}" height="{height}">'
+        + "".join(rows)
+        + "</svg>"
+    )
+
+
+def _json(value: Any) -> str:
+    return escape(json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+def _agent_data(data: AgentData | str | None) -> str:
+    if data is None:
+        return "<p><em>none</em></p>"
+    if isinstance(data, str):
+        return f"<p>{escape(data)}</p>"
+    out = []
+    for turn in data.turns or []:
+        parts = []
+        for event in turn.events or []:
+            author = escape(event.author or "")
+            for part in (event.content.parts if event.content else None) or []:
+                if part.function_call:
+                    call = part.function_call
+                    parts.append(
+                        f'<div class="call"><span class="author">{author}</span> calls '
+                        f"{escape(call.name or '')}({_json(call.args or {})})</div>"
+                    )
+                elif part.function_response:
+                    response = part.function_response
+                    parts.append(
+                        f'<div class="resp">{escape(response.name or "")} returned '
+                        f"{_json(response.response or {})}</div>"
+                    )
+                elif part.text and not part.thought:
+                    css = "user" if event.author == "user" else ""
+                    parts.append(
+                        f'<div class="{css}"><span class="author">{author}:</span> '
+                        f"{escape(part.text)}</div>"
+                    )
+        out.append(f'<div class="turn">{"".join(parts)}</div>')
+    return "".join(out) or "<p><em>no turns</em></p>"
+
+
+def _case(results: RunResults, case: str, conversation: Conversation | None) -> str:
+    rows = [r for r in results.rows if r.eval_case_id == case]
+    statuses = {r.status for r in rows}
+    worst = next(
+        (s for s in (Status.FAILED, Status.NOT_EVALUATED, Status.PASSED) if s in statuses),
+        Status.SCORED,
+    )
+    table = "".join(
+        f"<tr><td>{escape(r.candidate)}</td><td>{escape(r.metric)}</td><td>{_score(r.score)}</td>"
+        f"<td>{'-' if r.threshold is None else r.threshold}</td>"
+        f'<td class="{r.status.value}">{r.status.value}</td><td>{escape(r.explanation or "")}'
+        "</td></tr>"
+        for r in rows
+    )
+    verdicts = "".join(
+        f'<div class="verdict"><span class="{"PASSED" if v.verdict else "FAILED"}">'
+        f"{'PASS' if v.verdict else 'FAIL'}</span> [{escape(r.candidate)}] "
+        f"{escape(v.rubric or v.rubric_id or '')}: {escape(v.reasoning or '')}</div>"
+        for r in rows
+        for v in r.verdicts
+    )
+    body = (
+        f"<table><tr><th>candidate</th><th>metric</th><th>score</th><th>threshold</th>"
+        f"<th>status</th><th>explanation</th></tr>{table}</table>"
+    )
+    if verdicts:
+        body += f"<h4>Rubric verdicts</h4>{verdicts}"
+    if conversation is not None:
+        columns = [f"<div><h4>Golden</h4>{_agent_data(conversation.golden)}</div>"]
+        columns += [
+            f"<div><h4>Candidate {escape(name)}</h4>{_agent_data(data)}</div>"
+            for name, data in conversation.candidates.items()
+        ]
+        body += f'<div class="cols">{"".join(columns)}</div>'
+    return (
+        f"<details{' open' if worst == Status.FAILED else ''}><summary>{escape(case)} "
+        f'<span class="{worst.value}">{worst.value}</span></summary>{body}</details>'
+    )
+
+
+def to_html(results: RunResults) -> str:
+    verdict = "PASSED" if results.passed else "FAILED"
+    summary_rows = "".join(
+        f"<tr><td>{escape(s.metric)}</td><td>{_score(s.mean)}</td>"
+        f"<td>{'-' if s.threshold is None else s.threshold}</td><td>{s.passed}</td>"
+        f'<td>{s.failed}</td><td>{s.not_evaluated}</td><td class="{s.status.value}">'
+        f"{s.status.value}</td></tr>"
+        for s in results.summary()
+    )
+    cases = "".join(_case(results, case, results.conversations.get(case)) for case in results.cases)
+    title = f"platform-eval: {escape(results.run.display_name or results.run.name or 'run')}"
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{title}</title><style>{_STYLE}</style></head><body>"
+        f'<h1>{title} <span class="{verdict}">{verdict}</span></h1>'
+        f"<p>Run <code>{escape(results.run.name or '')}</code>: {escape(str(results.run.state))}"
+        f", {len(results.cases)} cases, {len(results.rows)} results.</p>"
+        + ("" if results.passed else f"<pre>{escape(results.failure_message())}</pre>")
+        + f"<h2>Metrics</h2>{_chart(results)}<table><tr><th>metric</th><th>mean</th>"
+        "<th>threshold</th><th>passed</th><th>failed</th><th>not evaluated</th><th>status</th>"
+        f"</tr>{summary_rows}</table><h2>Cases</h2>{cases}</body></html>\n"
+    )

@@ -1,0 +1,359 @@
+"""A finished run's results as people read them: one row per eval case, candidate and metric.
+
+Thresholds apply as in ADK: a row passes its metric when its score is at least the threshold;
+a run passes when every row with a threshold passes. A row without a score is NOT_EVALUATED,
+with the reason, and never passes; a metric with no threshold is reported, not judged.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ..errors import PlatformEvalError
+from ..types import AgentData, EvaluationItem, EvaluationRun
+
+
+class Status(StrEnum):
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    NOT_EVALUATED = "NOT_EVALUATED"
+    #: Scored, but no threshold was given for the metric.
+    SCORED = "SCORED"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rubric_id: str | None
+    rubric: str
+    verdict: bool | None
+    reasoning: str | None
+
+
+@dataclass(frozen=True)
+class Row:
+    eval_case_id: str
+    item: str
+    request: str | None
+    candidate: str
+    metric: str
+    score: float | None
+    threshold: float | None
+    explanation: str | None
+    verdicts: tuple[Verdict, ...] = ()
+    error: str | None = None
+
+    @property
+    def status(self) -> Status:
+        if self.score is None or math.isnan(self.score):
+            return Status.NOT_EVALUATED
+        if self.threshold is None:
+            return Status.SCORED
+        return Status.PASSED if self.score >= self.threshold else Status.FAILED
+
+    @property
+    def passed(self) -> bool | None:
+        """True or False against the threshold; None without one. NOT_EVALUATED is False."""
+        status = self.status
+        if status == Status.SCORED:
+            return None
+        return status == Status.PASSED
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "evalCaseId": self.eval_case_id,
+            "item": self.item,
+            "request": self.request,
+            "candidate": self.candidate,
+            "metric": self.metric,
+            "score": self.score,
+            "threshold": self.threshold,
+            "status": self.status.value,
+            "passed": self.passed,
+            "explanation": self.explanation,
+            "rubricVerdicts": [
+                {
+                    "rubricId": v.rubric_id,
+                    "rubric": v.rubric,
+                    "verdict": v.verdict,
+                    "reasoning": v.reasoning,
+                }
+                for v in self.verdicts
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    metric: str
+    mean: float | None
+    stdev: float | None
+    scored: int
+    not_evaluated: int
+    passed: int
+    failed: int
+    threshold: float | None
+
+    @property
+    def status(self) -> Status:
+        if self.threshold is None:
+            return Status.SCORED if self.scored else Status.NOT_EVALUATED
+        if self.failed or self.not_evaluated:
+            return Status.FAILED if self.failed else Status.NOT_EVALUATED
+        return Status.PASSED
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a case was about, for reports: the golden answer and each candidate's record."""
+
+    prompt: str | None
+    golden: AgentData | str | None
+    candidates: dict[str, AgentData | str | None]
+
+
+class ThresholdError(PlatformEvalError):
+    """Results that miss a threshold, or that could not be evaluated."""
+
+    def __init__(self, results: RunResults) -> None:
+        self.results = results
+        super().__init__(results.failure_message())
+
+
+@dataclass
+class RunResults:
+    run: EvaluationRun
+    rows: list[Row]
+    conversations: dict[str, Conversation] = field(default_factory=dict)
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        return {r.metric: r.threshold for r in self.rows if r.threshold is not None}
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(dict.fromkeys(r.metric for r in self.rows))
+
+    @property
+    def cases(self) -> list[str]:
+        return list(dict.fromkeys(r.eval_case_id for r in self.rows))
+
+    def summary(self) -> list[MetricSummary]:
+        out = []
+        for metric in self.metrics:
+            rows = [r for r in self.rows if r.metric == metric]
+            scores = [r.score for r in rows if r.status != Status.NOT_EVALUATED]
+            out.append(
+                MetricSummary(
+                    metric=metric,
+                    mean=statistics.fmean(s for s in scores if s is not None) if scores else None,
+                    stdev=statistics.pstdev([s for s in scores if s is not None])
+                    if scores
+                    else None,
+                    scored=len(scores),
+                    not_evaluated=sum(1 for r in rows if r.status == Status.NOT_EVALUATED),
+                    passed=sum(1 for r in rows if r.status == Status.PASSED),
+                    failed=sum(1 for r in rows if r.status == Status.FAILED),
+                    threshold=next((r.threshold for r in rows if r.threshold is not None), None),
+                )
+            )
+        return out
+
+    def with_thresholds(self, thresholds: Mapping[str, float]) -> RunResults:
+        """The same results judged against ``thresholds`` (metric -> minimum score)."""
+        rows = [
+            Row(**{**r.__dict__, "threshold": thresholds.get(r.metric, r.threshold)})
+            for r in self.rows
+        ]
+        return RunResults(self.run, rows, self.conversations)
+
+    def failures(self) -> list[Row]:
+        """Rows that miss their threshold, and rows that could not be evaluated."""
+        return [
+            r
+            for r in self.rows
+            if r.status == Status.FAILED
+            or (r.status == Status.NOT_EVALUATED and r.threshold is not None)
+        ]
+
+    @property
+    def evaluated_anything(self) -> bool:
+        return any(r.status != Status.NOT_EVALUATED for r in self.rows)
+
+    @property
+    def passed(self) -> bool:
+        """Every threshold met, the run succeeded, and at least one score was computed."""
+        return (
+            str(self.run.state) == "SUCCEEDED" and self.evaluated_anything and not self.failures()
+        )
+
+    def check(self, thresholds: Mapping[str, float] | None = None) -> bool:
+        return (self.with_thresholds(thresholds) if thresholds else self).passed
+
+    def assert_passed(self, thresholds: Mapping[str, float] | None = None) -> None:
+        judged = self.with_thresholds(thresholds) if thresholds else self
+        if not judged.passed:
+            raise ThresholdError(judged)
+
+    def failure_message(self) -> str:
+        if str(self.run.state) != "SUCCEEDED":
+            error = self.run.error.message if self.run.error else "no error message"
+            return f"run {self.run.name} is {self.run.state}: {error}"
+        if not self.evaluated_anything:
+            reasons = sorted({r.explanation or "no reason given" for r in self.rows})
+            return "nothing could be evaluated: " + "; ".join(reasons[:5])
+        lines = [f"{len(self.failures())} of {len(self.rows)} results miss their threshold:"]
+        for row in self.failures()[:20]:
+            score = "NOT_EVALUATED" if row.score is None else f"{row.score:.3f}"
+            lines.append(
+                f"  {row.eval_case_id} [{row.candidate}] {row.metric}: {score} < "
+                f"{row.threshold} ({row.explanation or 'no explanation'})"
+            )
+            lines += [
+                f"    rubric {v.rubric_id or v.rubric!r}: {'pass' if v.verdict else 'fail'}"
+                f" - {v.reasoning or ''}"
+                for v in row.verdicts
+                if v.verdict is not True
+            ]
+        return "\n".join(lines)
+
+    # -- renderers (see render.py) ----------------------------------------------------------
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        from .render import to_json
+
+        return to_json(self, indent=indent)
+
+    def to_csv(self) -> str:
+        from .render import to_csv
+
+        return to_csv(self)
+
+    def to_junit(self) -> str:
+        from .render import to_junit
+
+        return to_junit(self)
+
+    def to_markdown(self) -> str:
+        from .render import to_markdown
+
+        return to_markdown(self)
+
+    def to_html(self) -> str:
+        from .html import to_html
+
+        return to_html(self)
+
+    def to_table(self, *, color: bool = False, rubrics: bool = False) -> str:
+        from .render import to_table
+
+        return to_table(self, color=color, rubrics=rubrics)
+
+    def to_dataframe(self) -> Any:
+        """One row per case, candidate and metric (needs the ``pandas`` extra)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise PlatformEvalError(
+                "to_dataframe needs pandas: pip install 'platform-eval[pandas]'"
+            ) from None
+        records = [
+            {k: v for k, v in r.as_dict().items() if k != "rubricVerdicts"} for r in self.rows
+        ]
+        return pd.DataFrame.from_records(
+            records,
+            columns=[
+                "evalCaseId",
+                "item",
+                "request",
+                "candidate",
+                "metric",
+                "score",
+                "threshold",
+                "status",
+                "passed",
+                "explanation",
+            ],
+        )
+
+
+def _verdicts(raw: Iterable[Any]) -> tuple[Verdict, ...]:
+    out = []
+    for verdict in raw:
+        rubric = verdict.evaluated_rubric
+        text = ""
+        if rubric is not None and rubric.content is not None:
+            content = rubric.content
+            prop = getattr(content, "property", None)
+            text = (getattr(prop, "description", None) or "") if prop else ""
+        out.append(
+            Verdict(
+                rubric_id=rubric.rubric_id if rubric else None,
+                rubric=text,
+                verdict=verdict.verdict,
+                reasoning=verdict.reasoning,
+            )
+        )
+    return tuple(out)
+
+
+def build(
+    run: EvaluationRun,
+    results: Iterable[EvaluationItem],
+    *,
+    case_ids: Mapping[str, str] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+) -> RunResults:
+    """Rows from a run's RESULT items; ``case_ids`` maps request item names to eval case ids."""
+    case_ids = case_ids or {}
+    thresholds = thresholds or {}
+    rows: list[Row] = []
+    conversations: dict[str, Conversation] = {}
+    for item in results:
+        response = item.evaluation_response
+        if response is None:
+            continue
+        request_name = response.evaluation_request
+        case = case_ids.get(request_name or "") or _case_of(item, request_name)
+        request = response.request
+        if request is not None and case not in conversations:
+            conversations[case] = _conversation(request)
+        for result in response.candidate_results or []:
+            metric = result.metric or response.metric or "?"
+            rows.append(
+                Row(
+                    eval_case_id=case,
+                    item=item.name or "",
+                    request=request_name,
+                    candidate=result.candidate or "",
+                    metric=metric,
+                    score=result.score,
+                    threshold=thresholds.get(metric),
+                    explanation=result.explanation,
+                    verdicts=_verdicts(result.rubric_verdicts or []),
+                )
+            )
+    return RunResults(run, rows, conversations)
+
+
+def _case_of(item: EvaluationItem, request_name: str | None) -> str:
+    metadata = item.metadata if isinstance(item.metadata, dict) else {}
+    if isinstance(metadata.get("evalCaseId"), str):
+        return str(metadata["evalCaseId"])
+    return (request_name or item.name or "?").rsplit("/", 1)[-1]
+
+
+def _conversation(request: Any) -> Conversation:
+    prompt = request.prompt.text if request.prompt is not None else None
+    golden_response = request.golden_response
+    golden: AgentData | str | None = None
+    if golden_response is not None:
+        golden = golden_response.agent_data or golden_response.text
+    candidates: dict[str, AgentData | str | None] = {}
+    for candidate in request.candidate_responses or []:
+        candidates[candidate.candidate or ""] = candidate.agent_data or candidate.text
+    return Conversation(prompt=prompt, golden=golden, candidates=candidates)

@@ -1,0 +1,229 @@
+"""RunResults as JSON, CSV, JUnit XML, Markdown and a terminal table."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import TYPE_CHECKING
+from xml.etree import ElementTree as ET
+
+if TYPE_CHECKING:
+    from .model import Row, RunResults
+
+from .model import Status
+
+_COLORS = {
+    Status.PASSED: "\033[32m",
+    Status.FAILED: "\033[31m",
+    Status.NOT_EVALUATED: "\033[33m",
+    Status.SCORED: "",
+}
+_RESET = "\033[0m"
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def to_json(results: RunResults, *, indent: int | None = 2) -> str:
+    document = {
+        "run": results.run.name,
+        "state": str(results.run.state),
+        "passed": results.passed,
+        "thresholds": results.thresholds,
+        "summary": [
+            {
+                "metric": s.metric,
+                "mean": s.mean,
+                "stdev": s.stdev,
+                "scored": s.scored,
+                "notEvaluated": s.not_evaluated,
+                "passed": s.passed,
+                "failed": s.failed,
+                "threshold": s.threshold,
+                "status": s.status.value,
+            }
+            for s in results.summary()
+        ],
+        "rows": [row.as_dict() for row in results.rows],
+    }
+    return json.dumps(document, indent=indent, ensure_ascii=False)
+
+
+CSV_COLUMNS = [
+    "evalCaseId",
+    "candidate",
+    "metric",
+    "score",
+    "threshold",
+    "status",
+    "explanation",
+    "item",
+]
+
+
+def to_csv(results: RunResults) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in results.rows:
+        record = row.as_dict()
+        writer.writerow(["" if record[c] is None else record[c] for c in CSV_COLUMNS])
+    return out.getvalue()
+
+
+def _case_name(row: Row) -> str:
+    return (
+        f"{row.eval_case_id} [{row.candidate}] {row.metric}"
+        if row.candidate
+        else (f"{row.eval_case_id} {row.metric}")
+    )
+
+
+def _details(row: Row) -> str:
+    lines = [
+        f"score: {_score(row.score)}",
+        f"threshold: {row.threshold if row.threshold is not None else '-'}",
+        f"explanation: {row.explanation or '-'}",
+    ]
+    lines += [
+        f"rubric {v.rubric_id or '-'} ({v.rubric}): "
+        f"{'PASS' if v.verdict else 'FAIL' if v.verdict is False else 'NOT_EVALUATED'}"
+        f" - {v.reasoning or ''}"
+        for v in row.verdicts
+    ]
+    return "\n".join(lines)
+
+
+def to_junit(results: RunResults) -> str:
+    """One testcase per eval case, candidate and metric; failures carry the explanation."""
+    suite = ET.Element(
+        "testsuite",
+        name=f"platform-eval {results.run.display_name or results.run.name or ''}".strip(),
+        tests=str(len(results.rows)),
+        failures=str(sum(1 for r in results.rows if r.status == Status.FAILED)),
+        skipped=str(
+            sum(1 for r in results.rows if r.status == Status.NOT_EVALUATED and r.threshold is None)
+        ),
+        errors=str(
+            sum(
+                1
+                for r in results.rows
+                if r.status == Status.NOT_EVALUATED and r.threshold is not None
+            )
+        ),
+    )
+    for row in results.rows:
+        case = ET.SubElement(suite, "testcase", classname=row.eval_case_id, name=_case_name(row))
+        if row.status == Status.FAILED:
+            failure = ET.SubElement(
+                case,
+                "failure",
+                message=f"{row.metric} {_score(row.score)} < {row.threshold}",
+                type="ThresholdNotMet",
+            )
+            failure.text = _details(row)
+        elif row.status == Status.NOT_EVALUATED:
+            tag = "error" if row.threshold is not None else "skipped"
+            element = ET.SubElement(
+                case, tag, message=f"NOT_EVALUATED: {row.explanation or 'no reason given'}"
+            )
+            element.text = _details(row)
+        else:
+            ET.SubElement(case, "system-out").text = _details(row)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _md(text: str | None) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(results: RunResults) -> str:
+    """A summary and a table of failures: fits ``$GITHUB_STEP_SUMMARY``."""
+    verdict = "PASSED" if results.passed else "FAILED"
+    lines = [
+        f"## platform-eval: {verdict}",
+        "",
+        f"Run `{results.run.name}` ({results.run.state}), {len(results.cases)} cases.",
+        "",
+        "| metric | mean | threshold | passed | failed | not evaluated |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in results.summary():
+        lines.append(
+            f"| {s.metric} | {_score(s.mean)} | {s.threshold if s.threshold is not None else '-'}"
+            f" | {s.passed} | {s.failed} | {s.not_evaluated} |"
+        )
+    failures = results.failures()
+    if failures:
+        lines += ["", "| case | candidate | metric | score | threshold | explanation |"]
+        lines.append("|---|---|---|---|---|---|")
+        for row in failures:
+            lines.append(
+                f"| {_md(row.eval_case_id)} | {_md(row.candidate)} | {row.metric} | "
+                f"{_score(row.score)} | {row.threshold} | {_md(row.explanation)} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def to_table(results: RunResults, *, color: bool = False, rubrics: bool = False) -> str:
+    """A plain-text table (ANSI colours with ``color``), then the per-metric summary."""
+
+    def paint(status: Status, text: str) -> str:
+        return f"{_COLORS[status]}{text}{_RESET}" if color and _COLORS[status] else text
+
+    rows = [
+        [
+            row.eval_case_id,
+            row.candidate,
+            row.metric,
+            _score(row.score),
+            "-" if row.threshold is None else f"{row.threshold:g}",
+            row.status.value,
+            (row.explanation or "")[:80],
+        ]
+        for row in results.rows
+    ]
+    lines = _table(
+        ["case", "candidate", "metric", "score", "threshold", "status", "explanation"], rows
+    )
+    if color:
+        # Colour only the status cell: widths were measured on plain text.
+        for index, row in enumerate(results.rows, start=2):
+            status = row.status
+            lines[index] = lines[index].replace(
+                f"  {status.value}", f"  {paint(status, status.value)}", 1
+            )
+    if rubrics:
+        for row in results.rows:
+            for v in row.verdicts:
+                mark = "PASS" if v.verdict else "FAIL" if v.verdict is False else "NOT_EVALUATED"
+                lines.append(
+                    f"  {row.eval_case_id} [{row.candidate}] rubric {v.rubric_id or '-'}: "
+                    f"{mark}: {v.rubric} - {v.reasoning or ''}"
+                )
+    lines.append("")
+    for s in results.summary():
+        lines.append(
+            f"{s.metric}: mean {_score(s.mean)}, {s.passed} passed, {s.failed} failed, "
+            f"{s.not_evaluated} not evaluated"
+            + (f" (threshold {s.threshold:g})" if s.threshold is not None else "")
+        )
+    verdict = Status.PASSED if results.passed else Status.FAILED
+    lines.append(paint(verdict, verdict.value if results.passed else results.failure_message()))
+    return "\n".join(lines) + "\n"

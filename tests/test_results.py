@@ -1,0 +1,124 @@
+"""RunResults from real emulator runs: rows per case, thresholds, every renderer, compare."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+from factories import agent_data, call, reply, user
+
+from platform_eval import Client
+from platform_eval.results import Status, ThresholdError, compare, fetch_results
+
+RUBRICS = {
+    "g": {
+        "groupId": "g",
+        "rubrics": [
+            {
+                "rubricId": "mentions-paris",
+                "content": {"property": {"description": "Paris"}},
+                "type": "TEXT_CONTAINS",
+            }
+        ],
+    }
+}
+
+
+def _item(case: str, answer: str, city: str) -> dict[str, Any]:
+    golden = agent_data(
+        [user("Weather in Paris?"), call("get_weather", city="Paris"), reply("Sunny in Paris.")]
+    )
+    candidate = agent_data(
+        [user("Weather in Paris?"), call("get_weather", city=city), reply(answer)]
+    )
+    return {
+        "displayName": case,
+        "metadata": {"evalCaseId": case},
+        "evaluationItemType": "REQUEST",
+        "evaluationRequest": {
+            "goldenResponse": {"agentData": golden},
+            "candidateResponses": [{"candidate": "agent", "agentData": candidate}],
+            "rubrics": RUBRICS,
+        },
+    }
+
+
+METRICS = [
+    "tool_trajectory_avg_score",
+    "response_match_score",
+    "rubric_based_final_response_quality_v1",
+]
+
+
+def _run(client: Client, items: list[dict[str, Any]]) -> Any:
+    created = [client.create_item(i) for i in items]
+    evaluation_set = client.create_set(display_name="s", items=created)
+    run = client.create_run(evaluation_set=evaluation_set, metrics=METRICS)
+    return client.wait_for_run(run, timeout=30, poll_interval=0.02)
+
+
+@pytest.fixture
+def runs(sync_client: Client) -> tuple[Any, Any]:
+    good = _run(
+        sync_client,
+        [_item("paris", "Sunny in Paris.", "Paris"), _item("lyon", "Rain in Lyon.", "Paris")],
+    )
+    worse = _run(
+        sync_client, [_item("paris", "Sunny in Paris.", "Paris"), _item("lyon", "Rain.", "Nice")]
+    )
+    return good, worse
+
+
+def test_rows_name_their_case_and_judge_thresholds(sync_client: Client, runs: Any) -> None:
+    results = fetch_results(sync_client, runs[1], thresholds={"tool_trajectory_avg_score": 1.0})
+    assert sorted(results.cases) == ["lyon", "paris"]
+    by = {(r.eval_case_id, r.metric): r for r in results.rows}
+    assert by[("paris", "tool_trajectory_avg_score")].status == Status.PASSED
+    assert by[("lyon", "tool_trajectory_avg_score")].status == Status.FAILED
+    assert by[("paris", "response_match_score")].status == Status.SCORED
+    verdicts = by[("paris", "rubric_based_final_response_quality_v1")].verdicts
+    assert [(v.rubric_id, v.verdict) for v in verdicts] == [("mentions-paris", True)]
+    assert not results.passed
+    assert results.check({"tool_trajectory_avg_score": 0.0})
+    with pytest.raises(
+        ThresholdError, match=r"lyon \[agent\] tool_trajectory_avg_score: 0.000 < 1.0"
+    ):
+        results.assert_passed()
+
+
+def test_every_format(sync_client: Client, runs: Any) -> None:
+    results = fetch_results(sync_client, runs[1], thresholds={"tool_trajectory_avg_score": 1.0})
+    document = json.loads(results.to_json())
+    assert document["passed"] is False and len(document["rows"]) == 6
+    rows = list(csv.DictReader(io.StringIO(results.to_csv())))
+    assert {r["evalCaseId"] for r in rows} == {"paris", "lyon"}
+    suite = ET.fromstring(results.to_junit()).find("testsuite")
+    assert suite is not None and suite.get("tests") == "6" and suite.get("failures") == "1"
+    failure = suite.find("testcase/failure")
+    assert failure is not None and "tool_trajectory_avg_score" in (failure.get("message") or "")
+    assert "## platform-eval: FAILED" in results.to_markdown()
+    html = results.to_html()
+    assert "<script" not in html and "get_weather" in html and "mentions-paris" not in html
+    assert "Paris" in html and "Sunny in Paris." in html
+    table = results.to_table(rubrics=True)
+    assert "FAILED" in table and "rubric mentions-paris: PASS" in table
+    assert "\033[" in results.to_table(color=True) and "\033[" not in table
+    frame = results.to_dataframe()
+    assert list(frame["evalCaseId"].unique()) == ["paris", "lyon"] or set(frame["evalCaseId"]) == {
+        "paris",
+        "lyon",
+    }
+
+
+def test_compare_names_what_regressed(sync_client: Client, runs: Any) -> None:
+    before, after = (fetch_results(sync_client, r) for r in runs)
+    comparison = compare(before, after)
+    regressed = {(c.eval_case_id, c.metric) for c in comparison.regressions}
+    assert ("lyon", "tool_trajectory_avg_score") in regressed
+    assert ("lyon", "response_match_score") in regressed
+    assert all(c.eval_case_id == "lyon" for c in comparison.changes)
+    assert "regressed" in comparison.to_table()
