@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -393,8 +393,14 @@ def evaluate(
     timeout: float | None = None,
     poll_interval: float = 1.0,
     on_progress: ProgressCallback | None = None,
+    mapping: Mapping[str, str] | None = None,
+    wait: bool = True,
+    on_run_progress: Callable[[EvaluationRun], None] | None = None,
 ) -> Any:
     """Uploads (with traces as candidates when given), starts a run, waits, returns results.
+
+    With ``wait=False`` it returns once the run is started (``results`` empty, the run not
+    done); ``on_run_progress`` is called with the run at every poll while waiting.
 
     A re-run after a timeout or an interruption attaches to the run it started (unless that run
     failed, was cancelled, or its results were already read), instead of starting a second one.
@@ -406,7 +412,7 @@ def evaluate(
             eval_set_source,
             traces,
             candidate,
-            None,
+            mapping,
             manifest,
             None,
             DEFAULT_CONCURRENCY,
@@ -424,7 +430,11 @@ def evaluate(
         journal = upload.open_manifest(async_client)
         evaluation_set = await upload(async_client, journal)
         run, attached = await _start_or_attach(async_client, journal, evaluation_set, chosen)
-        run = await async_client.wait_for_run(run, timeout=timeout, poll_interval=poll_interval)
+        if not wait:
+            return Evaluation(run, [], evaluation_set, report, thresholds, attached=attached)
+        run = await async_client.wait_for_run(
+            run, timeout=timeout, poll_interval=poll_interval, on_progress=on_run_progress
+        )
         results = await async_client.get_results(run) if run.evaluation_results else []
         if run.name:
             journal.record_collected(run.name)

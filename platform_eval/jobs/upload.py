@@ -10,8 +10,9 @@ label, then:
   content, so a server that deduplicates returns the first item on a retry),
 - points the set at exactly the items of the source, in its order (created when the target has
   none, found by the marker in its metadata before creating, so a lost answer never yields two),
-- and deletes the items of cases that changed or left the source, and duplicates left by
-  creates whose answers were lost.
+- and leaves out of the set the items of cases that changed or left the source, and duplicates
+  left by creates whose answers were lost. They stay on the target: results of earlier runs
+  refer to them, so that those runs keep naming their cases and can be compared with new ones.
 
 So a re-run against a fresh target creates everything again, an edited file uploads what changed,
 and the same file uploaded from two folders creates nothing twice.
@@ -205,19 +206,6 @@ async def _point_set(
     return created
 
 
-async def _remove(client: AsyncClient, names: list[str], notes: list[str]) -> int:
-    removed = 0
-    for name in names:
-        try:
-            await client.delete_item(name)
-            removed += 1
-        except core.NotFound:
-            removed += 1
-        except Exception as error:
-            notes.append(f"could not remove {name} (re-run to retry): {error}")
-    return removed
-
-
 async def upload_items_async(
     client: AsyncClient,
     pending: Iterable[PendingItem],
@@ -277,8 +265,9 @@ async def upload_items_async(
         client, manifest, set_id=set_id, names=result.items, display_name=display_name, notes=notes
     )
     if found.unwanted:
-        result.removed = await _remove(client, found.unwanted, notes)
+        result.removed = len(found.unwanted)
         notes.append(
-            f"{result.removed} items of cases that changed or left the source were removed"
+            f"{result.removed} items of cases that changed or left the source were taken out of "
+            "the set (kept on the target for the results of earlier runs)"
         )
     return result

@@ -1,0 +1,273 @@
+"""The ``platform-eval`` command: eval sets and traces in, scores, verdicts and a CI verdict out.
+
+Exit codes: 0 success, 1 a failed evaluation or threshold, 2 a usage or input error. Errors are
+one readable line; tracebacks only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from google.api_core import exceptions as core
+
+from .._version import __version__
+from ..errors import PlatformEvalError
+from ..formats import FormatError
+from ._common import EXIT_FAILED, EXIT_USAGE, FORMATS, UsageError, error
+from ._target import TargetOptions, open_target
+
+EXAMPLES = """\
+examples:
+  platform-eval run tests/eval/evalsets/basic.evalset.json --traces traces/ \\
+      --config tests/eval/eval_config.json --output report.html
+  platform-eval run basic.evalset.json --metrics tool_trajectory_avg_score \\
+      --threshold tool_trajectory_avg_score=1 --format junit --output junit.xml
+  platform-eval results RUN --rubrics
+  platform-eval compare RUN_A RUN_B --fail-on-regression
+
+target: --project (or GOOGLE_CLOUD_PROJECT) for the real service; --endpoint (or
+PLATFORM_EVAL_EMULATOR_HOST) for a running emulator; neither, an emulator in this process
+keeping its data in ./.platform-eval/emulator.sqlite.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _add(
+    commands: Any, name: str, help: str, example: str, handler: Callable[..., int], **kw: Any
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=help,
+        description=help,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **kw,
+    )
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=FORMATS, help="default: from --output's suffix, or table"
+    )
+    parser.add_argument("--output", "-o", help="write the report to this file")
+    parser.add_argument("--rubrics", action="store_true", help="list every rubric verdict")
+    parser.add_argument(
+        "--threshold", action="append", metavar="METRIC=X", help="minimum score (repeatable)"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import data, evaluate, resources
+    from .emulator import emulator_start
+
+    parser = _Parser(
+        prog="platform-eval",
+        description=(__doc__ or "").splitlines()[0],
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"platform-eval {__version__}")
+    parser.add_argument("--project", help="Google Cloud project (the real service)")
+    parser.add_argument("--location", help="location (default us-central1)")
+    parser.add_argument("--endpoint", help="a running emulator, host:port")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress or notes")
+    parser.add_argument("--debug", action="store_true", help="tracebacks and HTTP logs")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = _add(
+        commands,
+        "validate",
+        "check eval sets, datasets, configs and traces",
+        "platform-eval validate tests/eval/",
+        data.validate,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+
+    p = _add(
+        commands,
+        "migrate",
+        "ADK eval sets to EvaluationDataset files",
+        "platform-eval migrate tests/eval/evalsets --out tests/eval/datasets",
+        data.migrate,
+    )
+    p.add_argument("sources", nargs="+", metavar="SRC")
+    p.add_argument("--out", default=".", help="folder or file to write (default .)")
+    p.add_argument("--force", action="store_true", help="replace existing files")
+    p.add_argument("--dry-run", action="store_true", help="report only, write nothing")
+
+    p = _add(
+        commands,
+        "convert-traces",
+        "traces and sessions to AgentData JSON",
+        "platform-eval convert-traces spans.json --out agent_data.json",
+        data.convert_traces,
+    )
+    p.add_argument("traces", nargs="+", metavar="TRACE")
+    p.add_argument("--out", help="file to write (default stdout)")
+
+    p = _add(
+        commands,
+        "upload",
+        "upload an eval set (with traces as candidates)",
+        "platform-eval upload basic.evalset.json --traces traces/",
+        evaluate.upload,
+    )
+    p.add_argument("evalset", metavar="EVALSET")
+    p.add_argument("--traces", nargs="+", metavar="PATH")
+    p.add_argument("--candidate", default="agent", help="candidate name (default agent)")
+    p.add_argument("--mapping", help="JSON file: conversation id -> eval id")
+    p.set_defaults(needs_target=True)
+
+    p = _add(
+        commands,
+        "run",
+        "upload, run, wait and report; exit 1 when a threshold is missed",
+        "platform-eval run basic.evalset.json --traces traces/ --config eval_config.json",
+        evaluate.run,
+    )
+    p.add_argument("evalset", metavar="EVALSET|SET_NAME")
+    p.add_argument("--traces", nargs="+", metavar="PATH")
+    p.add_argument("--candidate", default="agent", help="candidate name (default agent)")
+    p.add_argument("--mapping", help="JSON file: conversation id -> eval id")
+    p.add_argument("--config", help="eval_config.json / test_config.json (criteria, thresholds)")
+    p.add_argument("--metrics", help="comma-separated metric names (overrides the config's)")
+    p.add_argument("--no-wait", action="store_true", help="print the run's name and return")
+    _output_options(p)
+    p.set_defaults(needs_target=True)
+
+    p = _add(
+        commands,
+        "results",
+        "a finished run's results",
+        "platform-eval results RUN --rubrics",
+        evaluate.results,
+    )
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--config", help="thresholds from this eval config")
+    _output_options(p)
+    p.set_defaults(needs_target=True)
+
+    p = _add(
+        commands,
+        "compare",
+        "two runs side by side",
+        "platform-eval compare RUN_A RUN_B --fail-on-regression",
+        evaluate.compare_runs,
+    )
+    p.add_argument("run_a", metavar="RUN_A")
+    p.add_argument("run_b", metavar="RUN_B")
+    p.add_argument("--format", choices=("table", "json", "markdown"))
+    p.add_argument("--output", "-o")
+    p.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when anything regressed"
+    )
+    p.set_defaults(needs_target=True)
+
+    for collection in ("items", "sets", "runs"):
+        group = _add(
+            commands,
+            collection,
+            f"evaluation {collection}",
+            f"platform-eval {collection} list",
+            resources.resource_command,
+        )
+        group.set_defaults(collection=collection, needs_target=True)
+        actions = group.add_subparsers(
+            dest="action", metavar="ACTION", parser_class=_Parser, required=True
+        )
+        listing = actions.add_parser("list", help=f"list {collection}")
+        listing.add_argument("--filter", help='e.g. labels.team = "search"')
+        listing.add_argument("--page-size", type=int)
+        listing.add_argument("--limit", type=int, help="stop after this many")
+        listing.add_argument("--json", action="store_true", help="one JSON object per line")
+        names = ["get", "delete"] + (["cancel"] if collection == "runs" else [])
+        for action in names:
+            actions.add_parser(action, help=f"{action} one").add_argument("name", metavar="NAME")
+
+    group = _add(
+        commands,
+        "metrics",
+        "metrics: what each reads, whether it needs a judge",
+        "platform-eval metrics list",
+        resources.metrics_list,
+    )
+    metric_actions = group.add_subparsers(
+        dest="action", metavar="ACTION", parser_class=_Parser, required=True
+    )
+    metric_actions.add_parser("list", help="every metric").add_argument(
+        "--json", action="store_true"
+    )
+
+    group = _add(
+        commands,
+        "emulator",
+        "the local emulator",
+        "platform-eval emulator start --port 8765 --db evals.sqlite",
+        emulator_start,
+    )
+    emulator_actions = group.add_subparsers(
+        dest="action", metavar="ACTION", parser_class=_Parser, required=True
+    )
+    start = emulator_actions.add_parser("start", help="serve the emulator until interrupted")
+    start.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    start.add_argument("--port", type=int, default=8765, help="port to bind (default 8765)")
+    start.add_argument("--db", default=None, help="SQLite file to keep data in (default: memory)")
+    start.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(
+        level=logging.DEBUG if args.debug else logging.ERROR if args.quiet else logging.WARNING,
+        format="platform-eval: %(levelname)s: %(message)s",
+    )
+    try:
+        if getattr(args, "needs_target", False):
+            options = TargetOptions(args.project, args.location, args.endpoint, args.quiet)
+            with open_target(options) as target:
+                return int(args.handler(args, target))
+        return int(args.handler(args))
+    except KeyboardInterrupt:
+        error("interrupted; run the same command again to finish (nothing done is lost)")
+        return 130
+    except (UsageError, FormatError, FileNotFoundError, IsADirectoryError) as exc:
+        return _fail(args, exc, EXIT_USAGE)
+    except core.ClientError as exc:
+        return _fail(args, exc, EXIT_USAGE)
+    except (PlatformEvalError, core.GoogleAPICallError, OSError) as exc:
+        return _fail(args, exc, EXIT_FAILED)
+
+
+def _fail(args: argparse.Namespace, exc: BaseException, code: int) -> int:
+    if args.debug:
+        traceback.print_exc()
+    text = str(exc)
+    if isinstance(exc, FormatError) and len(exc.problems) > 1:
+        error(f"{len(exc.problems)} problems:")
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+    else:
+        error(" ".join(text.split()) if "\n" not in text else text)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Local files, no target: ``validate``, ``migrate``, ``convert-traces``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .. import formats, metrics
+from ..traces import load_conversations
+from ._common import EXIT_OK, EXIT_USAGE, emit, error, note
+
+
+def _files(paths: list[str]) -> list[Path]:
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
+        else:
+            found.append(path)
+    return found
+
+
+def validate(args: argparse.Namespace) -> int:
+    problems: list[str] = []
+    checked = 0
+    for path in _files(args.paths):
+        checked += 1
+        found = [str(p) for p in formats.validate(path)]
+        if not found:
+            found = _trace_or_config_problems(path)
+        problems += found
+        if not found and not args.quiet:
+            print(f"ok: {path}")
+    for problem in problems:
+        print(problem)
+    if problems:
+        error(f"{len(problems)} problems in {checked} files")
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _trace_or_config_problems(path: Path) -> list[str]:
+    try:
+        loaded = formats.load(path)
+    except formats.FormatError as exc:
+        return [str(p) for p in exc.problems]
+    if loaded.kind == formats.Kind.EVAL_CONFIG:
+        config = formats.load_eval_config(path)
+        unknown = [name for name in config.criteria if name not in metrics.REGISTRY]
+        return [
+            f"{path}: criteria.{name}: no target here computes the metric {name!r}; known: "
+            f"{', '.join(sorted(metrics.REGISTRY))}"
+            for name in unknown
+        ]
+    if loaded.kind in (formats.Kind.SESSION, formats.Kind.JAEGER_TRACES, formats.Kind.OTLP_TRACES):
+        try:
+            load_conversations(path)
+        except formats.FormatError as exc:
+            return [str(p) for p in exc.problems]
+    return []
+
+
+def migrate(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    for source in _files(args.sources):
+        if args.dry_run:
+            dataset, cases = formats.eval_set_to_dataset(formats.load_eval_set(source))
+            destination = formats.migrate.dataset_path_for(source, out)
+            print(f"{source} -> {destination}: {len(dataset.eval_cases)} cases (dry run)")
+            for case in cases:
+                for what in case.not_carried:
+                    print(f"  {case.eval_id}: not carried: {what}")
+            continue
+        report = formats.migrate_file(source, out, overwrite=args.force)
+        print(report.summary() if not report.skipped else f"{report.summary()} (--force)")
+    return EXIT_OK
+
+
+def convert_traces(args: argparse.Namespace) -> int:
+    conversations = []
+    for trace in args.traces:
+        for conversation in load_conversations(trace):
+            for line in conversation.notes:
+                note(f"{trace}: {conversation.id}: {line}", quiet=args.quiet)
+            conversations.append(
+                {
+                    "id": conversation.id,
+                    "source": conversation.source,
+                    "agentData": conversation.agent_data.to_wire(),
+                }
+            )
+    emit(json.dumps(conversations, indent=2, ensure_ascii=False) + "\n", args.out)
+    if args.out:
+        note(f"{len(conversations)} conversations written to {args.out}", quiet=args.quiet)
+    return EXIT_OK

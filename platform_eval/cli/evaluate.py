@@ -1,0 +1,251 @@
+"""Commands on a target: ``upload``, ``run``, ``results``, ``compare``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import jobs, metrics
+from .._operations import MetricLike, to_metric
+from ..formats import load_eval_config, load_eval_set
+from ..metrics.judges import LOCAL_TYPES
+from ..results import RunResults, compare, fetch_results
+from ..types import EvaluationRun
+from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
+from ._target import Target
+
+
+def _upload_progress(quiet: bool) -> Any:
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def show(progress: jobs.Progress) -> None:
+        end = "\n" if progress.done + progress.failed >= progress.total else ""
+        print(
+            f"\ruploading: {progress.done}/{progress.total} items"
+            + (f", {progress.failed} failed" if progress.failed else ""),
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
+def _run_progress(quiet: bool) -> Any:
+    if quiet:
+        return None
+    tty = sys.stderr.isatty()
+    seen: set[str] = set()
+
+    def show(run: EvaluationRun) -> None:
+        done, total = run.progress or (0, 0)
+        line = f"run {run.id}: {run.state}" + (f" {done}/{total}" if total else "")
+        if tty:
+            print(f"\r{line}", end="\n" if run.done else "", file=sys.stderr, flush=True)
+        elif str(run.state) not in seen:
+            seen.add(str(run.state))
+            print(line, file=sys.stderr)
+
+    return show
+
+
+def _mapping(path: str | None) -> dict[str, str] | None:
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--mapping {path}: {exc}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise UsageError(f"--mapping {path}: expected a JSON object of conversation id -> eval id")
+    return data
+
+
+def upload(args: argparse.Namespace, target: Target) -> int:
+    report = jobs.UploadReport()
+    progress = _upload_progress(args.quiet)
+    if args.traces:
+        evaluation_set = jobs.upload_traces(
+            target.client,
+            args.evalset,
+            args.traces,
+            candidate=args.candidate,
+            mapping=_mapping(args.mapping),
+            on_progress=progress,
+            report=report,
+        )
+    else:
+        evaluation_set = jobs.upload_eval_set(
+            target.client, args.evalset, on_progress=progress, report=report
+        )
+    note(report.summary(), quiet=args.quiet)
+    print(evaluation_set.name)
+    return EXIT_OK
+
+
+def _thresholds(pairs: list[str]) -> dict[str, float]:
+    out = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"--threshold {pair!r}: expected METRIC=NUMBER") from None
+        if not name.strip():
+            raise UsageError(f"--threshold {pair!r}: expected METRIC=NUMBER")
+    return out
+
+
+def _chosen_metrics(args: argparse.Namespace) -> tuple[list[MetricLike], dict[str, float]]:
+    config = load_eval_config(args.config) if args.config else None
+    chosen: list[MetricLike] = list(config.run_metrics()) if config else []
+    thresholds = config.thresholds() if config else {}
+    if args.metrics:
+        chosen = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    thresholds.update(_thresholds(args.threshold or []))
+    if not chosen:
+        raise UsageError("no metrics: pass --metrics m1,m2 or --config eval_config.json")
+    return chosen, thresholds
+
+
+def _check_computable(chosen: list[MetricLike], evalset: Path | None, target: Target) -> None:
+    """Before anything is uploaded: every metric must be one this target can compute."""
+    if not target.computes_locally:
+        return
+    rubric_types: list[str | None] = []
+    if evalset is not None:
+        for case in load_eval_set(evalset).eval_cases:
+            rubric_types += [r.type for r in case.rubrics or []]
+            for invocation in case.conversation or []:
+                rubric_types += [r.type for r in invocation.rubrics or []]
+    for metric in chosen:
+        resolved = to_metric(metric)
+        try:
+            spec = metrics.resolve(resolved)
+        except metrics.MetricError as exc:
+            raise UsageError(
+                f"metric {resolved.metric!r} cannot be computed on the emulator: {exc}"
+            ) from None
+        info = metrics.REGISTRY[spec.name]
+        if not info.needs_judge:
+            continue
+        undecidable = [t for t in rubric_types if (t or "").upper() not in LOCAL_TYPES]
+        if not rubric_types or undecidable:
+            what = (
+                "has no rubrics"
+                if not rubric_types
+                else f"has rubrics of types {sorted({str(t) for t in undecidable})}"
+            )
+            raise UsageError(
+                f"metric {spec.name!r} needs a judge, and the emulator's local judge decides only "
+                f"rubrics typed {', '.join(sorted(LOCAL_TYPES))}; the eval set {what}. Give "
+                "each rubric such a type, start the emulator with a Gemini judge "
+                "(Emulator(judges=[LocalJudge(), GeminiJudge()])), or run against the real "
+                "service with --project"
+            )
+
+
+def _render(results: RunResults, fmt: str, rubrics: bool, output: str | None) -> str:
+    if fmt == "table":
+        color = output is None and sys.stdout.isatty()
+        return results.to_table(color=color, rubrics=rubrics)
+    return {
+        "json": results.to_json,
+        "csv": results.to_csv,
+        "junit": results.to_junit,
+        "html": results.to_html,
+        "markdown": results.to_markdown,
+    }[fmt]()
+
+
+def _finish(args: argparse.Namespace, results: RunResults) -> int:
+    fmt = output_format(args.format, args.output)
+    emit(_render(results, fmt, getattr(args, "rubrics", False), args.output), args.output)
+    if args.output:
+        note(f"results written to {args.output}", quiet=args.quiet)
+        if not args.quiet:
+            print(results.to_table(color=sys.stdout.isatty()).splitlines()[-1])
+    return EXIT_OK if results.passed else EXIT_FAILED
+
+
+def run(args: argparse.Namespace, target: Target) -> int:
+    chosen, thresholds = _chosen_metrics(args)
+    source = Path(args.evalset)
+    is_file = source.exists()
+    looks_like_file = args.evalset.endswith((".json", ".yaml")) or (
+        "/" in args.evalset and "evaluationSets/" not in args.evalset
+    )
+    if not is_file and looks_like_file:
+        raise UsageError(f"{args.evalset}: no such file (or pass an evaluation set's name)")
+    _check_computable(chosen, source if is_file else None, target)
+    client = target.client
+    if is_file:
+        evaluation = jobs.evaluate(
+            client,
+            source,
+            traces=args.traces or None,
+            metrics=chosen,
+            candidate=args.candidate,
+            mapping=_mapping(args.mapping),
+            on_progress=_upload_progress(args.quiet),
+            on_run_progress=_run_progress(args.quiet),
+            wait=not args.no_wait,
+            poll_interval=0.2 if target.computes_locally else 2.0,
+        )
+        note(evaluation.upload.summary(), quiet=args.quiet)
+        if evaluation.attached:
+            note(
+                f"attached to {evaluation.run.name}, started by an earlier attempt",
+                quiet=args.quiet,
+            )
+        started = evaluation.run
+    else:
+        if args.traces:
+            raise UsageError("--traces needs an eval set file, not the name of an uploaded set")
+        started = client.create_run(evaluation_set=client.get_set(args.evalset), metrics=chosen)
+    if args.no_wait:
+        print(started.name)
+        return EXIT_OK
+    finished = (
+        started
+        if started.done
+        else client.wait_for_run(
+            started,
+            poll_interval=0.2 if target.computes_locally else 2.0,
+            on_progress=_run_progress(args.quiet),
+        )
+    )
+    return _finish(args, fetch_results(client, finished, thresholds=thresholds))
+
+
+def results(args: argparse.Namespace, target: Target) -> int:
+    client = target.client
+    current = client.get_run(args.run)
+    if not current.done:
+        current = client.wait_for_run(
+            current,
+            poll_interval=0.2 if target.computes_locally else 2.0,
+            on_progress=_run_progress(args.quiet),
+        )
+    thresholds = _thresholds(args.threshold or [])
+    if args.config:
+        thresholds = {**load_eval_config(args.config).thresholds(), **thresholds}
+    return _finish(args, fetch_results(client, current, thresholds=thresholds))
+
+
+def compare_runs(args: argparse.Namespace, target: Target) -> int:
+    client = target.client
+    before, after = (fetch_results(client, client.get_run(r)) for r in (args.run_a, args.run_b))
+    comparison = compare(before, after)
+    fmt = args.format or "table"
+    text = {"json": comparison.to_json, "markdown": comparison.to_markdown}.get(
+        fmt, comparison.to_table
+    )()
+    emit(text if text.endswith("\n") else text + "\n", args.output)
+    if args.fail_on_regression and comparison.regressions:
+        return EXIT_FAILED
+    return EXIT_OK

@@ -1,0 +1,73 @@
+"""``items``, ``sets``, ``runs`` (list, get, delete, cancel) and ``metrics list``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .. import metrics
+from ._common import EXIT_OK
+from ._target import Target
+
+_METHODS = {
+    "items": ("list_items", "get_item", "delete_item"),
+    "sets": ("list_sets", "get_set", "delete_set"),
+    "runs": ("list_runs", "get_run", "delete_run"),
+}
+
+
+def _line(resource: Any) -> str:
+    wire = resource.to_wire()
+    extra = wire.get("state") or wire.get("evaluationItemType") or ""
+    return "\t".join(str(v) for v in (wire.get("name", ""), wire.get("displayName", ""), extra))
+
+
+def resource_command(args: argparse.Namespace, target: Target) -> int:
+    client = target.client
+    list_method, get_method, delete_method = _METHODS[args.collection]
+    if args.action == "list":
+        pager = getattr(client, list_method)(filter=args.filter, page_size=args.page_size)
+        for count, resource in enumerate(pager, start=1):
+            print(json.dumps(resource.to_wire()) if args.json else _line(resource))
+            if args.limit and count >= args.limit:
+                break
+    elif args.action == "get":
+        print(json.dumps(getattr(client, get_method)(args.name).to_wire(), indent=2))
+    elif args.action == "delete":
+        getattr(client, delete_method)(args.name)
+        print(f"deleted {args.name}")
+    elif args.action == "cancel":
+        client.cancel_run(args.name)
+        print(f"cancel requested for {args.name}")
+    return EXIT_OK
+
+
+def metrics_list(args: argparse.Namespace) -> int:
+    rows = []
+    for info in metrics.REGISTRY.values():
+        targets = "emulator" + (", service" if info.service_defined else "")
+        judge = "judge" if info.needs_judge else "-"
+        rows.append((info.name, ",".join(info.reads), judge, targets, info.description))
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "metric": n,
+                        "reads": r.split(","),
+                        "judge": j != "-",
+                        "targets": t,
+                        "about": d,
+                    }
+                    for n, r, j, t, d in rows
+                ],
+                indent=2,
+            )
+        )
+        return EXIT_OK
+    width = max(len(r[0]) for r in rows)
+    print(f"{'metric':{width}}  {'reads':22}  {'judge':5}  {'computed by':17}  about")
+    for name, reads, judge, targets, about in rows:
+        print(f"{name:{width}}  {reads:22}  {judge:5}  {targets:17}  {about}")
+    return EXIT_OK

@@ -1,0 +1,165 @@
+"""Every command's happy path and bad-input path, on the embedded emulator in a temp folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from platform_eval.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder with the sample data, no emulator or project configured."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("PLATFORM_EVAL_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    shutil.copytree(DATA, tmp_path / "data")
+    return tmp_path
+
+
+RUN = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
+
+
+def _run_name(capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["-q", "runs", "list"]) == 0
+    return capsys.readouterr().out.splitlines()[0].split("\t")[0]
+
+
+def test_run_then_results_across_commands(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*RUN, "--config", "data/eval_config.json", "--rubrics"]) == 0
+    captured = capsys.readouterr()
+    assert "target: embedded emulator" in captured.err
+    assert "paris-then-oslo" in captured.out and captured.out.rstrip().endswith("PASSED")
+    assert "rubric looks-up-the-weather: PASS" in captured.out
+    assert "Traceback" not in captured.err
+    run = _run_name(capsys)
+    assert main(["-q", "results", run, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert {r["evalCaseId"] for r in document["rows"]} == {"paris-then-oslo"}
+    # The same results judged against a stricter threshold fail, with exit code 1.
+    assert main(["-q", "results", run, "--threshold", "response_match_score=0.99"]) == 1
+
+
+def test_reports_by_suffix(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-q", *RUN, "--metrics", "tool_trajectory_avg_score", "-o", "out/junit.xml"]) == 0
+    suite = ET.parse(work / "out/junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "1"
+    run = _run_name(capsys)
+    for name, marker in (
+        ("r.html", "<!doctype html>"),
+        ("r.csv", "evalCaseId"),
+        ("r.md", "## platform-eval"),
+    ):
+        assert main(["-q", "results", run, "-o", name]) == 0
+        assert marker in (work / name).read_text()
+
+
+def test_a_missed_threshold_exits_1(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "-q",
+            *RUN,
+            "--metrics",
+            "exact_match,response_match_score",
+            "--threshold",
+            "response_match_score=0.99",
+        ]
+    )
+    assert code == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_a_metric_no_target_computes_is_refused_before_any_upload(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-q", *RUN, "--metrics", "no_such_metric"]) == 2
+    assert "no_such_metric" in capsys.readouterr().err
+    assert main(["-q", "items", "list"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_a_judged_metric_without_decidable_rubrics_says_what_to_do(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads((work / "data/weather.evalset.json").read_text())
+    del data["eval_cases"][0]["rubrics"]
+    (work / "plain.evalset.json").write_text(json.dumps(data))
+    assert main(["-q", "run", "plain.evalset.json", "--metrics", "general_quality_v1"]) == 2
+    err = capsys.readouterr().err
+    assert "needs a judge" in err and "--project" in err and "Traceback" not in err
+
+
+def test_bad_input_is_one_line_with_file_and_path(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (work / "bad.evalset.json").write_text('{"eval_set_id": "x", "eval_cases": [{"eval_id": 3}]}')
+    assert main(["-q", "run", "bad.evalset.json", "--metrics", "exact_match"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.evalset.json" in err and "eval_cases[0]" in err and "Traceback" not in err
+    assert main(["validate", "bad.evalset.json", "data"]) == 2
+    out = capsys.readouterr().out
+    assert "bad.evalset.json" in out and "ok: data/weather.evalset.json" in out
+    assert main(["-q", "run", "missing.evalset.json", "--metrics", "exact_match"]) == 2
+    assert main(["-q", "run", "data/weather.evalset.json"]) == 2
+    assert "no metrics" in capsys.readouterr().err
+
+
+def test_traces_that_match_no_case_exit_1(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads((work / "data/weather.evalset.json").read_text())
+    data["eval_cases"][0]["conversation"][0]["user_content"]["parts"][0]["text"] = "Other?"
+    (work / "other.evalset.json").write_text(json.dumps(data))
+    code = main(
+        [
+            "-q",
+            "run",
+            "other.evalset.json",
+            "--traces",
+            "data/weather_traces.otlp.json",
+            "--metrics",
+            "exact_match",
+        ]
+    )
+    assert code == 1
+    assert "nothing to evaluate" in capsys.readouterr().err
+
+
+def test_upload_migrate_convert_and_resources(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-q", "upload", "data/weather.evalset.json"]) == 0
+    set_name = capsys.readouterr().out.strip()
+    assert "/evaluationSets/" in set_name
+    assert main(["-q", "sets", "get", set_name]) == 0
+    assert len(json.loads(capsys.readouterr().out)["evaluationItems"]) == 1
+    assert main(["migrate", "data/weather.evalset.json", "--out", "datasets", "--dry-run"]) == 0
+    assert not (work / "datasets").exists()
+    assert main(["migrate", "data/weather.evalset.json", "--out", "datasets"]) == 0
+    assert (work / "datasets/weather-dataset.json").exists()
+    capsys.readouterr()
+    assert main(["-q", "convert-traces", "data/weather_traces.otlp.json"]) == 0
+    (conversation,) = json.loads(capsys.readouterr().out)
+    assert len(conversation["agentData"]["turns"]) == 3
+    assert main(["metrics", "list"]) == 0
+    assert "tool_trajectory_avg_score" in capsys.readouterr().out
+    assert main(["-q", "sets", "get", "no-such-set"]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+def test_compare_fails_on_regression(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-q", *RUN, "--metrics", "response_match_score"]) == 0
+    data = json.loads((work / "data/weather.evalset.json").read_text())
+    data["eval_cases"][0]["conversation"][1]["final_response"]["parts"][0]["text"] = "Snow in Oslo."
+    (work / "data/weather.evalset.json").write_text(json.dumps(data))
+    assert main(["-q", *RUN, "--metrics", "response_match_score"]) == 0
+    capsys.readouterr()
+    assert main(["-q", "runs", "list"]) == 0
+    first, second = (line.split("\t")[0] for line in capsys.readouterr().out.splitlines()[:2])
+    assert main(["-q", "compare", first, second, "--fail-on-regression"]) == 1
+    assert "regressed" in capsys.readouterr().out
