@@ -1,0 +1,35 @@
+"""The ``platform_eval`` fixture, as a user's test suite would use it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from platform_eval.pytest_plugin import PlatformEval
+from platform_eval.results import ThresholdError
+
+DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
+
+
+def test_the_sample_passes_its_config(platform_eval: PlatformEval) -> None:
+    results = platform_eval.evaluate(
+        DATA / "weather.evalset.json",
+        traces=[DATA / "weather_traces.otlp.json"],
+        config=DATA / "eval_config.json",
+    )
+    results.assert_passed()
+    assert results.thresholds["tool_trajectory_avg_score"] == 1.0
+
+
+def test_a_failure_lists_cases_metrics_and_verdicts(platform_eval: PlatformEval) -> None:
+    results = platform_eval.evaluate(
+        DATA / "weather.evalset.json",
+        traces=[DATA / "weather_traces.otlp.json"],
+        metrics=["response_match_score", "rubric_based_final_response_quality_v1"],
+        thresholds={"response_match_score": 0.99},
+    )
+    with pytest.raises(ThresholdError) as caught:
+        results.assert_passed()
+    message = str(caught.value)
+    assert "paris-then-oslo [agent] response_match_score: 0.963 < 0.99" in message
