@@ -1,0 +1,51 @@
+"""Gate CI on an evaluation: JUnit for the test report, Markdown for the job summary, exit code.
+
+    python samples/ci_gate.py                       # the embedded emulator, no cloud needed
+    python samples/ci_gate.py --project my-project  # the real service
+
+Evaluates the sample eval set against traces recorded from the agent, with the thresholds of
+its eval_config.json; writes junit.xml, appends a summary to $GITHUB_STEP_SUMMARY when set, and
+exits 1 when a threshold is missed (the same as `platform-eval run ... --output junit.xml`).
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+from platform_eval import Client, jobs
+from platform_eval.results import fetch_results
+
+DATA = Path(__file__).resolve().parent / "data"
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--project", help="Google Cloud project (default: the embedded emulator)")
+parser.add_argument("--location", default="us-central1")
+parser.add_argument("--junit", default=str(Path(tempfile.mkdtemp()) / "junit.xml"))
+args = parser.parse_args()
+
+with ExitStack() as stack:
+    if args.project:
+        client = stack.enter_context(Client(args.project, args.location))
+    else:
+        from platform_eval.emulator import Emulator
+
+        client = stack.enter_context(stack.enter_context(Emulator()).client())
+    evaluation = jobs.evaluate(
+        client,
+        DATA / "weather.evalset.json",
+        traces=[DATA / "weather_traces.otlp.json"],
+        config=DATA / "eval_config.json",
+        poll_interval=0.2,
+    )
+    results = fetch_results(client, evaluation.run, thresholds=evaluation.thresholds)
+
+Path(args.junit).write_text(results.to_junit())
+if os.environ.get("GITHUB_STEP_SUMMARY"):
+    with open(os.environ["GITHUB_STEP_SUMMARY"], "a") as summary:
+        summary.write(results.to_markdown())
+print(results.to_table())
+print(f"JUnit report: {args.junit}")
+sys.exit(0 if results.passed else 1)
