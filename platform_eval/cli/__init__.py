@@ -58,6 +58,12 @@ def _add(
     return parser
 
 
+def _trace_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--traces", nargs="+", metavar="PATH", help="traces or session exports")
+    parser.add_argument("--candidate", default="agent", help="candidate name (default agent)")
+    parser.add_argument("--mapping", help="JSON file: conversation id -> eval id")
+
+
 def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=FORMATS, help="default: from --output's suffix, or table"
@@ -126,9 +132,7 @@ def _parser() -> argparse.ArgumentParser:
         evaluate.upload,
     )
     p.add_argument("evalset", metavar="EVALSET")
-    p.add_argument("--traces", nargs="+", metavar="PATH")
-    p.add_argument("--candidate", default="agent", help="candidate name (default agent)")
-    p.add_argument("--mapping", help="JSON file: conversation id -> eval id")
+    _trace_options(p)
     p.set_defaults(needs_target=True)
 
     p = _add(
@@ -139,9 +143,7 @@ def _parser() -> argparse.ArgumentParser:
         evaluate.run,
     )
     p.add_argument("evalset", metavar="EVALSET|SET_NAME")
-    p.add_argument("--traces", nargs="+", metavar="PATH")
-    p.add_argument("--candidate", default="agent", help="candidate name (default agent)")
-    p.add_argument("--mapping", help="JSON file: conversation id -> eval id")
+    _trace_options(p)
     p.add_argument("--config", help="eval_config.json / test_config.json (criteria, thresholds)")
     p.add_argument("--metrics", help="comma-separated metric names (overrides the config's)")
     p.add_argument("--no-wait", action="store_true", help="print the run's name and return")

@@ -17,7 +17,6 @@ conversation. Within a trace, every top-level ``invoke_agent`` span is one turn:
 from __future__ import annotations
 
 import base64
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -156,15 +155,8 @@ def spans_from_data(data: Any, source: str | None = None) -> list[Span]:
 
 
 def _json_attribute(span: Span, key: str) -> Any:
-    value = span.attributes.get(key)
-    if isinstance(value, dict | list):
-        return value
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None  # truncated by an attribute length limit
+    # None when absent, or cut short by an attribute length limit.
+    return semconv.parse_json(span.attributes.get(key))
 
 
 def _content(value: Any) -> genai_types.Content | None:
