@@ -209,3 +209,17 @@ def test_evaluate_after_a_timeout_attaches_to_its_run(
         third = jobs.evaluate(client, source, metrics=["rouge_1"], manifest=manifest)
         assert not third.attached
         assert len(list(client.list_runs())) == 2
+
+
+def test_a_name_the_journal_remembers_never_reaches_the_set(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "m.jsonl"
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        first = jobs.upload_eval_set(client, _eval_set(ANSWERS), manifest=manifest)
+        client.delete_item(first.evaluation_items[0])  # the journal still names it
+        emulator.inject_fault(path="evaluationItems", method="POST", status=400, times=1)
+        again = jobs.upload_eval_set(
+            client, _eval_set(ANSWERS), manifest=manifest, allow_partial=True
+        )
+        assert again.evaluation_items == first.evaluation_items[1:]

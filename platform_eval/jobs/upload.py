@@ -147,8 +147,10 @@ async def _create_items(
     manifest: Manifest,
     concurrency: int,
     report: Callable[[int, Failure | None], None],
-) -> None:
+) -> dict[str, str]:
+    """Creates ``todo``; returns key -> name of each item created."""
     queue: Iterator[PendingItem] = iter(todo)
+    created: dict[str, str] = {}
 
     async def worker() -> None:
         for key, build in queue:
@@ -157,18 +159,20 @@ async def _create_items(
                 labels = {**(item.labels or {}), SET_LABEL: set_id, KEY_LABEL: key_label(key)}
                 item = item.model_copy(update={"labels": labels})
                 request_id = f"pe-{set_id[:16]}-{key_label(key)}"
-                created = await client.create_item(item, request_id=request_id)
+                item = await client.create_item(item, request_id=request_id)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
                 transient = "" if is_permanent(error) else " (transient: re-run to retry)"
                 report(0, Failure(key, f"{error}{transient}"))
                 continue
-            assert created.name is not None
-            manifest.record_item(key, created.name)
+            assert item.name is not None
+            created[key] = item.name
+            manifest.record_item(key, item.name)
             report(1, None)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+    return created
 
 
 async def _point_set(
@@ -249,13 +253,11 @@ async def upload_items_async(
 
     report(0, None)
     todo = [(k, build) for k, build in entries if k not in found.items]
-    await _create_items(
+    created = await _create_items(
         client, todo, set_id=set_id, manifest=manifest, concurrency=concurrency, report=report
     )
-    created = {k: manifest.items[k] for k, _ in todo if k in manifest.items}
-    result.items = [
-        found.items.get(k) or created[k] for k in keys if k in found.items or k in created
-    ]
+    there = {**found.items, **created}
+    result.items = [there[k] for k in keys if k in there]
     if result.failures and not allow_partial:
         notes.append(
             "the set was not created or changed because some items failed; re-run to retry"
