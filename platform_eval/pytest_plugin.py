@@ -59,7 +59,9 @@ class PlatformEval:
             poll_interval=0.2,
         )
         judged = {**evaluation.thresholds, **(thresholds or {})}
-        return fetch_results(self.client, evaluation.run, thresholds=judged)  # type: ignore[no-any-return]
+        return fetch_results(  # type: ignore[no-any-return]
+            self.client, evaluation.run, thresholds=judged, items=evaluation.results
+        )
 
 
 @pytest.fixture(scope="session")

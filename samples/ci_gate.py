@@ -40,7 +40,9 @@ with ExitStack() as stack:
         config=DATA / "eval_config.json",
         poll_interval=0.2,
     )
-    results = fetch_results(client, evaluation.run, thresholds=evaluation.thresholds)
+    results = fetch_results(
+        client, evaluation.run, thresholds=evaluation.thresholds, items=evaluation.results
+    )
 
 Path(args.junit).write_text(results.to_junit())
 if os.environ.get("GITHUB_STEP_SUMMARY"):

@@ -69,18 +69,22 @@ QUESTIONS = ["What's the weather in Paris?", "And in Oslo?", "Thanks!"]
 ANSWERS = ["It is sunny in Paris.", "It rains in Oslo.", "You're welcome!"]
 
 
+def _weather_script() -> list[types.Content]:
+    """What the weather agent's model answers, one LLM call after another, for QUESTIONS."""
+    return [
+        call("get_weather", city="Paris"),
+        say(ANSWERS[0]),
+        call("get_weather", city="Oslo"),
+        say(ANSWERS[1]),
+        say(ANSWERS[2]),
+    ]
+
+
 def _agents(sub_agent: bool) -> LlmAgent:
     if not sub_agent:
-        script = [
-            call("get_weather", city="Paris"),
-            say(ANSWERS[0]),
-            call("get_weather", city="Oslo"),
-            say(ANSWERS[1]),
-            say(ANSWERS[2]),
-        ]
         return LlmAgent(
             name="weather_agent",
-            model=ScriptedModel(script=script),
+            model=ScriptedModel(script=_weather_script()),
             instruction="Answer questions about the weather.",
             tools=[get_weather],
         )
@@ -88,15 +92,7 @@ def _agents(sub_agent: bool) -> LlmAgent:
     weather = LlmAgent(
         name="weather_agent",
         description="Knows the weather.",
-        model=ScriptedModel(
-            script=[
-                call("get_weather", city="Paris"),
-                say(ANSWERS[0]),
-                call("get_weather", city="Oslo"),
-                say(ANSWERS[1]),
-                say(ANSWERS[2]),
-            ]
-        ),
+        model=ScriptedModel(script=_weather_script()),
         instruction="Answer questions about the weather.",
         tools=[get_weather],
     )

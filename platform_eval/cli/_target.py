@@ -40,6 +40,11 @@ class Target:
     def computes_locally(self) -> bool:
         return self.kind != "service"
 
+    @property
+    def poll_interval(self) -> float:
+        # A local run finishes in moments; the service's take minutes.
+        return 0.2 if self.computes_locally else 2.0
+
 
 def _say(options: TargetOptions, text: str) -> None:
     if not options.quiet:

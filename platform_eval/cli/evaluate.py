@@ -13,7 +13,7 @@ from .._operations import MetricLike, to_metric
 from ..formats import load_eval_config, load_eval_set
 from ..metrics.judges import LOCAL_TYPES
 from ..results import RunResults, compare, fetch_results
-from ..types import EvaluationRun
+from ..types import EvaluationItem, EvaluationRun
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
 from ._target import Target
 
@@ -168,8 +168,16 @@ def _finish(args: argparse.Namespace, results: RunResults) -> int:
     if args.output:
         note(f"results written to {args.output}", quiet=args.quiet)
         if not args.quiet:
-            print(results.to_table(color=sys.stdout.isatty()).splitlines()[-1])
+            print("PASSED" if results.passed else results.failure_message())
     return EXIT_OK if results.passed else EXIT_FAILED
+
+
+def _wait(target: Target, run: EvaluationRun, quiet: bool) -> EvaluationRun:
+    if run.done:
+        return run
+    return target.client.wait_for_run(
+        run, poll_interval=target.poll_interval, on_progress=_run_progress(quiet)
+    )
 
 
 def run(args: argparse.Namespace, target: Target) -> int:
@@ -194,7 +202,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
             on_progress=_upload_progress(args.quiet),
             on_run_progress=_run_progress(args.quiet),
             wait=not args.no_wait,
-            poll_interval=0.2 if target.computes_locally else 2.0,
+            poll_interval=target.poll_interval,
         )
         note(evaluation.upload.summary(), quiet=args.quiet)
         if evaluation.attached:
@@ -203,34 +211,23 @@ def run(args: argparse.Namespace, target: Target) -> int:
                 quiet=args.quiet,
             )
         started = evaluation.run
+        # jobs.evaluate read the results when it waited: they are not read again.
+        items: list[EvaluationItem] | None = evaluation.results or None
     else:
         if args.traces:
             raise UsageError("--traces needs an eval set file, not the name of an uploaded set")
         started = client.create_run(evaluation_set=client.get_set(args.evalset), metrics=chosen)
+        items = None
     if args.no_wait:
         print(started.name)
         return EXIT_OK
-    finished = (
-        started
-        if started.done
-        else client.wait_for_run(
-            started,
-            poll_interval=0.2 if target.computes_locally else 2.0,
-            on_progress=_run_progress(args.quiet),
-        )
-    )
-    return _finish(args, fetch_results(client, finished, thresholds=thresholds))
+    finished = _wait(target, started, args.quiet)
+    return _finish(args, fetch_results(client, finished, thresholds=thresholds, items=items))
 
 
 def results(args: argparse.Namespace, target: Target) -> int:
     client = target.client
-    current = client.get_run(args.run)
-    if not current.done:
-        current = client.wait_for_run(
-            current,
-            poll_interval=0.2 if target.computes_locally else 2.0,
-            on_progress=_run_progress(args.quiet),
-        )
+    current = _wait(target, client.get_run(args.run), args.quiet)
     thresholds = _thresholds(args.threshold or [])
     if args.config:
         thresholds = {**load_eval_config(args.config).thresholds(), **thresholds}

@@ -114,6 +114,11 @@ def split_name(name: str, collection: str) -> tuple[str, str]:
     return "/".join(parts[:4]), parts[5]
 
 
+def cancelled_status() -> Status:
+    """The ``error`` of a cancelled run (google.rpc CANCELLED), as the service reports it."""
+    return Status(code=1, message="the run was cancelled")
+
+
 class Backend:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -331,7 +336,7 @@ class Backend:
                 return False
             run.state = EvaluationRunState.CANCELLED
             run.completion_time = now()
-            run.error = Status(code=1, message="the run was cancelled")
+            run.error = cancelled_status()
             return True
 
         if self.update_run(f"{parent}/{RUNS}/{rid}", cancel) is None and not quiet:

@@ -32,7 +32,7 @@ from ..types import (
     SummaryMetrics,
     request_mode_problem,
 )
-from .backend import ITEMS, RUNS, SETS, ApiError, Backend, now, split_name
+from .backend import ITEMS, RUNS, SETS, ApiError, Backend, cancelled_status, now, split_name
 from .gcs import ObjectStore
 
 _logger = logging.getLogger("platform_eval.emulator")
@@ -218,7 +218,7 @@ class RunExecutor:
 
     def _discard(self, parent: str, result_names: list[str]) -> None:
         for result_name in result_names:
-            self._backend.store.delete(parent, ITEMS, result_name.rsplit("/", 1)[-1])
+            self._backend.store.delete(parent, ITEMS, split_name(result_name, ITEMS)[1])
 
     def _request_of(self, item_name: str) -> tuple[EvaluationRequest | None, str | None]:
         """The request of a REQUEST item, inline or read from its gs:// object."""
@@ -350,7 +350,7 @@ class RunExecutor:
             if error:
                 run.error = Status(code=13, message=error)
             elif state == EvaluationRunState.CANCELLED:
-                run.error = Status(code=1, message="the run was cancelled")
+                run.error = cancelled_status()
             return True
 
         self._backend.update_run(name, finish)

@@ -21,6 +21,8 @@ from typing import Any
 from ..formats._problems import FormatError, Problem
 
 VERSION = 2
+#: The kinds of entry that name a resource: ``{"key": ..., "<kind>": name}``.
+_KINDS = ("item", "set", "run")
 
 
 def key_label(key: str) -> str:
@@ -62,17 +64,16 @@ class Manifest:
                     has_header = True
                     self._check_parent(entry, number)
                     continue
-                key, value = entry.get("key"), None
-                for kind, store in (("item", self.items), ("set", self.sets), ("run", self.runs)):
-                    value = entry.get(kind)
-                    if isinstance(key, str) and isinstance(value, str):
-                        store[key] = value
-                        break
+                key = entry.get("key")
+                kind = next((k for k in _KINDS if isinstance(entry.get(k), str)), None)
+                if isinstance(key, str) and kind is not None:
+                    {"item": self.items, "set": self.sets, "run": self.runs}[kind][key] = entry[
+                        kind
+                    ]
+                elif isinstance(entry.get("collected"), str):
+                    self.collected.add(entry["collected"])
                 else:
-                    if isinstance(entry.get("collected"), str):
-                        self.collected.add(entry["collected"])
-                    else:
-                        self.unreadable_lines += 1
+                    self.unreadable_lines += 1
         return has_header
 
     def _check_parent(self, header: dict[str, Any], number: int) -> None:

@@ -169,7 +169,7 @@ def _fingerprint(
     return digest.hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Upload:
     """One upload job: which cases, with which candidates, into which set."""
 
@@ -231,30 +231,37 @@ def upload_eval_set(
     makes the set from what was uploaded instead). Pass ``report=UploadReport()`` for the detail.
     """
     job = _eval_set_job(
-        source, manifest, display_name, concurrency, on_progress, allow_partial, report
+        source,
+        manifest=manifest,
+        display_name=display_name,
+        concurrency=concurrency,
+        on_progress=on_progress,
+        allow_partial=allow_partial,
+        report=report,
     )
     return _dispatch(client, job)
 
 
 def _eval_set_job(
     source: EvalSetSource,
-    manifest: str | Path | None,
-    display_name: str | None,
-    concurrency: int,
-    on_progress: ProgressCallback | None,
-    allow_partial: bool,
-    report: UploadReport | None,
+    *,
+    manifest: str | Path | None = None,
+    display_name: str | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    on_progress: ProgressCallback | None = None,
+    allow_partial: bool = False,
+    report: UploadReport | None = None,
 ) -> _Upload:
     eval_set, where = _eval_set(source)
     return _Upload(
-        eval_set,
-        where,
-        manifest,
-        display_name or eval_set.name or eval_set.eval_set_id,
-        concurrency,
-        on_progress,
-        allow_partial,
-        report,
+        eval_set=eval_set,
+        source=where,
+        manifest=manifest,
+        display_name=display_name or eval_set.name or eval_set.eval_set_id,
+        concurrency=concurrency,
+        on_progress=on_progress,
+        allow_partial=allow_partial,
+        report=report,
     )
 
 
@@ -265,14 +272,15 @@ class NothingToEvaluateError(PlatformEvalError):
 def _traces_job(
     eval_set_source: EvalSetSource,
     traces: Sequence[str | Path | Conversation],
-    candidate: str,
-    mapping: Mapping[str, str] | None,
-    manifest: str | Path | None,
-    display_name: str | None,
-    concurrency: int,
-    on_progress: ProgressCallback | None,
-    allow_partial: bool,
-    report: UploadReport | None,
+    *,
+    candidate: str = "agent",
+    mapping: Mapping[str, str] | None = None,
+    manifest: str | Path | None = None,
+    display_name: str | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    on_progress: ProgressCallback | None = None,
+    allow_partial: bool = False,
+    report: UploadReport | None = None,
 ) -> _Upload:
     eval_set, where = _eval_set(eval_set_source)
     conversations: list[Conversation] = []
@@ -287,14 +295,14 @@ def _traces_job(
             f"{eval_set.eval_set_id}, so there is nothing to evaluate:\n{matches.summary()}"
         )
     return _Upload(
-        eval_set,
-        where,
-        manifest,
-        display_name or f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
-        concurrency,
-        on_progress,
-        allow_partial,
-        report,
+        eval_set=eval_set,
+        source=where,
+        manifest=manifest,
+        display_name=display_name or f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
+        concurrency=concurrency,
+        on_progress=on_progress,
+        allow_partial=allow_partial,
+        report=report,
         set_key=f"traces:{candidate}",
         candidates=_candidates(matches, candidate),
         matches=matches,
@@ -343,14 +351,14 @@ def upload_traces(
     job = _traces_job(
         eval_set_source,
         traces,
-        candidate,
-        mapping,
-        manifest,
-        display_name,
-        concurrency,
-        on_progress,
-        allow_partial,
-        report,
+        candidate=candidate,
+        mapping=mapping,
+        manifest=manifest,
+        display_name=display_name,
+        concurrency=concurrency,
+        on_progress=on_progress,
+        allow_partial=allow_partial,
+        report=report,
     )
     return _dispatch(client, job)
 
@@ -411,18 +419,15 @@ def evaluate(
         _traces_job(
             eval_set_source,
             traces,
-            candidate,
-            mapping,
-            manifest,
-            None,
-            DEFAULT_CONCURRENCY,
-            on_progress,
-            False,
-            report,
+            candidate=candidate,
+            mapping=mapping,
+            manifest=manifest,
+            on_progress=on_progress,
+            report=report,
         )
         if traces is not None
         else _eval_set_job(
-            eval_set_source, manifest, None, DEFAULT_CONCURRENCY, on_progress, False, report
+            eval_set_source, manifest=manifest, on_progress=on_progress, report=report
         )
     )
 

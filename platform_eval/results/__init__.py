@@ -9,7 +9,7 @@ side.
 from .compare import Change, Comparison, compare
 from .fetch import fetch_results, fetch_results_async
 from .model import (
-    Conversation,
+    CaseRecord,
     MetricSummary,
     Row,
     RunResults,
@@ -20,9 +20,9 @@ from .model import (
 )
 
 __all__ = [
+    "CaseRecord",
     "Change",
     "Comparison",
-    "Conversation",
     "MetricSummary",
     "Row",
     "RunResults",

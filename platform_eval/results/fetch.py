@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from google.api_core import exceptions as core
 
 from .._sync import run_with_async_client
 from ..client import AsyncClient, Client
@@ -22,10 +24,15 @@ def _case_id(item: EvaluationItem) -> str | None:
 
 
 async def fetch_results_async(
-    client: AsyncClient, run: Any, *, thresholds: Mapping[str, float] | None = None
+    client: AsyncClient,
+    run: Any,
+    *,
+    thresholds: Mapping[str, float] | None = None,
+    items: Sequence[EvaluationItem] | None = None,
 ) -> RunResults:
     current = run if isinstance(run, EvaluationRun) and run.done else await client.get_run(run)
-    items = await client.get_results(current)
+    if items is None:
+        items = await client.get_results(current)
     requests: set[str] = set()
     for item in items:
         if item.evaluation_response and item.evaluation_response.evaluation_request:
@@ -36,7 +43,7 @@ async def fetch_results_async(
         async with limit:
             try:
                 return name, _case_id(await client.get_item(name, read_payload=False))
-            except Exception:  # a deleted request item: the result still names its id
+            except core.NotFound:  # a deleted request item: the result still names its id
                 return name, None
 
     found = await asyncio.gather(*(case_of(n) for n in requests))
@@ -45,16 +52,21 @@ async def fetch_results_async(
 
 
 def fetch_results(
-    client: Client | AsyncClient, run: Any, *, thresholds: Mapping[str, float] | None = None
+    client: Client | AsyncClient,
+    run: Any,
+    *,
+    thresholds: Mapping[str, float] | None = None,
+    items: Sequence[EvaluationItem] | None = None,
 ) -> Any:
     """RunResults of a finished run (a coroutine of them with an AsyncClient).
 
     Each row names its eval case (from the request item's ``evalCaseId``), candidate and
     metric, with the score, the threshold from ``thresholds``, pass or fail, the explanation
-    and the rubric verdicts.
+    and the rubric verdicts. Pass ``items`` when the run's RESULT items were already read
+    (``jobs.evaluate`` returns them), so they are not read again.
     """
     if isinstance(client, AsyncClient):
-        return fetch_results_async(client, run, thresholds=thresholds)
+        return fetch_results_async(client, run, thresholds=thresholds, items=items)
     return run_with_async_client(
-        client, lambda c: fetch_results_async(c, run, thresholds=thresholds)
+        client, lambda c: fetch_results_async(c, run, thresholds=thresholds, items=items)
     )

@@ -15,7 +15,7 @@ from ..types import AgentData
 from .model import Status
 
 if TYPE_CHECKING:
-    from .model import Conversation, RunResults
+    from .model import CaseRecord, RunResults
 
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1f2328;max-width:1200px}
@@ -101,7 +101,7 @@ def _agent_data(data: AgentData | str | None) -> str:
     return "".join(out) or "<p><em>no turns</em></p>"
 
 
-def _case(results: RunResults, case: str, conversation: Conversation | None) -> str:
+def _case(results: RunResults, case: str, conversation: CaseRecord | None) -> str:
     rows = [r for r in results.rows if r.eval_case_id == case]
     statuses = {r.status for r in rows}
     worst = next(

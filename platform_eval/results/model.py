@@ -7,6 +7,7 @@ with the reason, and never passes; a metric with no threshold is reported, not j
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Iterable, Mapping
@@ -15,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import PlatformEvalError
-from ..types import AgentData, EvaluationItem, EvaluationRun
+from ..types import AgentData, EvaluationItem, EvaluationRun, RubricVerdict
 
 
 class Status(StrEnum):
@@ -45,7 +46,6 @@ class Row:
     threshold: float | None
     explanation: str | None
     verdicts: tuple[Verdict, ...] = ()
-    error: str | None = None
 
     @property
     def status(self) -> Status:
@@ -108,7 +108,7 @@ class MetricSummary:
 
 
 @dataclass(frozen=True)
-class Conversation:
+class CaseRecord:
     """What a case was about, for reports: the golden answer and each candidate's record."""
 
     prompt: str | None
@@ -128,7 +128,7 @@ class ThresholdError(PlatformEvalError):
 class RunResults:
     run: EvaluationRun
     rows: list[Row]
-    conversations: dict[str, Conversation] = field(default_factory=dict)
+    conversations: dict[str, CaseRecord] = field(default_factory=dict)
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -146,14 +146,12 @@ class RunResults:
         out = []
         for metric in self.metrics:
             rows = [r for r in self.rows if r.metric == metric]
-            scores = [r.score for r in rows if r.status != Status.NOT_EVALUATED]
+            scores = [r.score for r in rows if r.score is not None and not math.isnan(r.score)]
             out.append(
                 MetricSummary(
                     metric=metric,
-                    mean=statistics.fmean(s for s in scores if s is not None) if scores else None,
-                    stdev=statistics.pstdev([s for s in scores if s is not None])
-                    if scores
-                    else None,
+                    mean=statistics.fmean(scores) if scores else None,
+                    stdev=statistics.pstdev(scores) if scores else None,
                     scored=len(scores),
                     not_evaluated=sum(1 for r in rows if r.status == Status.NOT_EVALUATED),
                     passed=sum(1 for r in rows if r.status == Status.PASSED),
@@ -166,7 +164,7 @@ class RunResults:
     def with_thresholds(self, thresholds: Mapping[str, float]) -> RunResults:
         """The same results judged against ``thresholds`` (metric -> minimum score)."""
         rows = [
-            Row(**{**r.__dict__, "threshold": thresholds.get(r.metric, r.threshold)})
+            dataclasses.replace(r, threshold=thresholds.get(r.metric, r.threshold))
             for r in self.rows
         ]
         return RunResults(self.run, rows, self.conversations)
@@ -281,19 +279,15 @@ class RunResults:
         )
 
 
-def _verdicts(raw: Iterable[Any]) -> tuple[Verdict, ...]:
+def _verdicts(raw: Iterable[RubricVerdict]) -> tuple[Verdict, ...]:
     out = []
     for verdict in raw:
         rubric = verdict.evaluated_rubric
-        text = ""
-        if rubric is not None and rubric.content is not None:
-            content = rubric.content
-            prop = getattr(content, "property", None)
-            text = (getattr(prop, "description", None) or "") if prop else ""
+        prop = rubric.content.property if rubric and rubric.content else None
         out.append(
             Verdict(
                 rubric_id=rubric.rubric_id if rubric else None,
-                rubric=text,
+                rubric=(prop.description if prop else None) or "",
                 verdict=verdict.verdict,
                 reasoning=verdict.reasoning,
             )
@@ -312,7 +306,7 @@ def build(
     case_ids = case_ids or {}
     thresholds = thresholds or {}
     rows: list[Row] = []
-    conversations: dict[str, Conversation] = {}
+    conversations: dict[str, CaseRecord] = {}
     for item in results:
         response = item.evaluation_response
         if response is None:
@@ -347,7 +341,7 @@ def _case_of(item: EvaluationItem, request_name: str | None) -> str:
     return (request_name or item.name or "?").rsplit("/", 1)[-1]
 
 
-def _conversation(request: Any) -> Conversation:
+def _conversation(request: Any) -> CaseRecord:
     prompt = request.prompt.text if request.prompt is not None else None
     golden_response = request.golden_response
     golden: AgentData | str | None = None
@@ -356,4 +350,4 @@ def _conversation(request: Any) -> Conversation:
     candidates: dict[str, AgentData | str | None] = {}
     for candidate in request.candidate_responses or []:
         candidates[candidate.candidate or ""] = candidate.agent_data or candidate.text
-    return Conversation(prompt=prompt, golden=golden, candidates=candidates)
+    return CaseRecord(prompt=prompt, golden=golden, candidates=candidates)
