@@ -38,6 +38,8 @@ def test_run_then_results_across_commands(work: Path, capsys: pytest.CaptureFixt
     assert "target: embedded emulator" in captured.err
     assert "paris-then-oslo" in captured.out and captured.out.rstrip().endswith("PASSED")
     assert "rubric looks-up-the-weather: PASS" in captured.out
+    # The config's own rubric travels in the run metric (rubricBasedMetricSpec.inlineRubrics).
+    assert "rubric no_apology: PASS" in captured.out
     assert "Traceback" not in captured.err
     run = _run_name(capsys)
     assert main(["-q", "results", run, "--format", "json"]) == 0

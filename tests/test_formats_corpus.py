@@ -206,6 +206,18 @@ def test_config_criteria_and_run_metrics() -> None:
     assert options["rubrics"][0]["rubric_content"]["text_property"].startswith(
         "The response directly"
     )
+    (metric,) = camel.run_metrics()
+    spec = metric.to_wire()["rubricBasedMetricSpec"]
+    assert spec["judgeAutoraterConfig"] == {
+        "autoraterModel": "gemini-3-flash-preview",
+        "sampleCount": 1,
+    }
+    assert spec["inlineRubrics"]["rubrics"][0] == {
+        "rubricId": "relevance",
+        "content": {
+            "property": {"description": options["rubrics"][0]["rubric_content"]["text_property"]}
+        },
+    }
 
 
 def test_config_problems_are_all_reported(tmp_path: Path) -> None:

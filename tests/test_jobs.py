@@ -267,9 +267,7 @@ def test_evaluate_with_a_config_uses_its_criteria_and_thresholds(
     )
     assert outcome.thresholds == {"tool_trajectory_avg_score": 1.0}
     metric = outcome.run.evaluation_config.metrics[0]
-    assert metric.metric_config.computation_based_metric_spec.parameters == {
-        "match_type": "IN_ORDER"
-    }
+    assert metric.computation_based_metric_spec.parameters == {"match_type": "IN_ORDER"}
     assert outcome.run.summary["tool_trajectory_avg_score/AVERAGE"] == 1.0
 
 

@@ -12,7 +12,14 @@ from typing import Any
 
 from pydantic.alias_generators import to_snake
 
-from ..types import ComputationBasedMetricSpec, EvaluationRunMetric, MetricConfig
+from ..types import (
+    AutoraterConfig,
+    ComputationBasedMetricSpec,
+    EvaluationRunMetric,
+    InlineRubrics,
+    Rubric,
+    RubricBasedMetricSpec,
+)
 from ._problems import Problem
 
 
@@ -46,23 +53,52 @@ class EvalConfig:
         return {name: c.threshold for name, c in self.criteria.items() if c.threshold is not None}
 
     def run_metrics(self) -> list[EvaluationRunMetric]:
-        """The criteria as run metrics; options travel in computationBasedMetricSpec."""
-        metrics = []
-        for criterion in self.criteria.values():
-            params = {
-                key: value
-                for key, value in criterion.options.items()
-                if key in ("match_type", "ignore_args")
-            }
-            config = (
-                MetricConfig(
-                    computation_based_metric_spec=ComputationBasedMetricSpec(parameters=params)
-                )
-                if params
+        """The criteria as run metrics: ``match_type``/``ignore_args`` travel in
+        ``computationBasedMetricSpec``, a criterion's rubrics and judge in
+        ``rubricBasedMetricSpec``."""
+        return [_run_metric(criterion) for criterion in self.criteria.values()]
+
+
+def _run_metric(criterion: Criterion) -> EvaluationRunMetric:
+    params = {
+        key: value
+        for key, value in criterion.options.items()
+        if key in ("match_type", "ignore_args")
+    }
+    judge = criterion.options.get("judge_model_options") or {}
+    rubric_spec = None
+    if criterion.rubrics or judge.get("judge_model"):
+        rubric_spec = RubricBasedMetricSpec(
+            inline_rubrics=(
+                InlineRubrics(rubrics=[_rubric(r) for r in criterion.rubrics])
+                if criterion.rubrics
                 else None
-            )
-            metrics.append(EvaluationRunMetric(metric=criterion.metric, metric_config=config))
-        return metrics
+            ),
+            judge_autorater_config=(
+                AutoraterConfig(
+                    autorater_model=judge["judge_model"], sample_count=judge.get("num_samples")
+                )
+                if judge.get("judge_model")
+                else None
+            ),
+        )
+    return EvaluationRunMetric(
+        metric=criterion.metric,
+        computation_based_metric_spec=(
+            ComputationBasedMetricSpec(parameters=params) if params else None
+        ),
+        rubric_based_metric_spec=rubric_spec,
+    )
+
+
+def _rubric(rubric: dict[str, Any]) -> Rubric:
+    """ADK's ``{rubric_id, rubric_content: {text_property}, type}`` as the API's Rubric."""
+    content = rubric.get("rubric_content") or {}
+    return Rubric.of(
+        content.get("text_property") or rubric.get("description") or "",
+        rubric_id=rubric["rubric_id"],
+        type=rubric.get("type"),
+    )
 
 
 def parse_eval_config(data: Any, file: str | None = None) -> tuple[EvalConfig, list[Problem]]:

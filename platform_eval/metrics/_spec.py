@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..types import CandidateResult
+from ..types import CandidateResult, Rubric
 
 if TYPE_CHECKING:
     from ._invocations import Subject
@@ -27,6 +27,8 @@ class MetricSpec:
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: Rubrics given with the metric (``rubricBasedMetricSpec.inlineRubrics``).
+    rubrics: tuple[Rubric, ...] = ()
 
 
 Scorer = Callable[[MetricSpec, "Subject"], CandidateResult]

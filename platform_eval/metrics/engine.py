@@ -6,7 +6,13 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..types import CandidateResponse, CandidateResult, EvaluationRequest, EvaluationRunMetric
+from ..types import (
+    CandidateResponse,
+    CandidateResult,
+    EvaluationRequest,
+    EvaluationRunMetric,
+    Rubric,
+)
 from . import rubric_metrics, text, tools, trajectory, vertex_text
 from ._invocations import Invocation, RequestTurns, Subject, ToolCall
 from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
@@ -320,29 +326,47 @@ _REQUIRED_PARAMS = {"trajectory_single_tool_use": ("tool_name",)}
 
 
 def _params(metric: EvaluationRunMetric) -> dict[str, Any]:
-    config = metric.metric_config
-    if config is None:
-        return {}
     params: dict[str, Any] = {}
-    if config.rouge_spec is not None:
-        if config.rouge_spec.rouge_type:
-            params["rouge_type"] = config.rouge_spec.rouge_type
-        if config.rouge_spec.use_stemmer is not None:
-            params["use_stemmer"] = config.rouge_spec.use_stemmer
-    if config.computation_based_metric_spec and config.computation_based_metric_spec.parameters:
-        params.update(config.computation_based_metric_spec.parameters)
-    if config.predefined_metric_spec and config.predefined_metric_spec.metric_spec_parameters:
-        params.update(config.predefined_metric_spec.metric_spec_parameters)
+    config = metric.metric_config
+    if config is not None:
+        if config.rouge_spec is not None:
+            if config.rouge_spec.rouge_type:
+                params["rouge_type"] = config.rouge_spec.rouge_type
+            if config.rouge_spec.use_stemmer is not None:
+                params["use_stemmer"] = config.rouge_spec.use_stemmer
+        if config.computation_based_metric_spec:
+            params.update(config.computation_based_metric_spec.parameters or {})
+        if config.predefined_metric_spec:
+            params.update(config.predefined_metric_spec.metric_spec_parameters or {})
+    if metric.computation_based_metric_spec:
+        params.update(metric.computation_based_metric_spec.parameters or {})
+    if metric.predefined_metric_spec:
+        params.update(metric.predefined_metric_spec.parameters or {})
+    rubric_spec = metric.rubric_based_metric_spec
+    if rubric_spec is not None:
+        if rubric_spec.rubric_group_key:
+            params["rubric_group"] = rubric_spec.rubric_group_key
+        judge = rubric_spec.judge_autorater_config
+        if judge is not None and judge.autorater_model:
+            params["judge_model"] = judge.autorater_model
     return params
 
 
 def _metric_name(metric: EvaluationRunMetric) -> str | None:
     if metric.metric:
         return metric.metric
+    if metric.predefined_metric_spec and metric.predefined_metric_spec.metric_spec_name:
+        return metric.predefined_metric_spec.metric_spec_name
     config = metric.metric_config
     if config and config.predefined_metric_spec:
         return config.predefined_metric_spec.metric_spec_name
     return None
+
+
+def _inline_rubrics(metric: EvaluationRunMetric) -> tuple[Rubric, ...]:
+    spec = metric.rubric_based_metric_spec
+    inline = spec.inline_rubrics if spec else None
+    return tuple(inline.rubrics or []) if inline else ()
 
 
 def resolve(metric: EvaluationRunMetric) -> MetricSpec:
@@ -368,11 +392,14 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     for key in _REQUIRED_PARAMS.get(name, ()):
         if not params.get(key):
             raise MetricError(f"metric {name!r} needs the option {key!r}")
+    rubrics = _inline_rubrics(metric)
+    if rubrics and "rubrics" not in info.reads:
+        raise MetricError(f"metric {name!r} reads no rubrics; it cannot take inline rubrics")
     if name.startswith("rouge") and "rouge_type" in params:
         valid = ("rougeL", "rougeLsum", *(f"rouge{n}" for n in range(1, 10)))
         if params["rouge_type"] not in valid:
             raise MetricError(f"rouge_type must be one of {list(valid)}")
-    return MetricSpec(name, params)
+    return MetricSpec(name, params, rubrics)
 
 
 DEFAULT_JUDGES: tuple[Judge, ...] = (LocalJudge(),)

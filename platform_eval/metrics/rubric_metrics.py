@@ -42,6 +42,8 @@ _METRICS = (
 
 
 def _rubrics(spec: MetricSpec, request: EvaluationRequest) -> list[Rubric]:
+    """The metric's own rubrics, then the request's (one group, or all); as ADK adds each turn's
+    rubrics to the criterion's. A request rubric with the id of a metric rubric is the same one."""
     groups = request.rubrics or {}
     wanted = spec.params.get("rubric_group")
     if wanted:
@@ -49,8 +51,11 @@ def _rubrics(spec: MetricSpec, request: EvaluationRequest) -> list[Rubric]:
             raise NotEvaluatedError(
                 f"the request has no rubric group {wanted!r}; it has {sorted(groups)}"
             )
-        return list(groups[wanted].rubrics or [])
-    return [rubric for group in groups.values() for rubric in group.rubrics or []]
+        from_request = list(groups[wanted].rubrics or [])
+    else:
+        from_request = [rubric for group in groups.values() for rubric in group.rubrics or []]
+    own_ids = {rubric.rubric_id for rubric in spec.rubrics if rubric.rubric_id}
+    return [*spec.rubrics, *(r for r in from_request if r.rubric_id not in own_ids)]
 
 
 def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> CandidateResult:

@@ -22,6 +22,7 @@ from .items import (
 )
 from .rubrics import Rubric, RubricContent, RubricContentProperty, RubricGroup, RubricVerdict
 from .runs import (
+    AutoraterConfig,
     BleuSpec,
     ComputationBasedMetricSpec,
     EvaluationRun,
@@ -30,10 +31,13 @@ from .runs import (
     EvaluationRunMetric,
     EvaluationRunResults,
     GcsDestination,
+    InlineRubrics,
     MetricConfig,
     OutputConfig,
     PredefinedMetricSpec,
     RougeSpec,
+    RubricBasedMetricSpec,
+    RunPredefinedMetricSpec,
     SummaryMetrics,
 )
 from .sets import EvaluationSet
@@ -43,6 +47,7 @@ __all__ = [
     "AgentConfig",
     "AgentData",
     "AgentEvent",
+    "AutoraterConfig",
     "BleuSpec",
     "CandidateResponse",
     "CandidateResult",
@@ -65,6 +70,7 @@ __all__ = [
     "FunctionResponse",
     "GcsDestination",
     "Importance",
+    "InlineRubrics",
     "MetricConfig",
     "OutputConfig",
     "Part",
@@ -72,10 +78,12 @@ __all__ = [
     "PromptTemplateData",
     "RougeSpec",
     "Rubric",
+    "RubricBasedMetricSpec",
     "RubricContent",
     "RubricContentProperty",
     "RubricGroup",
     "RubricVerdict",
+    "RunPredefinedMetricSpec",
     "Status",
     "SummaryMetrics",
     "Tool",

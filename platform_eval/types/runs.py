@@ -7,6 +7,7 @@ from typing import Any
 
 from ._base import WireModel
 from .enums import OpenEvaluationRunState, is_terminal_state
+from .rubrics import Rubric
 from .status import Status
 
 
@@ -42,10 +43,44 @@ class MetricConfig(WireModel):
     pointwise_metric_spec: dict[str, Any] | None = None
 
 
+class AutoraterConfig(WireModel):
+    autorater_model: str | None = None
+    generation_config: dict[str, Any] | None = None
+    sample_count: int | None = None
+
+
+class RunPredefinedMetricSpec(WireModel):
+    """``EvaluationRunMetric.predefinedMetricSpec`` (not the Metric's, which names its
+    parameters ``metricSpecParameters``)."""
+
+    metric_spec_name: str | None = None
+    parameters: dict[str, Any] | None = None
+    step_autorater_configs: dict[str, Any] | None = None
+
+
+class InlineRubrics(WireModel):
+    rubrics: list[Rubric] | None = None
+
+
+class RubricBasedMetricSpec(WireModel):
+    """Rubrics given with the metric itself (``inlineRubrics``) or picked from each request's
+    rubric groups by ``rubricGroupKey``."""
+
+    inline_rubrics: InlineRubrics | None = None
+    rubric_group_key: str | None = None
+    judge_autorater_config: AutoraterConfig | None = None
+    metric_prompt_template: str | None = None
+    rubric_generation_spec: dict[str, Any] | None = None
+
+
 class EvaluationRunMetric(WireModel):
     metric: str | None = None
     metric_resource_name: str | None = None
     metric_config: MetricConfig | None = None
+    computation_based_metric_spec: ComputationBasedMetricSpec | None = None
+    llm_based_metric_spec: dict[str, Any] | None = None
+    predefined_metric_spec: RunPredefinedMetricSpec | None = None
+    rubric_based_metric_spec: RubricBasedMetricSpec | None = None
 
 
 class GcsDestination(WireModel):
