@@ -10,8 +10,10 @@ from xml.etree import ElementTree as ET
 
 import pytest
 from factories import agent_data, call, reply, user
+from rich.console import Console
 
 from platform_eval import Client
+from platform_eval.cli._rich_table import print_results
 from platform_eval.results import Status, ThresholdError, compare, fetch_results
 
 RUBRICS = {
@@ -106,7 +108,13 @@ def test_every_format(sync_client: Client, runs: Any) -> None:
     assert "Paris" in html and "Sunny in Paris." in html
     table = results.to_table(rubrics=True)
     assert "FAILED" in table and "rubric mentions-paris: PASS" in table
-    assert "\033[" in results.to_table(color=True) and "\033[" not in table
+    assert "\033[" not in table
+    console = Console(record=True, force_terminal=True, color_system="standard", width=160)
+    print_results(results, rubrics=True, console=console)
+    drawn = console.export_text(styles=True, clear=False)
+    assert "\033[1;31mFAILED" in drawn  # the failing status in bold red
+    plain = console.export_text()
+    assert "mentions-paris" in plain and "Rubric verdicts" in plain and "Per metric" in plain
     frame = results.to_dataframe()
     assert list(frame["evalCaseId"].unique()) == ["paris", "lyon"] or set(frame["evalCaseId"]) == {
         "paris",

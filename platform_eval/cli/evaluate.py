@@ -149,10 +149,9 @@ def _check_computable(chosen: list[MetricLike], evalset: Path | None, target: Ta
             )
 
 
-def _render(results: RunResults, fmt: str, rubrics: bool, output: str | None) -> str:
+def _render(results: RunResults, fmt: str, rubrics: bool) -> str:
     if fmt == "table":
-        color = output is None and sys.stdout.isatty()
-        return results.to_table(color=color, rubrics=rubrics)
+        return results.to_table(rubrics=rubrics)
     return {
         "json": results.to_json,
         "csv": results.to_csv,
@@ -164,7 +163,13 @@ def _render(results: RunResults, fmt: str, rubrics: bool, output: str | None) ->
 
 def _finish(args: argparse.Namespace, results: RunResults) -> int:
     fmt = output_format(args.format, args.output)
-    emit(_render(results, fmt, getattr(args, "rubrics", False), args.output), args.output)
+    rubrics = getattr(args, "rubrics", False)
+    if fmt == "table" and args.output is None and sys.stdout.isatty():
+        from ._rich_table import print_results  # rich only where a person reads it
+
+        print_results(results, rubrics=rubrics)
+        return EXIT_OK if results.passed else EXIT_FAILED
+    emit(_render(results, fmt, rubrics), args.output)
     if args.output:
         note(f"results written to {args.output}", quiet=args.quiet)
         if not args.quiet:

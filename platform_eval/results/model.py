@@ -246,10 +246,10 @@ class RunResults:
 
         return to_html(self)
 
-    def to_table(self, *, color: bool = False, rubrics: bool = False) -> str:
+    def to_table(self, *, rubrics: bool = False) -> str:
         from .render import to_table
 
-        return to_table(self, color=color, rubrics=rubrics)
+        return to_table(self, rubrics=rubrics)
 
     def to_dataframe(self) -> Any:
         """One row per case, candidate and metric (needs the ``pandas`` extra)."""

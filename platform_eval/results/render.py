@@ -13,14 +13,6 @@ if TYPE_CHECKING:
 
 from .model import Status
 
-_COLORS = {
-    Status.PASSED: "\033[32m",
-    Status.FAILED: "\033[31m",
-    Status.NOT_EVALUATED: "\033[33m",
-    Status.SCORED: "",
-}
-_RESET = "\033[0m"
-
 
 def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
@@ -181,12 +173,9 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
-def to_table(results: RunResults, *, color: bool = False, rubrics: bool = False) -> str:
-    """A plain-text table (ANSI colours with ``color``), then the per-metric summary."""
-
-    def paint(status: Status, text: str) -> str:
-        return f"{_COLORS[status]}{text}{_RESET}" if color and _COLORS[status] else text
-
+def to_table(results: RunResults, *, rubrics: bool = False) -> str:
+    """A plain-text table, then the per-metric summary (the CLI draws a rich one on a
+    terminal)."""
     rows = [
         [
             row.eval_case_id,
@@ -202,13 +191,6 @@ def to_table(results: RunResults, *, color: bool = False, rubrics: bool = False)
     lines = _table(
         ["case", "candidate", "metric", "score", "threshold", "status", "explanation"], rows
     )
-    if color:
-        # Colour only the status cell: widths were measured on plain text.
-        for index, row in enumerate(results.rows, start=2):
-            status = row.status
-            lines[index] = lines[index].replace(
-                f"  {status.value}", f"  {paint(status, status.value)}", 1
-            )
     if rubrics:
         for row in results.rows:
             for v in row.verdicts:
@@ -224,6 +206,5 @@ def to_table(results: RunResults, *, color: bool = False, rubrics: bool = False)
             f"{s.not_evaluated} not evaluated"
             + (f" (threshold {s.threshold:g})" if s.threshold is not None else "")
         )
-    verdict = Status.PASSED if results.passed else Status.FAILED
-    lines.append(paint(verdict, verdict.value if results.passed else results.failure_message()))
+    lines.append("PASSED" if results.passed else results.failure_message())
     return "\n".join(lines) + "\n"

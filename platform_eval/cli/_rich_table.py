@@ -1,0 +1,103 @@
+"""The results table on a terminal: rich, with colour and wrapped explanations.
+
+Only for a terminal; pipes and files get ``RunResults.to_table``'s plain text, which scripts
+can parse and which never carries escape codes.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..results import RunResults, Status
+
+_STYLES = {
+    Status.PASSED: "green",
+    Status.FAILED: "bold red",
+    Status.NOT_EVALUATED: "yellow",
+    Status.SCORED: "",
+}
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _rows(results: RunResults) -> Table:
+    table = Table(show_lines=False, header_style="bold", expand=False)
+    for header, justify in (
+        ("case", "left"),
+        ("candidate", "left"),
+        ("metric", "left"),
+        ("score", "right"),
+        ("threshold", "right"),
+        ("status", "left"),
+        ("explanation", "left"),
+    ):
+        table.add_column(header, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for row in results.rows:
+        table.add_row(
+            row.eval_case_id,
+            row.candidate,
+            row.metric,
+            _score(row.score),
+            "-" if row.threshold is None else f"{row.threshold:g}",
+            Text(row.status.value, style=_STYLES[row.status]),
+            row.explanation or "",
+        )
+    return table
+
+
+def _verdicts(results: RunResults) -> Table:
+    table = Table(title="Rubric verdicts", header_style="bold", title_justify="left")
+    for header in ("case", "candidate", "metric", "rubric", "verdict", "reasoning"):
+        table.add_column(header, overflow="fold")
+    for row in results.rows:
+        for verdict in row.verdicts:
+            status = (
+                Status.PASSED
+                if verdict.verdict
+                else Status.FAILED
+                if verdict.verdict is False
+                else Status.NOT_EVALUATED
+            )
+            mark = {Status.PASSED: "PASS", Status.FAILED: "FAIL"}.get(status, status.value)
+            table.add_row(
+                row.eval_case_id,
+                row.candidate,
+                row.metric,
+                f"{verdict.rubric_id or '-'}: {verdict.rubric}",
+                Text(mark, style=_STYLES[status]),
+                verdict.reasoning or "",
+            )
+    return table
+
+
+def _summary(results: RunResults) -> Table:
+    table = Table(title="Per metric", header_style="bold", title_justify="left")
+    for header in ("metric", "mean", "threshold", "passed", "failed", "not evaluated"):
+        table.add_column(header, justify="left" if header == "metric" else "right")
+    for s in results.summary():
+        table.add_row(
+            s.metric,
+            _score(s.mean),
+            "-" if s.threshold is None else f"{s.threshold:g}",
+            Text(str(s.passed), style="green" if s.passed else ""),
+            Text(str(s.failed), style="bold red" if s.failed else ""),
+            Text(str(s.not_evaluated), style="yellow" if s.not_evaluated else ""),
+        )
+    return table
+
+
+def print_results(results: RunResults, *, rubrics: bool, console: Console | None = None) -> None:
+    """Cases, rubric verdicts (with ``rubrics``), the per-metric summary and the verdict."""
+    console = console or Console()
+    console.print(_rows(results))
+    if rubrics and any(row.verdicts for row in results.rows):
+        console.print(_verdicts(results))
+    console.print(_summary(results))
+    if results.passed:
+        console.print(Text("PASSED", style="bold green"))
+    else:
+        console.print(Text(results.failure_message(), style="bold red"))
