@@ -6,6 +6,7 @@ from ._pagination import AsyncPager, Page, Pager
 from ._retry import RetryPolicy
 from ._version import __version__
 from .client import AsyncClient, Client
+from .target import Target, connect
 
 __all__ = [
     "AsyncClient",
@@ -14,7 +15,9 @@ __all__ = [
     "Page",
     "Pager",
     "RetryPolicy",
+    "Target",
     "__version__",
+    "connect",
     "errors",
     "to_metric",
     "types",

@@ -13,9 +13,9 @@ from .._operations import MetricLike, to_metric
 from ..formats import load_eval_config, load_eval_set
 from ..metrics.judges import LOCAL_TYPES
 from ..results import RunResults, compare, fetch_results
+from ..target import Target
 from ..types import EvaluationItem, EvaluationRun
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
-from ._target import Target
 
 
 def _upload_progress(quiet: bool) -> Any:

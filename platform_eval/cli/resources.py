@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from .. import metrics
+from ..target import Target
 from ._common import EXIT_OK
-from ._target import Target
 
 _METHODS = {
     "items": ("list_items", "get_item", "delete_item"),
