@@ -8,14 +8,14 @@
         )
         results.assert_passed()  # lists the failing cases, metrics and verdicts
 
-The target is the one the command line would pick: ``PLATFORM_EVAL_EMULATOR_HOST`` for a running
-emulator, ``GOOGLE_CLOUD_PROJECT`` for the real service, else an in-memory emulator started once
-for the session. Imports are lazy, so the plugin costs nothing to test runs that do not use it.
+The target is ``platform_eval.connect()``'s, as the command line picks it:
+``PLATFORM_EVAL_EMULATOR_HOST`` for a running emulator, ``GOOGLE_CLOUD_PROJECT`` for the real
+service, else an in-memory emulator started once for the session. Imports are lazy, so the
+plugin costs nothing to test runs that do not use it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,15 +23,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .client import Client
     from .results import RunResults
+    from .target import Target
 
 
 class PlatformEval:
     """What the ``platform_eval`` fixture gives a test."""
 
-    def __init__(self, client: Client, manifests: Path) -> None:
-        self.client = client
+    def __init__(self, target: Target, manifests: Path) -> None:
+        self.target = target
+        self.client = target.client
         self._manifests = manifests
 
     def evaluate(
@@ -56,7 +57,7 @@ class PlatformEval:
             metrics=metrics,
             candidate=candidate,
             manifest=self._manifests / f"{abs(hash((str(eval_set), candidate)))}.jsonl",
-            poll_interval=0.2,
+            poll_interval=self.target.poll_interval,
         )
         judged = {**evaluation.thresholds, **(thresholds or {})}
         return fetch_results(  # type: ignore[no-any-return]
@@ -65,22 +66,16 @@ class PlatformEval:
 
 
 @pytest.fixture(scope="session")
-def _platform_eval_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
-    from .client import Client
+def _platform_eval_target() -> Iterator[Target]:
+    from .target import connect
 
-    if os.environ.get("PLATFORM_EVAL_EMULATOR_HOST") or os.environ.get("GOOGLE_CLOUD_PROJECT"):
-        with Client() as client:
-            yield client
-        return
-    from .emulator import Emulator
-
-    with Emulator() as emulator, emulator.client() as client:
-        yield client
+    with connect() as target:
+        yield target
 
 
 @pytest.fixture
 def platform_eval(
-    _platform_eval_client: Client, tmp_path_factory: pytest.TempPathFactory
+    _platform_eval_target: Target, tmp_path_factory: pytest.TempPathFactory
 ) -> PlatformEval:
     """Evaluates eval sets against the session's target: ``platform_eval.evaluate(...)``."""
-    return PlatformEval(_platform_eval_client, tmp_path_factory.mktemp("platform-eval"))
+    return PlatformEval(_platform_eval_target, tmp_path_factory.mktemp("platform-eval"))

@@ -4,18 +4,18 @@
     python samples/ci_gate.py --project my-project  # the real service
 
 Evaluates the sample eval set against traces recorded from the agent, with the thresholds of
-its eval_config.json; writes junit.xml, appends a summary to $GITHUB_STEP_SUMMARY when set, and
-exits 1 when a threshold is missed (the same as `platform-eval run ... --output junit.xml`).
+its eval_config.json (service_eval_config.json on the service, which computes its own
+metrics); writes junit.xml, appends a summary to $GITHUB_STEP_SUMMARY when set, and exits 1
+when a threshold is missed (the same as `platform-eval run ... --output junit.xml`).
 """
 
 import argparse
 import os
 import sys
 import tempfile
-from contextlib import ExitStack
 from pathlib import Path
 
-from platform_eval import Client, jobs
+from platform_eval import connect, jobs
 from platform_eval.results import fetch_results
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -24,24 +24,21 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--project", help="Google Cloud project (default: the embedded emulator)")
 parser.add_argument("--location", default="us-central1")
 parser.add_argument("--junit", default=str(Path(tempfile.mkdtemp()) / "junit.xml"))
+parser.add_argument("--config", help="an eval config (default: the sample's, for the target)")
 args = parser.parse_args()
 
-with ExitStack() as stack:
-    if args.project:
-        client = stack.enter_context(Client(args.project, args.location))
-    else:
-        from platform_eval.emulator import Emulator
-
-        client = stack.enter_context(stack.enter_context(Emulator()).client())
+with connect(args.project, args.location) as target:
+    # ADK's criteria where the emulator scores; the service computes its own metrics.
+    default = "eval_config.json" if target.computes_locally else "service_eval_config.json"
     evaluation = jobs.evaluate(
-        client,
+        target.client,
         DATA / "weather.evalset.json",
         traces=[DATA / "weather_traces.otlp.json"],
-        config=DATA / "eval_config.json",
-        poll_interval=0.2,
+        config=args.config or DATA / default,
+        poll_interval=target.poll_interval,
     )
     results = fetch_results(
-        client, evaluation.run, thresholds=evaluation.thresholds, items=evaluation.results
+        target.client, evaluation.run, thresholds=evaluation.thresholds, items=evaluation.results
     )
 
 Path(args.junit).write_text(results.to_junit())

@@ -165,3 +165,18 @@ def test_compare_fails_on_regression(work: Path, capsys: pytest.CaptureFixture[s
     first, second = (line.split("\t")[0] for line in capsys.readouterr().out.splitlines()[:2])
     assert main(["-q", "compare", first, second, "--fail-on-regression"]) == 1
     assert "regressed" in capsys.readouterr().out
+
+
+def test_adk_criteria_are_refused_for_the_service_with_its_own_metrics_named() -> None:
+    from platform_eval import Client, Target
+    from platform_eval.cli._common import UsageError
+    from platform_eval.cli.evaluate import _check_computable
+
+    with Client("p", api_endpoint="http://127.0.0.1:9") as client:
+        service = Target(client, "service", "Agent Platform, projects/p/locations/us-central1")
+        with pytest.raises(UsageError) as refused:
+            _check_computable(["rouge_1", "tool_trajectory_avg_score"], None, service)
+        assert "does not compute tool_trajectory_avg_score" in str(refused.value)
+        assert "trajectory_exact_match" in str(refused.value)
+        # The service's own metrics, and names this version does not know, go through.
+        _check_computable(["rouge_1", "final_response_quality_v1", "new_metric_v9"], None, service)

@@ -1,77 +1,160 @@
-"""Every sample runs as a user would run it, and the README's example is the quick-start sample."""
+"""Every sample runs as a user would run it: as-is on an embedded emulator, and with --project
+against a target (here a running emulator, reached through PLATFORM_EVAL_EMULATOR_HOST); the
+README's example is the quick-start sample."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import pytest
+
+from platform_eval import formats
+from platform_eval.emulator import Emulator
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "samples").glob("*.py"))
 
 
-@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
-def test_sample_runs(sample: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(sample)], capture_output=True, text=True, timeout=120, cwd=ROOT
+def _run(
+    sample: str, *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GOOGLE_CLOUD_PROJECT", "PLATFORM_EVAL_EMULATOR_HOST")
+    }
+    return subprocess.run(
+        [sys.executable, str(ROOT / "samples" / sample), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+        env={**clean, **(env or {})},
     )
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+def test_sample_runs_as_is(sample: Path, tmp_path: Path) -> None:
+    done = _run(sample.name, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
 
 
-def test_quickstart_prints_every_candidate_score() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "samples" / "quickstart.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+def test_sample_runs_with_a_project(
+    sample: Path, tmp_path: Path, emulator: Emulator, project: str
+) -> None:
+    done = _run(
+        sample.name,
+        "--project",
+        project,
+        cwd=tmp_path,
+        env={"PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port},
     )
+    assert done.returncode == 0, done.stderr
+    with emulator.client(project) as client:
+        assert list(client.list_sets()), "the sample wrote nothing to the project it was given"
+
+
+def test_quickstart_prints_every_candidate_score(tmp_path: Path) -> None:
+    done = _run("quickstart.py", cwd=tmp_path)
     scores = {
         key: float(value)
         for key, value in (line.rsplit(" ", 1) for line in done.stdout.strip().splitlines())
     }
-    # ROUGE-1: reference {it, is, sunni, in, pari}, response {sunni, in, pari, today}:
-    # precision 3/4, recall 3/5. The golden is text only, so it expects no tool call.
+    # ROUGE-1 without stemming: reference {it, is, sunny, in, paris}, response
+    # {sunny, in, paris, today}: precision 3/4, recall 3/5.
     precision, recall = 3 / 4, 3 / 5
     assert scores == {
         "weather_agent exact_match": 0.0,
-        "weather_agent response_match_score": pytest.approx(
-            2 * precision * recall / (precision + recall)
-        ),
-        "weather_agent tool_trajectory_avg_score": 0.0,
+        "weather_agent rouge_1": pytest.approx(2 * precision * recall / (precision + recall)),
+        "weather_agent tool_call_valid": 1.0,
         # The one rubric, TEXT_CONTAINS "Paris", is decided by the local judge: passed.
-        "weather_agent rubric_based_final_response_quality_v1": 1.0,
+        "weather_agent final_response_quality_v1": 1.0,
     }
 
 
 def test_readme_example_is_the_quickstart_sample() -> None:
     readme = (ROOT / "README.md").read_text()
-    example = re.search(r"## Ten lines, offline\n\n```python\n(.*?)```", readme, re.S)
+    example = re.search(r"## In Python\n\n```python\n(.*?)```", readme, re.S)
     assert example is not None
     assert example.group(1) in (ROOT / "samples" / "quickstart.py").read_text()
 
 
-def test_offline_traces_sample_scores() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "samples" / "offline_traces.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def test_offline_eval_from_traces_scores_the_recorded_conversation(tmp_path: Path) -> None:
+    done = _run("offline_eval_from_traces.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
-    assert (
-        lines[0] == "run EvaluationRunState.SUCCEEDED: 1 matched"
-        or lines[0] == "run SUCCEEDED: 1 matched"
+    assert "3 turns, tools ['get_weather', 'get_weather']" in lines[0]
+    assert "run SUCCEEDED: 1 matched" in lines
+    assert "paris-then-oslo agent tool_trajectory_avg_score SCORED 1.000" in lines
+    assert "paris-then-oslo agent rubric_based_final_response_quality_v1 SCORED 1.000" in lines
+
+
+def test_upload_twice_uploads_once(tmp_path: Path) -> None:
+    done = _run("upload_eval_set.py", cwd=tmp_path)
+    first, second = done.stdout.splitlines()[:2]
+    assert first.endswith("1 items, 0 already there")
+    assert second.endswith("1 items, 1 already there")
+    assert first.split(": ")[1] == second.split(": ")[1]  # the same set
+    assert "eval case paris-then-oslo" in done.stdout
+
+
+def test_rubric_verdicts_with_their_reasoning(tmp_path: Path) -> None:
+    done = _run("fetch_rubric_verdicts.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    verdicts = re.findall(r"\] \S+ (\S+): (PASS|FAIL)", done.stdout)
+    assert sorted(verdicts) == [
+        ("looks-up-the-weather", "PASS"),
+        ("no_apology", "PASS"),  # from eval_config.json, not the eval set
+        ("stays-polite", "PASS"),
+    ]
+    assert "reasoning: get_weather was called (2 times)" in done.stdout
+
+
+def test_migrated_dataset_reads_back(tmp_path: Path) -> None:
+    done = _run("migrate_evalsets.py", "--out", str(tmp_path / "datasets"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    dataset = formats.load_dataset(tmp_path / "datasets" / "weather-dataset.json")
+    assert len(dataset.eval_cases) == 1
+    assert "not carried: eval set name/description" in done.stdout
+    assert "-> 1 eval cases -> projects/" in done.stdout
+
+
+def test_compare_lists_the_regression_and_can_fail_on_it(tmp_path: Path) -> None:
+    done = _run("compare_runs.py", "--fail-on-regression", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "regressed:" in done.stdout
+    assert "rubric no_apology: 1.0 -> 0.0" in done.stdout
+    assert re.search(r"tool_trajectory_avg_score\s+1\.000\s+1\.000\s+\+0\.000", done.stdout)
+
+
+def test_ci_gate_writes_junit_and_the_job_summary(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    done = _run(
+        "ci_gate.py",
+        "--junit",
+        str(tmp_path / "junit.xml"),
+        "--config",
+        str(ROOT / "samples" / "data" / "service_eval_config.json"),
+        cwd=tmp_path,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
     )
-    # The session made exactly the expected call; ROUGE-1: reference {it, is, sunni, in, pari},
-    # response {it, s, sunni, in, pari, today}: P = 4/6, R = 4/5.
-    assert lines[1] == "agent tool_trajectory_avg_score 1.000"
-    precision, recall = 4 / 6, 4 / 5
-    assert (
-        lines[2]
-        == f"agent response_match_score {2 * precision * recall / (precision + recall):.3f}"
-    )
+    assert done.returncode == 0, done.stderr
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "3" and suite.get("failures") == "0"
+    assert summary.read_text().startswith("## platform-eval: PASSED")
+
+
+def test_ci_gate_fails_on_a_missed_threshold(tmp_path: Path) -> None:
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"criteria": {"response_match_score": 0.99}}))
+    done = _run("ci_gate.py", "--config", str(strict), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "response_match_score" in done.stdout and "0.963 < 0.99" in done.stdout

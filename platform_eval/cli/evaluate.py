@@ -115,6 +115,7 @@ def _chosen_metrics(args: argparse.Namespace) -> tuple[list[MetricLike], dict[st
 def _check_computable(chosen: list[MetricLike], evalset: Path | None, target: Target) -> None:
     """Before anything is uploaded: every metric must be one this target can compute."""
     if not target.computes_locally:
+        _check_service_metrics(chosen)
         return
     rubric_types: list[str | None] = []
     if evalset is not None:
@@ -133,11 +134,12 @@ def _check_computable(chosen: list[MetricLike], evalset: Path | None, target: Ta
         info = metrics.REGISTRY[spec.name]
         if not info.needs_judge:
             continue
-        undecidable = [t for t in rubric_types if (t or "").upper() not in LOCAL_TYPES]
-        if not rubric_types or undecidable:
+        types = [*rubric_types, *(r.type for r in spec.rubrics)]
+        undecidable = [t for t in types if (t or "").upper() not in LOCAL_TYPES]
+        if not types or undecidable:
             what = (
                 "has no rubrics"
-                if not rubric_types
+                if not types
                 else f"has rubrics of types {sorted({str(t) for t in undecidable})}"
             )
             raise UsageError(
@@ -147,6 +149,32 @@ def _check_computable(chosen: list[MetricLike], evalset: Path | None, target: Ta
                 "(Emulator(judges=[LocalJudge(), GeminiJudge()])), or run against the real "
                 "service with --project"
             )
+
+
+#: The service's closest metric to each of ADK's criteria, for the error that names them.
+_SERVICE_EQUIVALENTS = {
+    "tool_trajectory_avg_score": "trajectory_exact_match (or _in_order_ / _any_order_match)",
+    "response_match_score": "rouge_1",
+    "rubric_based_final_response_quality_v1": "final_response_quality_v1",
+    "rubric_based_tool_use_quality_v1": "tool_use_quality_v1",
+}
+
+
+def _check_service_metrics(chosen: list[MetricLike]) -> None:
+    """ADK's criteria are computed by the emulator only; a name we do not know is left to the
+    service, which may know metrics this version does not."""
+    local_only = []
+    for metric in chosen:
+        name = to_metric(metric).metric
+        info = metrics.REGISTRY.get(name or "")
+        if info is not None and not info.service_defined:
+            local_only.append(name)
+    if local_only:
+        instead = "; ".join(f"{n} -> {_SERVICE_EQUIVALENTS.get(n or '', '?')}" for n in local_only)
+        raise UsageError(
+            f"the service does not compute {', '.join(map(str, local_only))} (ADK's criteria, "
+            f"computed by the emulator only); its closest metrics: {instead}"
+        )
 
 
 def _render(results: RunResults, fmt: str, rubrics: bool) -> str:

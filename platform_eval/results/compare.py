@@ -43,10 +43,11 @@ class Comparison:
         return [c for c in self.changes if not c.regressed]
 
     def to_table(self) -> str:
-        lines = [f"{'metric':30} {'before':>8} {'after':>8} {'delta':>8}"]
+        width = max([len("metric"), *map(len, self.deltas)])
+        lines = [f"{'metric':{width}} {'before':>8} {'after':>8} {'delta':>8}"]
         for metric, (a, b) in self.deltas.items():
             delta = "-" if a is None or b is None else f"{b - a:+.3f}"
-            lines.append(f"{metric:30} {_score(a):>8} {_score(b):>8} {delta:>8}")
+            lines.append(f"{metric:{width}} {_score(a):>8} {_score(b):>8} {delta:>8}")
         for title, changes in (("regressed", self.regressions), ("improved", self.improvements)):
             if changes:
                 lines.append(f"\n{title}:")
