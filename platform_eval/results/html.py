@@ -15,7 +15,7 @@ from ..types import AgentData
 from .model import Status
 
 if TYPE_CHECKING:
-    from .model import CaseRecord, RunResults
+    from .model import CaseRecord, Row, RunResults
 
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1f2328;max-width:1200px}
@@ -27,7 +27,7 @@ th{background:#f6f8fa}.PASSED{color:#1a7f37;font-weight:600}.FAILED{color:#cf222
 padding:2px 8px;margin:6px 0}.user{color:#0969da}.call,.resp{font-family:ui-monospace,monospace;
 font-size:12px;white-space:pre-wrap;background:#f6f8fa;padding:2px 4px}.author{color:#57606a;
 font-size:12px}details{margin:8px 0;border:1px solid #d0d7de;border-radius:6px;padding:6px 10px}
-summary{cursor:pointer;font-weight:600}.verdict{margin:2px 0}
+summary{cursor:pointer;font-weight:600}.verdict{margin:2px 0}pre{white-space:pre-wrap}
 """
 
 
@@ -37,7 +37,9 @@ def _score(value: float | None) -> str:
 
 def _chart(results: RunResults) -> str:
     summaries = results.summary()
-    width, bar_height, label = 520, 22, 220
+    # Labels are 12px text: about 7px a character, so the longest name fits before the bars.
+    label = 12 + 7 * max((len(s.metric) for s in summaries), default=10)
+    width, bar_height = label + 320, 22
     rows = []
     for index, s in enumerate(summaries):
         y = index * (bar_height + 6)
@@ -101,13 +103,49 @@ def _agent_data(data: AgentData | str | None) -> str:
     return "".join(out) or "<p><em>no turns</em></p>"
 
 
-def _case(results: RunResults, case: str, conversation: CaseRecord | None) -> str:
-    rows = [r for r in results.rows if r.eval_case_id == case]
+def _mark(verdict: bool | None) -> str:
+    status, text = {
+        True: (Status.PASSED, "PASS"),
+        False: (Status.FAILED, "FAIL"),
+        None: (Status.NOT_EVALUATED, "NOT EVALUATED"),
+    }[verdict]
+    return f'<span class="{status.value}">{text}</span>'
+
+
+def _case_table(results: RunResults) -> str:
+    """One line per case: its worst status and each metric's score, linked to its details."""
+    metrics = list(dict.fromkeys(r.metric for r in results.rows))
+    head = "".join(f"<th>{escape(m)}</th>" for m in metrics)
+    lines = []
+    for case in results.cases:
+        rows = [r for r in results.rows if r.eval_case_id == case]
+        cells = []
+        for metric in metrics:
+            mine = [r for r in rows if r.metric == metric]
+            cells.append(
+                "<td>"
+                + " ".join(f'<span class="{r.status.value}">{_score(r.score)}</span>' for r in mine)
+                + "</td>"
+            )
+        worst = _worst(rows)
+        lines.append(
+            f'<tr><td><a href="#case-{escape(case)}">{escape(case)}</a></td>'
+            f'<td class="{worst.value}">{worst.value}</td>{"".join(cells)}</tr>'
+        )
+    return f"<table><tr><th>case</th><th>status</th>{head}</tr>{''.join(lines)}</table>"
+
+
+def _worst(rows: list[Row]) -> Status:
     statuses = {r.status for r in rows}
-    worst = next(
+    return next(
         (s for s in (Status.FAILED, Status.NOT_EVALUATED, Status.PASSED) if s in statuses),
         Status.SCORED,
     )
+
+
+def _case(results: RunResults, case: str, conversation: CaseRecord | None) -> str:
+    rows = [r for r in results.rows if r.eval_case_id == case]
+    worst = _worst(rows)
     table = "".join(
         f"<tr><td>{escape(r.candidate)}</td><td>{escape(r.metric)}</td><td>{_score(r.score)}</td>"
         f"<td>{'-' if r.threshold is None else r.threshold}</td>"
@@ -116,9 +154,9 @@ def _case(results: RunResults, case: str, conversation: CaseRecord | None) -> st
         for r in rows
     )
     verdicts = "".join(
-        f'<div class="verdict"><span class="{"PASSED" if v.verdict else "FAILED"}">'
-        f"{'PASS' if v.verdict else 'FAIL'}</span> [{escape(r.candidate)}] "
-        f"{escape(v.rubric or v.rubric_id or '')}: {escape(v.reasoning or '')}</div>"
+        f'<div class="verdict">{_mark(v.verdict)} [{escape(r.candidate)}] {escape(r.metric)} '
+        f"<b>{escape(v.rubric_id or '')}</b> {escape(v.rubric or '')}: "
+        f"{escape(v.reasoning or '')}</div>"
         for r in rows
         for v in r.verdicts
     )
@@ -136,7 +174,8 @@ def _case(results: RunResults, case: str, conversation: CaseRecord | None) -> st
         ]
         body += f'<div class="cols">{"".join(columns)}</div>'
     return (
-        f"<details{' open' if worst == Status.FAILED else ''}><summary>{escape(case)} "
+        f'<details id="case-{escape(case)}"{" open" if worst != Status.PASSED else ""}>'
+        f"<summary>{escape(case)} "
         f'<span class="{worst.value}">{worst.value}</span></summary>{body}</details>'
     )
 
@@ -151,7 +190,7 @@ def to_html(results: RunResults) -> str:
         for s in results.summary()
     )
     cases = "".join(_case(results, case, results.conversations.get(case)) for case in results.cases)
-    title = f"platform-eval: {escape(results.run.display_name or results.run.name or 'run')}"
+    title = f"platform-eval: {escape(results.run.display_name or f'run {results.run.id}')}"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{title}</title><style>{_STYLE}</style></head><body>"
@@ -161,5 +200,5 @@ def to_html(results: RunResults) -> str:
         + ("" if results.passed else f"<pre>{escape(results.failure_message())}</pre>")
         + f"<h2>Metrics</h2>{_chart(results)}<table><tr><th>metric</th><th>mean</th>"
         "<th>threshold</th><th>passed</th><th>failed</th><th>not evaluated</th><th>status</th>"
-        f"</tr>{summary_rows}</table><h2>Cases</h2>{cases}</body></html>\n"
+        f"</tr>{summary_rows}</table><h2>Cases</h2>{_case_table(results)}{cases}</body></html>\n"
     )
