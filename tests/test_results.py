@@ -104,7 +104,7 @@ def test_every_format(sync_client: Client, runs: Any) -> None:
     assert failure is not None and "tool_trajectory_avg_score" in (failure.get("message") or "")
     assert "## platform-eval: FAILED" in results.to_markdown()
     html = results.to_html()
-    assert "<script" not in html and "get_weather" in html and "mentions-paris" not in html
+    assert "<script" not in html and "get_weather" in html and "<b>mentions-paris</b>" in html
     assert "Paris" in html and "Sunny in Paris." in html
     table = results.to_table(rubrics=True)
     assert "FAILED" in table and "rubric mentions-paris: PASS" in table
