@@ -54,7 +54,7 @@ def _trace_or_config_problems(path: Path) -> list[str]:
             f"{', '.join(sorted(metrics.REGISTRY))}"
             for name in unknown
         ]
-    if loaded.kind in (formats.Kind.SESSION, formats.Kind.JAEGER_TRACES, formats.Kind.OTLP_TRACES):
+    if loaded.kind in formats.TRACE_KINDS:
         try:
             load_conversations(path)
         except formats.FormatError as exc:

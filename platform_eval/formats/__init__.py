@@ -13,6 +13,7 @@ from .config import Criterion, EvalConfig, parse_eval_config
 from .convert import ConversionReport, case_to_item, case_to_request, eval_set_to_items
 from .dataset import DatasetCase, EvaluationDataset
 from .load import (
+    TRACE_KINDS,
     Kind,
     LoadedFile,
     detect,
@@ -33,6 +34,7 @@ from .migrate import (
 )
 
 __all__ = [
+    "TRACE_KINDS",
     "ConversionReport",
     "Criterion",
     "DatasetCase",

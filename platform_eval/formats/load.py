@@ -28,6 +28,18 @@ class Kind(StrEnum):
     SESSION_INPUT = "adk-session-input"
     JAEGER_TRACES = "jaeger-traces"
     OTLP_TRACES = "otlp-traces"
+    SPAN_LIST = "span-list"  # flat spans: /debug/trace, console exporter, ADOT {spans}
+    ADK_EVENTS = "adk-events"  # the event list ADK's api_server /run answers with
+
+
+#: The kinds that hold a recorded conversation.
+TRACE_KINDS = (
+    Kind.SESSION,
+    Kind.JAEGER_TRACES,
+    Kind.OTLP_TRACES,
+    Kind.SPAN_LIST,
+    Kind.ADK_EVENTS,
+)
 
 
 @dataclass(frozen=True)
@@ -56,31 +68,60 @@ def read_data(path: str | Path) -> Any:
             raise FormatError([Problem(file, "$", f"invalid YAML: {exc}")]) from None
     if suffix == ".jsonl":
         rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for line in text.splitlines():
             if line.strip():
                 try:
                     rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise FormatError(
-                        [
-                            Problem(
-                                file,
-                                f"line {number}",
-                                f"invalid JSON: {exc.msg} (column {exc.colno})",
-                            )
-                        ]
-                    ) from None
+                except json.JSONDecodeError:
+                    # Not one object per line: pretty-printed objects one after another (the
+                    # OpenTelemetry console exporter writes them so).
+                    return _json_stream(text, file)
         return rows
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            return _json_stream(text, file)
         raise FormatError(
             [Problem(file, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}")]
         ) from None
 
 
+def _json_stream(text: str, file: str) -> list[Any]:
+    """JSON values one after another, separated by whitespace only."""
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    index = 0
+    while True:
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index >= len(text):
+            return values
+        try:
+            value, index = decoder.raw_decode(text, index)
+        except json.JSONDecodeError as exc:
+            raise FormatError(
+                [
+                    Problem(
+                        file,
+                        f"line {exc.lineno} column {exc.colno}",
+                        f"invalid JSON: {exc.msg} (after {len(values)} complete values)",
+                    )
+                ]
+            ) from None
+        values.append(value)
+
+
 def _has(data: dict[str, Any], *keys: str) -> bool:
     return any(k in data for k in keys)
+
+
+def _is_flat_span(row: dict[str, Any]) -> bool:
+    context = row.get("context")
+    return "name" in row and (
+        _has(row, "span_id", "spanId", "spanID")
+        or (isinstance(context, dict) and "span_id" in context)
+    )
 
 
 def detect(data: Any) -> Kind | None:
@@ -89,8 +130,12 @@ def detect(data: Any) -> Kind | None:
         first = next((row for row in data if isinstance(row, dict)), None)
         if first is None:
             return None
-        if _has(first, "resourceSpans", "resource_spans"):
+        if _has(first, "resourceSpans", "resource_spans", "batches"):
             return Kind.OTLP_TRACES
+        if _is_flat_span(first):
+            return Kind.SPAN_LIST
+        if "author" in first and _has(first, "invocationId", "invocation_id", "content"):
+            return Kind.ADK_EVENTS
         if "name" in first and "data" in first:
             return Kind.LEGACY_EVAL_SET
         if "query" in first:
@@ -112,6 +157,13 @@ def detect(data: Any) -> Kind | None:
         return Kind.EVAL_CONFIG
     if _has(data, "resourceSpans", "resource_spans", "batches"):
         return Kind.OTLP_TRACES
+    if isinstance(data.get("trace"), dict) and _has(
+        data["trace"], "resourceSpans", "resource_spans", "batches"
+    ):
+        return Kind.OTLP_TRACES  # Tempo's /api/traces/<id> answer
+    spans = data.get("spans")
+    if isinstance(spans, list) and any(isinstance(s, dict) and _is_flat_span(s) for s in spans):
+        return Kind.SPAN_LIST  # AWS ADOT {session_id, spans}
     if isinstance(data.get("data"), list) and any(
         isinstance(t, dict) and "spans" in t for t in data["data"]
     ):

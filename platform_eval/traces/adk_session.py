@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from google.genai import types as genai_types
-from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from ..formats._problems import FormatError, Problem
 from ..types import AgentConfig, AgentData, AgentEvent, ConversationTurn
+from ._content import read_content
 from ._conversation import Conversation
 
 
@@ -23,15 +23,14 @@ def _get(data: dict[str, Any], snake: str) -> Any:
     return data[snake] if snake in data else data.get(to_camel(snake))
 
 
-def _content(raw: Any, where: str, file: str | None) -> genai_types.Content | None:
+def _content(
+    raw: Any, where: str, file: str | None, notes: list[str]
+) -> genai_types.Content | None:
     if raw is None:
         return None
-    try:
-        return genai_types.Content.model_validate(raw)
-    except ValidationError as exc:
-        raise FormatError(
-            [Problem(file, where, f"invalid content: {exc.errors()[0]['msg']}")]
-        ) from None
+    if not isinstance(raw, dict):
+        raise FormatError([Problem(file, where, "expected a content object {role, parts}")])
+    return read_content(raw, where, notes)
 
 
 def _time(value: Any) -> datetime | None:
@@ -56,13 +55,13 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
         if _get(raw, "partial") or (raw.get("options") or {}).get("partial"):
             skipped_partial += 1
             continue
-        content = _content(raw.get("content"), f"$.events[{index}].content", source)
+        content = _content(raw.get("content"), f"$.events[{index}].content", source, notes)
         actions = raw.get("actions") or {}
         state_delta = _get(actions, "state_delta") or None
         if content is None and not state_delta:
             continue
         author = raw.get("author") or "unknown"
-        if author != "user" and author not in authors:
+        if content is not None and author != "user" and author not in authors:
             authors.append(author)
         invocation = _get(raw, "invocation_id") or f"event-{index}"
         turns.setdefault(invocation, []).append(
@@ -75,6 +74,17 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
         )
     if skipped_partial:
         notes.append(f"{skipped_partial} partial (streaming) events skipped")
+    state_only = [i for i, events in turns.items() if all(e.content is None for e in events)]
+    for invocation_id in state_only:
+        del turns[invocation_id]
+    if state_only:
+        notes.append(f"{len(state_only)} invocations with only state changes are not turns")
+    for invocation_id, events in turns.items():
+        if not any(e.author == "user" for e in events):
+            notes.append(
+                f"turn {invocation_id}: no user message (an api_server /run answer holds only "
+                "the agent's events; the user's message was in the request)"
+            )
     agent_data = AgentData(
         agents={a: AgentConfig(agent_id=a) for a in authors} or None,
         turns=[

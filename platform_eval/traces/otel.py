@@ -1,8 +1,10 @@
-"""OpenTelemetry spans of ADK agents -> AgentData.
+"""OpenTelemetry spans of agents -> AgentData.
 
-Reads Jaeger JSON (``{"data": [{"traceID", "spans"}]}``), OTLP JSON (``{"resourceSpans"}``, one
-object or one per line), and Grafana Tempo's ``{"batches"}`` export. Every trace is one
-conversation. Within a trace, every top-level ``invoke_agent`` span is one turn:
+Spans come from any container ``containers`` reads, in any dialect ``dialects`` translates to
+the GenAI semantic conventions. The traces of one session (``gen_ai.conversation.id``,
+``gcp.vertex.agent.session_id``, ``session.id``) are one conversation, else each trace is one.
+Within it, every invocation root (``invoke_workflow``, ``invocation``), or else every top-level
+``invoke_agent`` span, is one turn:
 
 * the user message is the last user text in the ``contents`` of the turn's first LLM request
   (``gcp.vertex.agent.llm_request``);
@@ -11,25 +13,29 @@ conversation. Within a trace, every top-level ``invoke_agent`` span is one turn:
 * each ``execute_tool`` span is the tool's response (``gcp.vertex.agent.tool_response``); its
   call (``gen_ai.tool.name`` and ``gcp.vertex.agent.tool_call_args``) is added when no LLM
   response carried it;
-* the final response is the last text the agent produced in the turn.
+* the final response is the last text the agent produced in the turn;
+* where no LLM span carries content, the agent span's own input and output messages are the
+  user's message and the final response.
 """
 
 from __future__ import annotations
 
-import base64
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from google.genai import types as genai_types
-from pydantic import ValidationError
 
 from ..formats._problems import FormatError, Problem
 from ..types import AgentConfig, AgentData, AgentEvent, ConversationTurn
 from . import genai_semconv as semconv
+from ._content import read_content as _content
 from ._conversation import Conversation
+from .containers import Span, spans_from_data
+from .dialects import normalize_trace
+
+__all__ = ["Span", "spans_from_data", "spans_to_conversations"]
 
 LLM_REQUEST = "gcp.vertex.agent.llm_request"
 LLM_RESPONSE = "gcp.vertex.agent.llm_response"
@@ -40,115 +46,14 @@ SEMCONV_LLM_OPERATIONS = ("generate_content", "chat", "text_completion")
 #: Attributes naming the session a trace belongs to: its traces are one conversation.
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id", "session.id")
 NO_CONTENT_NOTE = (
-    "no message content was recorded in these spans (no user message, no model output). "
-    "ADK 2.x records content on spans only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="
+    "no message content was recorded in these spans (no user message, no model output), so "
+    "there is nothing to evaluate. Instrumentations record it only when asked: "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT for the GenAI conventions; ADK 2.x "
+    "records content on spans only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="
     "SPAN_ONLY or SPAN_AND_EVENT (with 'true' it goes to log records, not spans); ADK 1.x and "
     "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 record it unless ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS"
     "=false. Record the agent again with content, or evaluate its session export instead"
 )
-
-
-@dataclass(frozen=True)
-class Span:
-    trace_id: str
-    span_id: str
-    parent_id: str | None
-    name: str
-    start_ns: int
-    attributes: dict[str, Any]
-
-    @property
-    def operation(self) -> str:
-        return str(self.attributes.get("gen_ai.operation.name") or self.name.split(" ", 1)[0])
-
-
-# -- reading the three shapes -----------------------------------------------------------------
-
-
-def _otlp_value(value: Any) -> Any:
-    if not isinstance(value, dict):
-        return value
-    for key in ("stringValue", "boolValue", "doubleValue"):
-        if key in value:
-            return value[key]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "arrayValue" in value:
-        return [_otlp_value(v) for v in value["arrayValue"].get("values", [])]
-    if "kvlistValue" in value:
-        return {
-            kv["key"]: _otlp_value(kv.get("value")) for kv in value["kvlistValue"].get("values", [])
-        }
-    return None
-
-
-def _otlp_id(value: Any) -> str:
-    text = str(value or "")
-    if text and len(text) % 4 == 0 and not all(c in "0123456789abcdefABCDEF" for c in text):
-        # Tempo and some collectors write ids base64-encoded.
-        try:
-            return base64.b64decode(text).hex()
-        except ValueError:
-            return text
-    return text.lower()
-
-
-def _otlp_spans(resource_spans: Iterable[Any]) -> Iterator[Span]:
-    for resource in resource_spans:
-        scopes = resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []
-        for scope in scopes:
-            for raw in scope.get("spans") or []:
-                yield Span(
-                    trace_id=_otlp_id(raw.get("traceId")),
-                    span_id=_otlp_id(raw.get("spanId")),
-                    parent_id=_otlp_id(raw.get("parentSpanId")) or None,
-                    name=str(raw.get("name") or ""),
-                    start_ns=int(raw.get("startTimeUnixNano") or 0),
-                    attributes={
-                        a["key"]: _otlp_value(a.get("value")) for a in raw.get("attributes") or []
-                    },
-                )
-
-
-def _jaeger_spans(traces: Iterable[Any]) -> Iterator[Span]:
-    for trace in traces:
-        for raw in trace.get("spans") or []:
-            parents = [
-                r.get("spanID")
-                for r in raw.get("references") or []
-                if r.get("refType", "CHILD_OF") == "CHILD_OF"
-            ]
-            yield Span(
-                trace_id=str(raw.get("traceID") or trace.get("traceID")),
-                span_id=str(raw.get("spanID")),
-                parent_id=parents[0] if parents else None,
-                name=str(raw.get("operationName") or ""),
-                start_ns=int(raw.get("startTime") or 0) * 1000,
-                attributes={t["key"]: t.get("value") for t in raw.get("tags") or []},
-            )
-
-
-def spans_from_data(data: Any, source: str | None = None) -> list[Span]:
-    """Normalizes Jaeger JSON, OTLP JSON (object or list of objects) and Tempo batches."""
-    if isinstance(data, list):
-        return [span for entry in data for span in spans_from_data(entry, source)]
-    if not isinstance(data, dict):
-        raise FormatError([Problem(source, "$", "expected Jaeger or OTLP JSON traces")])
-    if "resourceSpans" in data or "resource_spans" in data:
-        return list(_otlp_spans(data.get("resourceSpans") or data.get("resource_spans") or []))
-    if "batches" in data:
-        return list(_otlp_spans(data["batches"]))
-    if isinstance(data.get("data"), list):
-        return list(_jaeger_spans(data["data"]))
-    raise FormatError(
-        [
-            Problem(
-                source,
-                "$",
-                "expected Jaeger JSON (data[].spans), OTLP JSON (resourceSpans) or Tempo (batches)",
-            )
-        ]
-    )
 
 
 # -- spans to conversations -------------------------------------------------------------------
@@ -157,15 +62,6 @@ def spans_from_data(data: Any, source: str | None = None) -> list[Span]:
 def _json_attribute(span: Span, key: str) -> Any:
     # None when absent, or cut short by an attribute length limit.
     return semconv.parse_json(span.attributes.get(key))
-
-
-def _content(value: Any) -> genai_types.Content | None:
-    if not isinstance(value, dict):
-        return None
-    try:
-        return genai_types.Content.model_validate(value)
-    except ValidationError:
-        return None
 
 
 def _user_message(request: Any) -> genai_types.Content | None:
@@ -281,6 +177,11 @@ class _TurnReader:
                 self.semconv_llm(span)
             elif span.operation == "execute_tool":
                 self.tool(span)
+        agents = [self.turn_span, *(s for s in spans if s.operation == "invoke_agent")]
+        if self.user is None:
+            self.user = self.agent_input(agents)
+        if not any(e.author != "user" and _has_text(e) for e in self.events):
+            self.agent_output(agents)
         if self.user is not None:
             self.events.insert(
                 0, AgentEvent(author="user", content=self.user, event_time=_time(self.turn_span))
@@ -290,6 +191,30 @@ class _TurnReader:
                 f"turn {self.turn_span.span_id}: no user message found in the LLM request"
             )
         return self.events
+
+    def agent_input(self, agents: list[Span]) -> genai_types.Content | None:
+        """The user's message as an agent span recorded it (its input messages)."""
+        for span in agents:
+            inputs = semconv.messages(
+                span.attributes.get(semconv.INPUT_MESSAGES), f"span {span.span_id} input", []
+            )
+            for message in reversed(inputs):
+                if message.role == "user" and any(p.text for p in message.parts or []):
+                    return message
+        return None
+
+    def agent_output(self, agents: list[Span]) -> None:
+        """The final answer as the outermost agent span that recorded one gives it."""
+        for span in sorted(agents, key=lambda s: sum(1 for _ in self.tree.ancestors(s))):
+            outputs = semconv.messages(
+                span.attributes.get(semconv.OUTPUT_MESSAGES),
+                f"span {span.span_id} output",
+                self.notes,
+            )
+            texts = [m for m in outputs if any(p.text for p in m.parts or [])]
+            if texts:
+                self.model_content(span, texts[-1])
+                return
 
     def model_content(self, span: Span, content: genai_types.Content) -> None:
         self.content_seen = True
@@ -314,7 +239,11 @@ class _TurnReader:
         if isinstance(request, dict):
             self.instruction(span, (request.get("config") or {}).get("system_instruction"))
         response = _json_attribute(span, LLM_RESPONSE)
-        content = _content(response.get("content")) if isinstance(response, dict) else None
+        content = (
+            _content(response.get("content"), f"span {span.span_id} LLM response", self.notes)
+            if isinstance(response, dict)
+            else None
+        )
         if content is None:
             if span.attributes.get(LLM_RESPONSE):
                 self.notes.append(f"span {span.span_id}: LLM response unreadable (truncated?)")
@@ -384,6 +313,8 @@ class _TurnReader:
         raw_result = next(
             (span.attributes[k] for k in TOOL_RESULT_KEYS if span.attributes.get(k)), None
         )
+        if raw_result is None and span.attributes.get("error.type"):
+            raw_result = {"error": str(span.attributes["error.type"])}
         if raw_result is None:
             return
         result = semconv.parse_json(raw_result)
@@ -397,6 +328,11 @@ class _TurnReader:
         self.events.append(
             _part_event(author, "user", genai_types.Part(function_response=response), span)
         )
+
+
+def _has_text(event: AgentEvent) -> bool:
+    parts = event.content.parts if event.content else None
+    return any(p.text and not p.thought for p in parts or [])
 
 
 def _conversation_id(spans: Iterable[Span]) -> str | None:
@@ -462,6 +398,7 @@ def _conversations(spans: list[Span], source: str | None) -> list[Conversation]:
     by_trace: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         by_trace[span.trace_id].append(span)
+    by_trace = {trace_id: normalize_trace(group) for trace_id, group in by_trace.items()}
     sessions: dict[str, list[tuple[_Tree, Span]]] = defaultdict(list)
     session_traces: dict[str, list[str]] = defaultdict(list)
     for trace_id, trace_spans in by_trace.items():

@@ -1,0 +1,326 @@
+"""Trace files -> one span model, whatever container the spans came in.
+
+Read here: Jaeger JSON (``{"data": [{"traceID", "spans"}]}``); OTLP JSON (``{"resourceSpans"}``,
+one object, a list of them or one per line) and OTLP protobuf (``ExportTraceServiceRequest``
+bytes, with the ``opentelemetry-proto`` package); Grafana Tempo's ``{"batches"}`` and
+``{"trace": ...}``; flat span lists (ADK's dev-UI ``/debug/trace``, VeADK and Strands Evals
+dumps, the OpenTelemetry console exporter's objects, AWS ADOT ``{"session_id", "spans"}``).
+
+Span ids are normalized to lowercase hex so that parents are found whichever way an exporter
+wrote them (hex, ``0x`` hex, base64, decimal integers). A span printed twice (the console
+exporter does) is kept once.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..formats._problems import FormatError, Problem
+
+
+@dataclass(frozen=True)
+class SpanEvent:
+    name: str
+    attributes: dict[str, Any]
+    time_ns: int = 0
+
+
+@dataclass(frozen=True)
+class Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int
+    attributes: dict[str, Any]
+    events: tuple[SpanEvent, ...] = field(default=())
+
+    @property
+    def operation(self) -> str:
+        return str(self.attributes.get("gen_ai.operation.name") or self.name.split(" ", 1)[0])
+
+
+# -- ids and times -----------------------------------------------------------------------------
+
+
+def _hex_id(value: Any, width: int) -> str:
+    """An id as lowercase hex: from hex, ``0x`` hex, base64 (Tempo) or a decimal integer."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, int):
+        return f"{value:0{width}x}"
+    text = str(value).strip()
+    if text.lower().startswith("0x"):
+        return text[2:].lower()
+    if all(c in "0123456789abcdefABCDEF" for c in text):
+        return text.lower()
+    if len(text) % 4 == 0:
+        try:
+            return base64.b64decode(text, validate=True).hex()
+        except ValueError:
+            pass
+    return text  # an id of another kind (a test's "llm-1"): kept as written
+
+
+def _time_ns(value: Any) -> int:
+    """Nanoseconds since the epoch from an integer (ns, us or s), a float (s) or ISO 8601."""
+    if value is None or isinstance(value, bool):
+        return 0
+    if isinstance(value, int | float):
+        number = float(value)
+    else:
+        text = str(value).strip()
+        try:
+            number = float(text)
+        except ValueError:
+            try:
+                return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1e9)
+            except ValueError:
+                return 0
+    if number > 1e17:
+        return int(number)  # nanoseconds
+    if number > 1e14:
+        return int(number * 1000)  # microseconds
+    return int(number * 1e9)  # seconds
+
+
+# -- OTLP (JSON) and Jaeger --------------------------------------------------------------------
+
+
+def _otlp_value(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue", "string_value", "bool_value"):
+        if key in value:
+            return value[key]
+    for key in ("intValue", "int_value"):
+        if key in value:
+            return int(value[key])
+    array = value.get("arrayValue") or value.get("array_value")
+    if array is not None:
+        return [_otlp_value(v) for v in array.get("values", [])]
+    kvlist = value.get("kvlistValue") or value.get("kvlist_value")
+    if kvlist is not None:
+        return {kv["key"]: _otlp_value(kv.get("value")) for kv in kvlist.get("values", [])}
+    return None
+
+
+def _otlp_attributes(raw: Iterable[Any] | None) -> dict[str, Any]:
+    return {a["key"]: _otlp_value(a.get("value")) for a in raw or [] if isinstance(a, dict)}
+
+
+def _otlp_spans(resource_spans: Iterable[Any]) -> Iterator[Span]:
+    for resource in resource_spans:
+        scopes = (
+            resource.get("scopeSpans")
+            or resource.get("scope_spans")
+            or resource.get("instrumentationLibrarySpans")
+            or []
+        )
+        for scope in scopes:
+            for raw in scope.get("spans") or []:
+                yield Span(
+                    trace_id=_hex_id(raw.get("traceId") or raw.get("trace_id"), 32),
+                    span_id=_hex_id(raw.get("spanId") or raw.get("span_id"), 16),
+                    parent_id=_hex_id(raw.get("parentSpanId") or raw.get("parent_span_id"), 16)
+                    or None,
+                    name=str(raw.get("name") or ""),
+                    start_ns=_time_ns(
+                        raw.get("startTimeUnixNano") or raw.get("start_time_unix_nano")
+                    ),
+                    attributes=_otlp_attributes(raw.get("attributes")),
+                    events=tuple(
+                        SpanEvent(
+                            str(e.get("name") or ""),
+                            _otlp_attributes(e.get("attributes")),
+                            _time_ns(e.get("timeUnixNano") or e.get("time_unix_nano")),
+                        )
+                        for e in raw.get("events") or []
+                        if isinstance(e, dict)
+                    ),
+                )
+
+
+def _jaeger_event(log: dict[str, Any]) -> SpanEvent:
+    fields = {f["key"]: f.get("value") for f in log.get("fields") or [] if "key" in f}
+    name = fields.pop("event", "")
+    return SpanEvent(str(name), fields, int(log.get("timestamp") or 0) * 1000)
+
+
+def _jaeger_spans(traces: Iterable[Any]) -> Iterator[Span]:
+    for trace in traces:
+        for raw in trace.get("spans") or []:
+            parents = [
+                r.get("spanID")
+                for r in raw.get("references") or []
+                if r.get("refType", "CHILD_OF") == "CHILD_OF"
+            ]
+            yield Span(
+                trace_id=_hex_id(raw.get("traceID") or trace.get("traceID"), 32),
+                span_id=_hex_id(raw.get("spanID"), 16),
+                parent_id=_hex_id(parents[0], 16) if parents else None,
+                name=str(raw.get("operationName") or ""),
+                start_ns=int(raw.get("startTime") or 0) * 1000,
+                attributes={t["key"]: t.get("value") for t in raw.get("tags") or []},
+                events=tuple(
+                    SpanEvent(
+                        str(
+                            next(
+                                (
+                                    f.get("value")
+                                    for f in log.get("fields") or []
+                                    if f.get("key") == "event"
+                                ),
+                                "",
+                            )
+                        ),
+                        {
+                            f["key"]: f.get("value")
+                            for f in log.get("fields") or []
+                            if f.get("key") != "event"
+                        },
+                        int(log.get("timestamp") or 0) * 1000,
+                    )
+                    for log in raw.get("logs") or []
+                ),
+            )
+
+
+# -- flat span lists ---------------------------------------------------------------------------
+
+
+def _first(raw: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if raw.get(key) not in (None, ""):
+            return raw[key]
+    return None
+
+
+def _flat_events(raw: Any) -> tuple[SpanEvent, ...]:
+    events = []
+    for event in raw or []:
+        if not isinstance(event, dict):
+            continue
+        attributes = event.get("attributes")
+        if isinstance(attributes, list):
+            attributes = _otlp_attributes(attributes)
+        events.append(
+            SpanEvent(
+                str(_first(event, "name", "event_name", "eventName") or ""),
+                attributes if isinstance(attributes, dict) else {},
+                _time_ns(_first(event, "timestamp", "time", "time_unix_nano", "timeUnixNano")),
+            )
+        )
+    return tuple(events)
+
+
+def is_flat_span(raw: Any) -> bool:
+    """A span as one dict with plain attributes (not inside a resource or Jaeger trace)."""
+    if not isinstance(raw, dict) or "name" not in raw:
+        return False
+    context = raw.get("context")
+    return (isinstance(context, dict) and "span_id" in context) or any(
+        key in raw for key in ("span_id", "spanId", "spanID")
+    )
+
+
+def _flat_span(raw: dict[str, Any]) -> Span:
+    found = raw.get("context")
+    context: dict[str, Any] = found if isinstance(found, dict) else {}
+    parent = raw.get("parent")
+    parent_id = _first(raw, "parent_span_id", "parentSpanId", "parent_id", "parentId")
+    if parent_id is None and isinstance(parent, dict):
+        parent_id = parent.get("span_id")
+    attributes = raw.get("attributes")
+    if isinstance(attributes, list):
+        attributes = _otlp_attributes(attributes)
+    return Span(
+        trace_id=_hex_id(
+            _first(raw, "trace_id", "traceId", "traceID") or context.get("trace_id"), 32
+        ),
+        span_id=_hex_id(_first(raw, "span_id", "spanId", "spanID") or context.get("span_id"), 16),
+        parent_id=_hex_id(parent_id, 16) or None,
+        name=str(raw.get("name") or ""),
+        start_ns=_time_ns(_first(raw, "start_time", "startTime", "startTimeUnixNano")),
+        attributes=attributes if isinstance(attributes, dict) else {},
+        events=_flat_events(_first(raw, "span_events", "events")),
+    )
+
+
+# -- every container ---------------------------------------------------------------------------
+
+CONTAINERS = (
+    "Jaeger JSON (data[].spans), OTLP JSON (resourceSpans), Tempo (batches or trace), or a list "
+    "of spans (name, span_id, trace_id, attributes)"
+)
+
+
+def _spans(data: Any, source: str | None, path: str) -> Iterator[Span]:
+    if isinstance(data, list):
+        for index, entry in enumerate(data):
+            yield from _spans(entry, source, f"{path}[{index}]")
+        return
+    if is_flat_span(data):
+        yield _flat_span(data)
+        return
+    if not isinstance(data, dict):
+        raise FormatError([Problem(source, path, f"expected {CONTAINERS}")])
+    if "resourceSpans" in data or "resource_spans" in data:
+        yield from _otlp_spans(data.get("resourceSpans") or data.get("resource_spans") or [])
+    elif "batches" in data:
+        yield from _otlp_spans(data["batches"])
+    elif isinstance(data.get("trace"), dict):
+        yield from _spans(data["trace"], source, f"{path}.trace")
+    elif isinstance(data.get("data"), list):
+        yield from _jaeger_spans(data["data"])
+    elif isinstance(data.get("spans"), list):
+        yield from _spans(data["spans"], source, f"{path}.spans")
+    else:
+        raise FormatError([Problem(source, path, f"expected {CONTAINERS}")])
+
+
+def spans_from_data(data: Any, source: str | None = None) -> list[Span]:
+    """Every span of a parsed trace file, once each, in the order they were written."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for span in _spans(data, source, "$"):
+        key = (span.trace_id, span.span_id)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(span)
+    return out
+
+
+def spans_from_protobuf(payload: bytes, source: str | None = None) -> list[Span]:
+    """Spans of an OTLP ``ExportTraceServiceRequest`` (or ``TracesData``) in protobuf bytes."""
+    try:
+        from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+    except ImportError:
+        raise FormatError(
+            [
+                Problem(
+                    source,
+                    "$",
+                    "OTLP protobuf needs the opentelemetry-proto package: "
+                    "pip install opentelemetry-proto",
+                )
+            ]
+        ) from None
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(payload)
+    except DecodeError as exc:
+        raise FormatError([Problem(source, "$", f"not OTLP protobuf: {exc}")]) from None
+    data = MessageToDict(request)
+    # MessageToDict writes ids base64-encoded, as OTLP JSON's proto3 mapping does.
+    return spans_from_data(data, source)
