@@ -174,6 +174,7 @@ def test_matching_by_first_user_message_and_by_mapping() -> None:
 @pytest.mark.corpus
 def test_not_a_trace_is_a_clear_error() -> None:
     with pytest.raises(
-        formats.FormatError, match="expected an ADK session export or /run event list, or OpenTelemetry traces"
+        formats.FormatError,
+        match="expected an ADK session export or /run event list, or OpenTelemetry traces",
     ):
         traces.load_conversations(AGENTEVALS / "samples_eval_set_helm.json")

@@ -70,22 +70,25 @@ def _time_ns(value: Any) -> int:
     """Nanoseconds since the epoch from an integer (ns, us or s), a float (s) or ISO 8601."""
     if value is None or isinstance(value, bool):
         return 0
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        text = str(value).strip()
-        try:
-            number = float(text)
-        except ValueError:
-            try:
-                return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1e9)
-            except ValueError:
-                return 0
-    if number > 1e17:
-        return int(number)  # nanoseconds
-    if number > 1e14:
-        return int(number * 1000)  # microseconds
-    return int(number * 1e9)  # seconds
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())  # an OTLP uint64 in a string: exact, not through a float
+    if isinstance(value, int):
+        if value > 10**17:
+            return value  # nanoseconds
+        if value > 10**14:
+            return value * 1000  # microseconds
+        return value * 10**9  # seconds
+    if isinstance(value, float):
+        return int(value * 1e9)
+    text = str(value).strip()
+    try:
+        return int(float(text) * 1e9)
+    except ValueError:
+        pass
+    try:
+        return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1e9)
+    except ValueError:
+        return 0
 
 
 # -- OTLP (JSON) and Jaeger --------------------------------------------------------------------

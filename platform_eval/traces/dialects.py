@@ -120,7 +120,10 @@ def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dic
     out = []
     for entry in _indexed(attributes, prefix):
         message = entry.get("message") or {}
-        raw: dict[str, Any] = {"role": message.get("role"), "content": message.get("content")}
+        content = message.get("content")
+        if isinstance(content, dict):  # content.0, content.1, ...: one text in pieces
+            content = "\n".join(str(piece) for piece in _listed(content) if piece)
+        raw: dict[str, Any] = {"role": message.get("role"), "content": content}
         contents = [
             (c.get("message_content") or {}).get("text") for c in _listed(message.get("contents"))
         ]

@@ -165,6 +165,8 @@ class _TurnReader:
 
     def read(self) -> list[AgentEvent]:
         spans = self.tree.descendants(self.turn_span)
+        if _is_legacy_llm(self.turn_span) or _is_semconv_llm(self.turn_span):
+            spans = [self.turn_span, *spans]  # a bare LLM call is its own turn
         # ADK's schema v1 writes call_llm spans (with content) around generate_content spans
         # (without): read the semconv spans only where there are no call_llm spans.
         legacy = any(_is_legacy_llm(s) for s in spans)
@@ -359,12 +361,18 @@ def _top_invocations(tree: _Tree, spans: list[Span]) -> list[Span]:
         and not any(_is_invocation_root(a) for a in tree.ancestors(s))
         and any(d.operation == "invoke_agent" for d in tree.descendants(s))
     ]
-    return roots or [
+    agents = [
         s
         for s in spans
         if s.operation == "invoke_agent"
         and not any(a.operation == "invoke_agent" for a in tree.ancestors(s))
     ]
+    if roots or agents:
+        return roots or agents
+    # No agent span at all (a bare LLM instrumentation): the top span above the LLM calls.
+    llm = [s for s in spans if _is_legacy_llm(s) or _is_semconv_llm(s)]
+    tops = {id(([s, *tree.ancestors(s)])[-1]): ([s, *tree.ancestors(s)])[-1] for s in llm}
+    return sorted(tops.values(), key=lambda s: s.start_ns)
 
 
 def spans_to_conversations(spans: list[Span], source: str | None = None) -> list[Conversation]:
@@ -384,7 +392,8 @@ def spans_to_conversations(spans: list[Span], source: str | None = None) -> list
                 Problem(
                     source,
                     "$",
-                    f"{len(spans)} spans, none of them an agent invocation (invoke_agent); "
+                    f"{len(spans)} spans, none of them an agent or LLM span (invoke_agent, "
+                    "chat, generate_content, call_llm, or OpenInference AGENT/LLM); "
                     f"span names seen: {shown or 'none'}",
                 )
             ]
