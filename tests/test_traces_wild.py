@@ -402,3 +402,46 @@ def test_a_bare_llm_call_is_a_turn(tmp_path: Path) -> None:
         json.dumps([{"name": "chat m", "span_id": "a", "trace_id": "t", "attributes": messages}])
     )
     assert _events(_only(path)) == [("user", "text", "Ping?"), ("agent", "text", "Pong.")]
+
+
+def test_upload_reports_what_a_trace_reader_dropped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, sync_client: Any
+) -> None:
+    from platform_eval import jobs
+
+    spans = _semconv_spans()
+    # The last answer's part is not a part at all: dropped, and said so.
+    spans[3]["attributes"] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": ["not a part", {"type": "text", "content": "5"}]}]
+        ),
+    }
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(spans))
+    evalset = tmp_path / "add.evalset.json"
+    evalset.write_text(
+        json.dumps(
+            {
+                "eval_set_id": "add",
+                "eval_cases": [
+                    {
+                        "eval_id": "add",
+                        "conversation": [
+                            {
+                                "invocation_id": "i",
+                                "user_content": {
+                                    "role": "user",
+                                    "parts": [{"text": "Add 2 and 3"}],
+                                },
+                                "final_response": {"role": "model", "parts": [{"text": "5"}]},
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    with caplog.at_level("WARNING", logger="platform_eval"):
+        jobs.upload_traces(sync_client, evalset, [trace], manifest=tmp_path / "m.jsonl")
+    assert any("a part that is not an object was dropped" in r.getMessage() for r in caplog.records)

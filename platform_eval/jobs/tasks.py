@@ -288,6 +288,10 @@ def _traces_job(
         conversations.extend(
             [trace] if isinstance(trace, Conversation) else load_conversations(trace)
         )
+    for conversation in conversations:
+        # What a trace reader could not read is said per conversation, never dropped silently.
+        for note in conversation.notes:
+            _logger.warning("trace %s (%s): %s", conversation.id, conversation.source, note)
     matches = match_conversations(eval_set.eval_cases, conversations, mapping)
     if not matches.matches:
         raise NothingToEvaluateError(
