@@ -116,7 +116,10 @@ def _has(data: dict[str, Any], *keys: str) -> bool:
     return any(k in data for k in keys)
 
 
-def _is_flat_span(row: dict[str, Any]) -> bool:
+def is_flat_span(row: Any) -> bool:
+    """A span as one dict with plain attributes (not inside a resource or a Jaeger trace)."""
+    if not isinstance(row, dict):
+        return False
     context = row.get("context")
     return "name" in row and (
         _has(row, "span_id", "spanId", "spanID")
@@ -132,7 +135,7 @@ def detect(data: Any) -> Kind | None:
             return None
         if _has(first, "resourceSpans", "resource_spans", "batches"):
             return Kind.OTLP_TRACES
-        if _is_flat_span(first):
+        if is_flat_span(first):
             return Kind.SPAN_LIST
         if "author" in first and _has(first, "invocationId", "invocation_id", "content"):
             return Kind.ADK_EVENTS
@@ -162,7 +165,7 @@ def detect(data: Any) -> Kind | None:
     ):
         return Kind.OTLP_TRACES  # Tempo's /api/traces/<id> answer
     spans = data.get("spans")
-    if isinstance(spans, list) and any(isinstance(s, dict) and _is_flat_span(s) for s in spans):
+    if isinstance(spans, list) and any(is_flat_span(s) for s in spans):
         return Kind.SPAN_LIST  # AWS ADOT {session_id, spans}
     if isinstance(data.get("data"), list) and any(
         isinstance(t, dict) and "spans" in t for t in data["data"]

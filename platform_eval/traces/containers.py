@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from ..formats._problems import FormatError, Problem
+from ..formats.load import is_flat_span
 
 
 @dataclass(frozen=True)
@@ -219,16 +220,6 @@ def _flat_events(raw: Any) -> tuple[SpanEvent, ...]:
             )
         )
     return tuple(events)
-
-
-def is_flat_span(raw: Any) -> bool:
-    """A span as one dict with plain attributes (not inside a resource or Jaeger trace)."""
-    if not isinstance(raw, dict) or "name" not in raw:
-        return False
-    context = raw.get("context")
-    return (isinstance(context, dict) and "span_id" in context) or any(
-        key in raw for key in ("span_id", "spanId", "spanID")
-    )
 
 
 def _flat_span(raw: dict[str, Any]) -> Span:

@@ -20,7 +20,6 @@ time, before the reader sees them; an attribute already present is never overwri
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections import defaultdict
 from typing import Any
@@ -241,7 +240,6 @@ def _openinference(span: Span, kind: str, is_root: bool) -> dict[str, Any]:
     found: dict[str, Any] = {OPERATION: operation}
     if operation == "invoke_agent":
         found["gen_ai.agent.name"] = attributes.get("agent.name") or span.name
-        found.update(_agent_io(attributes))
     elif operation == "chat":
         inputs = _openinference_messages(attributes, "llm.input_messages")
         system = [m for m in inputs if m["role"] == "system"]
@@ -271,6 +269,7 @@ def normalize(span: Span, *, is_root: bool = False) -> Span:
     legacy = _LEGACY_ADK.match(span.name)
     kind = str(attributes.get(OPENINFERENCE_KIND) or "").upper()
     if legacy and OPERATION not in attributes:
+        # Before the OpenInference kind: VeADK marks ADK's invocation a CHAIN, not an agent.
         if legacy.group(1) == "agent_run":
             added[OPERATION] = "invoke_agent"
             added["gen_ai.agent.name"] = legacy.group(2)
@@ -281,26 +280,18 @@ def normalize(span: Span, *, is_root: bool = False) -> Span:
     elif kind and OPERATION not in attributes:
         added.update(_openinference(span, kind, is_root))
     if attributes.get(OPERATION, added.get(OPERATION)) == "invoke_agent":
+        # Whatever the dialect, an agent span's own input and output are its messages.
         for key, value in _agent_io(attributes).items():
             added.setdefault(key, value)
     added.update({k: v for k, v in _event_messages(span.events).items() if k not in added})
     for prefix, key in (("gen_ai.prompt", INPUT_MESSAGES), ("gen_ai.completion", OUTPUT_MESSAGES)):
         if key not in attributes and key not in added and f"{prefix}.0.role" in attributes:
             added[key] = _openllmetry_messages(attributes, prefix)
+    # Messages stay decoded lists: the reader takes an attribute's JSON as text or decoded.
     fresh = {k: v for k, v in added.items() if k not in attributes}
     if not fresh:
         return span
-    return dataclasses.replace(span, attributes={**attributes, **_as_json(fresh)})
-
-
-def _as_json(values: dict[str, Any]) -> dict[str, Any]:
-    # Messages are JSON strings on real spans; keep them so, one reader for all.
-    return {
-        k: json.dumps(v, ensure_ascii=False)
-        if k in (INPUT_MESSAGES, OUTPUT_MESSAGES, SYSTEM_INSTRUCTIONS) and not isinstance(v, str)
-        else v
-        for k, v in values.items()
-    }
+    return dataclasses.replace(span, attributes={**attributes, **fresh})
 
 
 def normalize_trace(spans: list[Span]) -> list[Span]:

@@ -30,12 +30,10 @@ from google.genai import types as genai_types
 from ..formats._problems import FormatError, Problem
 from ..types import AgentConfig, AgentData, AgentEvent, ConversationTurn
 from . import genai_semconv as semconv
-from ._content import read_content as _content
+from ._content import read_content
 from ._conversation import Conversation
-from .containers import Span, spans_from_data
+from .containers import Span
 from .dialects import normalize_trace
-
-__all__ = ["Span", "spans_from_data", "spans_to_conversations"]
 
 LLM_REQUEST = "gcp.vertex.agent.llm_request"
 LLM_RESPONSE = "gcp.vertex.agent.llm_response"
@@ -68,7 +66,7 @@ def _user_message(request: Any) -> genai_types.Content | None:
     if not isinstance(request, dict):
         return None
     for raw in reversed(request.get("contents") or []):
-        content = _content(raw)
+        content = read_content(raw)
         if content and content.role == "user" and any(p.text for p in content.parts or []):
             return content
     return None
@@ -242,7 +240,7 @@ class _TurnReader:
             self.instruction(span, (request.get("config") or {}).get("system_instruction"))
         response = _json_attribute(span, LLM_RESPONSE)
         content = (
-            _content(response.get("content"), f"span {span.span_id} LLM response", self.notes)
+            read_content(response.get("content"), f"span {span.span_id} LLM response", self.notes)
             if isinstance(response, dict)
             else None
         )
