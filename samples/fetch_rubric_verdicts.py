@@ -36,8 +36,9 @@ with connect(args.project, args.location) as target:
 
 for row in results.rows:
     for verdict in row.verdicts:
-        mark = {True: "PASS", False: "FAIL", None: "NOT_EVALUATED"}[verdict.verdict]
-        print(f"{row.eval_case_id} [{row.candidate}] {row.metric} {verdict.rubric_id}: {mark}")
+        print(
+            f"{row.eval_case_id} [{row.candidate}] {row.metric} {verdict.rubric_id}: {verdict.mark}"
+        )
         print(f"    rubric:    {verdict.rubric}")
         print(f"    reasoning: {verdict.reasoning}")
 

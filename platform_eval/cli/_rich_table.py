@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..results import RunResults, Status
+from ..results.model import format_score
 
 _STYLES = {
     Status.PASSED: "green",
@@ -18,10 +19,6 @@ _STYLES = {
     Status.NOT_EVALUATED: "yellow",
     Status.SCORED: "",
 }
-
-
-def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def _rows(results: RunResults) -> Table:
@@ -41,7 +38,7 @@ def _rows(results: RunResults) -> Table:
             row.eval_case_id,
             row.candidate,
             row.metric,
-            _score(row.score),
+            format_score(row.score),
             "-" if row.threshold is None else f"{row.threshold:g}",
             Text(row.status.value, style=_STYLES[row.status]),
             row.explanation or "",
@@ -55,20 +52,12 @@ def _verdicts(results: RunResults) -> Table:
         table.add_column(header, overflow="fold")
     for row in results.rows:
         for verdict in row.verdicts:
-            status = (
-                Status.PASSED
-                if verdict.verdict
-                else Status.FAILED
-                if verdict.verdict is False
-                else Status.NOT_EVALUATED
-            )
-            mark = {Status.PASSED: "PASS", Status.FAILED: "FAIL"}.get(status, status.value)
             table.add_row(
                 row.eval_case_id,
                 row.candidate,
                 row.metric,
                 f"{verdict.rubric_id or '-'}: {verdict.rubric}",
-                Text(mark, style=_STYLES[status]),
+                Text(verdict.mark, style=_STYLES[verdict.status]),
                 verdict.reasoning or "",
             )
     return table
@@ -81,7 +70,7 @@ def _summary(results: RunResults) -> Table:
     for s in results.summary():
         table.add_row(
             s.metric,
-            _score(s.mean),
+            format_score(s.mean),
             "-" if s.threshold is None else f"{s.threshold:g}",
             Text(str(s.passed), style="green" if s.passed else ""),
             Text(str(s.failed), style="bold red" if s.failed else ""),

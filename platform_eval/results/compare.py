@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .model import Row, RunResults
+from .model import Row, RunResults, format_score
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Comparison:
         lines = [f"{'metric':{width}} {'before':>8} {'after':>8} {'delta':>8}"]
         for metric, (a, b) in self.deltas.items():
             delta = "-" if a is None or b is None else f"{b - a:+.3f}"
-            lines.append(f"{metric:{width}} {_score(a):>8} {_score(b):>8} {delta:>8}")
+            lines.append(f"{metric:{width}} {format_score(a):>8} {format_score(b):>8} {delta:>8}")
         for title, changes in (("regressed", self.regressions), ("improved", self.improvements)):
             if changes:
                 lines.append(f"\n{title}:")
@@ -70,22 +70,18 @@ class Comparison:
         lines = ["| metric | before | after | delta |", "|---|---|---|---|"]
         for metric, (a, b) in self.deltas.items():
             delta = "-" if a is None or b is None else f"{b - a:+.3f}"
-            lines.append(f"| {metric} | {_score(a)} | {_score(b)} | {delta} |")
+            lines.append(f"| {metric} | {format_score(a)} | {format_score(b)} | {delta} |")
         for title, changes in (("Regressed", self.regressions), ("Improved", self.improvements)):
             if changes:
                 lines += ["", f"**{title}**", ""] + [f"- {_describe(c)}" for c in changes]
         return "\n".join(lines) + "\n"
 
 
-def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def _describe(change: Change) -> str:
     where = f"{change.eval_case_id} [{change.candidate}] {change.metric}"
     if change.rubric is not None:
         return f"{where} rubric {change.rubric}: {change.before} -> {change.after}"
-    return f"{where}: {_score(change.before)} -> {_score(change.after)}"
+    return f"{where}: {format_score(change.before)} -> {format_score(change.after)}"
 
 
 def _key(row: Row) -> tuple[str, str, str]:

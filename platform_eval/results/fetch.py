@@ -11,16 +11,10 @@ from google.api_core import exceptions as core
 from .._sync import run_with_async_client
 from ..client import AsyncClient, Client
 from ..types import EvaluationItem, EvaluationRun
-from .model import RunResults, build
+from .model import RunResults, build, eval_case_id
 
 #: How many request items are read at once to name the eval case of each result.
 CONCURRENCY = 16
-
-
-def _case_id(item: EvaluationItem) -> str | None:
-    metadata = item.metadata if isinstance(item.metadata, dict) else {}
-    case = metadata.get("evalCaseId")
-    return str(case) if case else item.display_name
 
 
 async def fetch_results_async(
@@ -42,7 +36,8 @@ async def fetch_results_async(
     async def case_of(name: str) -> tuple[str, str | None]:
         async with limit:
             try:
-                return name, _case_id(await client.get_item(name, read_payload=False))
+                request = await client.get_item(name, read_payload=False)
+                return name, eval_case_id(request) or request.display_name
             except core.NotFound:  # a deleted request item: the result still names its id
                 return name, None
 

@@ -12,7 +12,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..types import AgentData
-from .model import Status
+from .model import Status, format_score
 
 if TYPE_CHECKING:
     from .model import CaseRecord, Row, RunResults
@@ -31,10 +31,6 @@ summary{cursor:pointer;font-weight:600}.verdict{margin:2px 0}pre{white-space:pre
 """
 
 
-def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def _chart(results: RunResults) -> str:
     summaries = results.summary()
     # Labels are 12px text: about 7px a character, so the longest name fits before the bars.
@@ -49,7 +45,7 @@ def _chart(results: RunResults) -> str:
             f'<text x="0" y="{y + 16}" font-size="12">{escape(s.metric)}</text>'
             f'<rect x="{label}" y="{y}" width="{(width - label) * max(0.0, min(mean, 1.0)):.1f}"'
             f' height="{bar_height}" fill="{fill}"/>'
-            f'<text x="{label + 4}" y="{y + 16}" font-size="12" fill="#fff">{_score(s.mean)}'
+            f'<text x="{label + 4}" y="{y + 16}" font-size="12" fill="#fff">{format_score(s.mean)}'
             "</text>"
         )
         if s.threshold is not None and 0 <= s.threshold <= 1:
@@ -103,15 +99,6 @@ def _agent_data(data: AgentData | str | None) -> str:
     return "".join(out) or "<p><em>no turns</em></p>"
 
 
-def _mark(verdict: bool | None) -> str:
-    status, text = {
-        True: (Status.PASSED, "PASS"),
-        False: (Status.FAILED, "FAIL"),
-        None: (Status.NOT_EVALUATED, "NOT EVALUATED"),
-    }[verdict]
-    return f'<span class="{status.value}">{text}</span>'
-
-
 def _case_table(results: RunResults) -> str:
     """One line per case: its worst status and each metric's score, linked to its details."""
     metrics = list(dict.fromkeys(r.metric for r in results.rows))
@@ -124,7 +111,9 @@ def _case_table(results: RunResults) -> str:
             mine = [r for r in rows if r.metric == metric]
             cells.append(
                 "<td>"
-                + " ".join(f'<span class="{r.status.value}">{_score(r.score)}</span>' for r in mine)
+                + " ".join(
+                    f'<span class="{r.status.value}">{format_score(r.score)}</span>' for r in mine
+                )
                 + "</td>"
             )
         worst = _worst(rows)
@@ -147,14 +136,15 @@ def _case(results: RunResults, case: str, conversation: CaseRecord | None) -> st
     rows = [r for r in results.rows if r.eval_case_id == case]
     worst = _worst(rows)
     table = "".join(
-        f"<tr><td>{escape(r.candidate)}</td><td>{escape(r.metric)}</td><td>{_score(r.score)}</td>"
+        f"<tr><td>{escape(r.candidate)}</td><td>{escape(r.metric)}</td><td>{format_score(r.score)}</td>"
         f"<td>{'-' if r.threshold is None else r.threshold}</td>"
         f'<td class="{r.status.value}">{r.status.value}</td><td>{escape(r.explanation or "")}'
         "</td></tr>"
         for r in rows
     )
     verdicts = "".join(
-        f'<div class="verdict">{_mark(v.verdict)} [{escape(r.candidate)}] {escape(r.metric)} '
+        f'<div class="verdict"><span class="{v.status.value}">{v.mark}</span> '
+        f"[{escape(r.candidate)}] {escape(r.metric)} "
         f"<b>{escape(v.rubric_id or '')}</b> {escape(v.rubric or '')}: "
         f"{escape(v.reasoning or '')}</div>"
         for r in rows
@@ -183,7 +173,7 @@ def _case(results: RunResults, case: str, conversation: CaseRecord | None) -> st
 def to_html(results: RunResults) -> str:
     verdict = "PASSED" if results.passed else "FAILED"
     summary_rows = "".join(
-        f"<tr><td>{escape(s.metric)}</td><td>{_score(s.mean)}</td>"
+        f"<tr><td>{escape(s.metric)}</td><td>{format_score(s.mean)}</td>"
         f"<td>{'-' if s.threshold is None else s.threshold}</td><td>{s.passed}</td>"
         f'<td>{s.failed}</td><td>{s.not_evaluated}</td><td class="{s.status.value}">'
         f"{s.status.value}</td></tr>"

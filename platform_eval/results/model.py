@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import PlatformEvalError
-from ..types import AgentData, EvaluationItem, EvaluationRun, RubricVerdict
+from ..types import AgentData, EvaluationItem, EvaluationRun, EvaluationRunState, RubricVerdict
 
 
 class Status(StrEnum):
@@ -27,12 +27,28 @@ class Status(StrEnum):
     SCORED = "SCORED"
 
 
+def format_score(value: float | None) -> str:
+    """A score as every report prints it: three decimals, ``-`` for none."""
+    return "-" if value is None else f"{value:.3f}"
+
+
 @dataclass(frozen=True)
 class Verdict:
     rubric_id: str | None
     rubric: str
     verdict: bool | None
     reasoning: str | None
+
+    @property
+    def status(self) -> Status:
+        if self.verdict is None:
+            return Status.NOT_EVALUATED
+        return Status.PASSED if self.verdict else Status.FAILED
+
+    @property
+    def mark(self) -> str:
+        """PASS, FAIL or NOT_EVALUATED."""
+        return {Status.PASSED: "PASS", Status.FAILED: "FAIL"}.get(self.status, self.status.value)
 
 
 @dataclass(frozen=True)
@@ -185,9 +201,8 @@ class RunResults:
     @property
     def passed(self) -> bool:
         """Every threshold met, the run succeeded, and at least one score was computed."""
-        return (
-            str(self.run.state) == "SUCCEEDED" and self.evaluated_anything and not self.failures()
-        )
+        succeeded = self.run.state == EvaluationRunState.SUCCEEDED
+        return succeeded and self.evaluated_anything and not self.failures()
 
     def check(self, thresholds: Mapping[str, float] | None = None) -> bool:
         return (self.with_thresholds(thresholds) if thresholds else self).passed
@@ -198,7 +213,7 @@ class RunResults:
             raise ThresholdError(judged)
 
     def failure_message(self) -> str:
-        if str(self.run.state) != "SUCCEEDED":
+        if self.run.state != EvaluationRunState.SUCCEEDED:
             error = self.run.error.message if self.run.error else "no error message"
             return f"run {self.run.name} is {self.run.state}: {error}"
         if not self.evaluated_anything:
@@ -212,8 +227,7 @@ class RunResults:
                 f"{row.threshold} ({row.explanation or 'no explanation'})"
             )
             lines += [
-                f"    rubric {v.rubric_id or v.rubric!r}: {'pass' if v.verdict else 'fail'}"
-                f" - {v.reasoning or ''}"
+                f"    rubric {v.rubric_id or v.rubric!r}: {v.mark.lower()} - {v.reasoning or ''}"
                 for v in row.verdicts
                 if v.verdict is not True
             ]
@@ -280,19 +294,15 @@ class RunResults:
 
 
 def _verdicts(raw: Iterable[RubricVerdict]) -> tuple[Verdict, ...]:
-    out = []
-    for verdict in raw:
-        rubric = verdict.evaluated_rubric
-        prop = rubric.content.property if rubric and rubric.content else None
-        out.append(
-            Verdict(
-                rubric_id=rubric.rubric_id if rubric else None,
-                rubric=(prop.description if prop else None) or "",
-                verdict=verdict.verdict,
-                reasoning=verdict.reasoning,
-            )
+    return tuple(
+        Verdict(
+            rubric_id=v.evaluated_rubric.rubric_id if v.evaluated_rubric else None,
+            rubric=(v.evaluated_rubric.description if v.evaluated_rubric else None) or "",
+            verdict=v.verdict,
+            reasoning=v.reasoning,
         )
-    return tuple(out)
+        for v in raw
+    )
 
 
 def build(
@@ -334,11 +344,15 @@ def build(
     return RunResults(run, rows, conversations)
 
 
-def _case_of(item: EvaluationItem, request_name: str | None) -> str:
+def eval_case_id(item: EvaluationItem) -> str | None:
+    """The eval case an item records in its metadata (``evalCaseId``), if it records one."""
     metadata = item.metadata if isinstance(item.metadata, dict) else {}
-    if isinstance(metadata.get("evalCaseId"), str):
-        return str(metadata["evalCaseId"])
-    return (request_name or item.name or "?").rsplit("/", 1)[-1]
+    case = metadata.get("evalCaseId")
+    return str(case) if isinstance(case, str) and case else None
+
+
+def _case_of(item: EvaluationItem, request_name: str | None) -> str:
+    return eval_case_id(item) or (request_name or item.name or "?").rsplit("/", 1)[-1]
 
 
 def _conversation(request: Any) -> CaseRecord:

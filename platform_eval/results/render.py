@@ -11,11 +11,7 @@ from xml.etree import ElementTree as ET
 if TYPE_CHECKING:
     from .model import Row, RunResults
 
-from .model import Status
-
-
-def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+from .model import Status, format_score
 
 
 def to_json(results: RunResults, *, indent: int | None = 2) -> str:
@@ -75,14 +71,12 @@ def _case_name(row: Row) -> str:
 
 def _details(row: Row) -> str:
     lines = [
-        f"score: {_score(row.score)}",
+        f"score: {format_score(row.score)}",
         f"threshold: {row.threshold if row.threshold is not None else '-'}",
         f"explanation: {row.explanation or '-'}",
     ]
     lines += [
-        f"rubric {v.rubric_id or '-'} ({v.rubric}): "
-        f"{'PASS' if v.verdict else 'FAIL' if v.verdict is False else 'NOT_EVALUATED'}"
-        f" - {v.reasoning or ''}"
+        f"rubric {v.rubric_id or '-'} ({v.rubric}): {v.mark} - {v.reasoning or ''}"
         for v in row.verdicts
     ]
     return "\n".join(lines)
@@ -112,7 +106,7 @@ def to_junit(results: RunResults) -> str:
             failure = ET.SubElement(
                 case,
                 "failure",
-                message=f"{row.metric} {_score(row.score)} < {row.threshold}",
+                message=f"{row.metric} {format_score(row.score)} < {row.threshold}",
                 type="ThresholdNotMet",
             )
             failure.text = _details(row)
@@ -147,8 +141,9 @@ def to_markdown(results: RunResults) -> str:
     ]
     for s in results.summary():
         lines.append(
-            f"| {s.metric} | {_score(s.mean)} | {s.threshold if s.threshold is not None else '-'}"
-            f" | {s.passed} | {s.failed} | {s.not_evaluated} |"
+            f"| {s.metric} | {format_score(s.mean)} | "
+            f"{s.threshold if s.threshold is not None else '-'} | "
+            f"{s.passed} | {s.failed} | {s.not_evaluated} |"
         )
     failures = results.failures()
     if failures:
@@ -157,7 +152,7 @@ def to_markdown(results: RunResults) -> str:
         for row in failures:
             lines.append(
                 f"| {_md(row.eval_case_id)} | {_md(row.candidate)} | {row.metric} | "
-                f"{_score(row.score)} | {row.threshold} | {_md(row.explanation)} |"
+                f"{format_score(row.score)} | {row.threshold} | {_md(row.explanation)} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -181,7 +176,7 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
             row.eval_case_id,
             row.candidate,
             row.metric,
-            _score(row.score),
+            format_score(row.score),
             "-" if row.threshold is None else f"{row.threshold:g}",
             row.status.value,
             (row.explanation or "")[:80],
@@ -194,15 +189,14 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
     if rubrics:
         for row in results.rows:
             for v in row.verdicts:
-                mark = "PASS" if v.verdict else "FAIL" if v.verdict is False else "NOT_EVALUATED"
                 lines.append(
                     f"  {row.eval_case_id} [{row.candidate}] rubric {v.rubric_id or '-'}: "
-                    f"{mark}: {v.rubric} - {v.reasoning or ''}"
+                    f"{v.mark}: {v.rubric} - {v.reasoning or ''}"
                 )
     lines.append("")
     for s in results.summary():
         lines.append(
-            f"{s.metric}: mean {_score(s.mean)}, {s.passed} passed, {s.failed} failed, "
+            f"{s.metric}: mean {format_score(s.mean)}, {s.passed} passed, {s.failed} failed, "
             f"{s.not_evaluated} not evaluated"
             + (f" (threshold {s.threshold:g})" if s.threshold is not None else "")
         )
