@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
-from ..formats import load_eval_config, load_eval_set
+from ..formats import adk, load_eval_config, load_eval_set
 from ..metrics.judges import LOCAL_TYPES
 from ..results import RunResults, compare, fetch_results
 from ..target import Target
@@ -101,25 +101,24 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
 
 
 def _chosen_metrics(args: argparse.Namespace) -> tuple[list[MetricLike], dict[str, float]]:
-    config = load_eval_config(args.config) if args.config else None
-    chosen: list[MetricLike] = list(config.run_metrics()) if config else []
-    thresholds = config.thresholds() if config else {}
-    if args.metrics:
-        chosen = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    thresholds.update(_thresholds(args.threshold or []))
-    if not chosen:
-        raise UsageError("no metrics: pass --metrics m1,m2 or --config eval_config.json")
-    return chosen, thresholds
+    named = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
+    try:
+        chosen, thresholds = jobs.choose_metrics(named or None, args.config)
+    except ValueError:
+        raise UsageError("no metrics: pass --metrics m1,m2 or --config eval_config.json") from None
+    return chosen, {**thresholds, **_thresholds(args.threshold or [])}
 
 
-def _check_computable(chosen: list[MetricLike], evalset: Path | None, target: Target) -> None:
+def _check_computable(
+    chosen: list[MetricLike], eval_set: adk.EvalSet | None, target: Target
+) -> None:
     """Before anything is uploaded: every metric must be one this target can compute."""
     if not target.computes_locally:
         _check_service_metrics(chosen)
         return
     rubric_types: list[str | None] = []
-    if evalset is not None:
-        for case in load_eval_set(evalset).eval_cases:
+    if eval_set is not None:
+        for case in eval_set.eval_cases:
             rubric_types += [r.type for r in case.rubrics or []]
             for invocation in case.conversation or []:
                 rubric_types += [r.type for r in invocation.rubrics or []]
@@ -222,12 +221,14 @@ def run(args: argparse.Namespace, target: Target) -> int:
     )
     if not is_file and looks_like_file:
         raise UsageError(f"{args.evalset}: no such file (or pass an evaluation set's name)")
-    _check_computable(chosen, source if is_file else None, target)
+    # Read once: the check below and the upload use the same parsed eval set.
+    eval_set = load_eval_set(source) if is_file else None
+    _check_computable(chosen, eval_set, target)
     client = target.client
-    if is_file:
+    if eval_set is not None:
         evaluation = jobs.evaluate(
             client,
-            source,
+            eval_set,
             traces=args.traces or None,
             metrics=chosen,
             candidate=args.candidate,
@@ -269,7 +270,7 @@ def results(args: argparse.Namespace, target: Target) -> int:
 
 def compare_runs(args: argparse.Namespace, target: Target) -> int:
     client = target.client
-    before, after = (fetch_results(client, client.get_run(r)) for r in (args.run_a, args.run_b))
+    before, after = (fetch_results(client, run) for run in (args.run_a, args.run_b))
     comparison = compare(before, after)
     fmt = args.format or "table"
     text = {"json": comparison.to_json, "markdown": comparison.to_markdown}.get(

@@ -378,9 +378,13 @@ class Evaluation:
     attached: bool = False
 
 
-def _metrics(
+def choose_metrics(
     metrics: Sequence[MetricLike] | None, config: EvalConfig | str | Path | None
 ) -> tuple[list[MetricLike], dict[str, float]]:
+    """The metrics to run (``metrics``, else the config's criteria) and the config's thresholds.
+
+    Raises ValueError when neither names a metric.
+    """
     loaded = load_eval_config(config) if isinstance(config, str | Path) else config
     chosen: list[MetricLike] = list(metrics or [])
     thresholds: dict[str, float] = {}
@@ -417,7 +421,7 @@ def evaluate(
     A re-run after a timeout or an interruption attaches to the run it started (unless that run
     failed, was cancelled, or its results were already read), instead of starting a second one.
     """
-    chosen, thresholds = _metrics(metrics, config)
+    chosen, thresholds = choose_metrics(metrics, config)
     report = UploadReport()
     upload = (
         _traces_job(
