@@ -86,7 +86,7 @@ def default_manifest_path(target: str, set_id: str) -> Path:
     return Path(".platform-eval") / "manifests" / f"{set_id[:16]}.{digest}.jsonl"
 
 
-def is_permanent(error: BaseException) -> bool:
+def _is_permanent(error: BaseException) -> bool:
     if isinstance(error, APIConnectionError):
         return False
     if isinstance(error, core.GoogleAPICallError):
@@ -163,7 +163,7 @@ async def _create_items(
             except asyncio.CancelledError:
                 raise
             except Exception as error:
-                transient = "" if is_permanent(error) else " (transient: re-run to retry)"
+                transient = "" if _is_permanent(error) else " (transient: re-run to retry)"
                 report(0, Failure(key, f"{error}{transient}"))
                 continue
             assert item.name is not None
@@ -189,10 +189,8 @@ async def _point_set(
     if existing is not None:
         if list(existing.evaluation_items or []) == names:
             return existing
-        return await client.update_set(
-            EvaluationSet(name=existing.name, evaluation_items=names),
-            update_mask=["evaluation_items"],
-        )
+        # The mask is the fields set here, spelled as the wire spells them.
+        return await client.update_set(EvaluationSet(name=existing.name, evaluation_items=names))
     request_id = f"pe-set-{key_label(set_id + '|' + '|'.join(names))}"
     wanted = EvaluationSet(
         display_name=display_name, evaluation_items=names, metadata={SET_MARKER: set_id}
