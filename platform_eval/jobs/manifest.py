@@ -45,8 +45,7 @@ class Manifest:
         #: Lines that could not be read (a crash cut them, or they were edited).
         self.unreadable_lines = 0
         self._lock = threading.Lock()
-        self.resuming = self.path.exists()
-        has_header = self._read() if self.resuming else False
+        has_header = self._read() if self.path.exists() else False
         if not has_header:
             self._append({"manifest": VERSION, "parent": parent, "source": source})
 
@@ -67,14 +66,15 @@ class Manifest:
                 key = entry.get("key")
                 kind = next((k for k in _KINDS if isinstance(entry.get(k), str)), None)
                 if isinstance(key, str) and kind is not None:
-                    {"item": self.items, "set": self.sets, "run": self.runs}[kind][key] = entry[
-                        kind
-                    ]
+                    self._entries(kind)[key] = entry[kind]
                 elif isinstance(entry.get("collected"), str):
                     self.collected.add(entry["collected"])
                 else:
                     self.unreadable_lines += 1
         return has_header
+
+    def _entries(self, kind: str) -> dict[str, str]:
+        return {"item": self.items, "set": self.sets, "run": self.runs}[kind]
 
     def _check_parent(self, header: dict[str, Any], number: int) -> None:
         theirs = header.get("parent")

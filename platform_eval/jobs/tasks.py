@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from typing import Any
 from google.api_core import exceptions as core
 
 from .._operations import MetricLike, to_metric
-from .._sync import run_with_async_client
+from .._sync import run_or_defer
 from ..client import AsyncClient, Client
 from ..errors import PlatformEvalError
 from ..formats import adk
@@ -239,7 +239,7 @@ def upload_eval_set(
         allow_partial=allow_partial,
         report=report,
     )
-    return _dispatch(client, job)
+    return run_or_defer(client, job)
 
 
 def _eval_set_job(
@@ -364,7 +364,7 @@ def upload_traces(
         allow_partial=allow_partial,
         report=report,
     )
-    return _dispatch(client, job)
+    return run_or_defer(client, job)
 
 
 @dataclass
@@ -453,7 +453,7 @@ def evaluate(
             journal.record_collected(run.name)
         return Evaluation(run, results, evaluation_set, report, thresholds, attached=attached)
 
-    return _dispatch(client, job)
+    return run_or_defer(client, job)
 
 
 async def _start_or_attach(
@@ -485,11 +485,3 @@ async def _start_or_attach(
 
 
 _NOT_WORTH_ATTACHING = (EvaluationRunState.FAILED, EvaluationRunState.CANCELLED)
-
-
-def _dispatch(client: AnyClient, job: Any) -> Any:
-    """Runs the job to completion for a sync client; returns the coroutine for an async one."""
-    if isinstance(client, AsyncClient):
-        coroutine: Coroutine[Any, Any, Any] = job(client)
-        return coroutine
-    return run_with_async_client(client, job)

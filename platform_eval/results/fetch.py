@@ -8,7 +8,7 @@ from typing import Any
 
 from google.api_core import exceptions as core
 
-from .._sync import run_with_async_client
+from .._sync import run_or_defer
 from ..client import AsyncClient, Client
 from ..types import EvaluationItem, EvaluationRun
 from .model import RunResults, build, eval_case_id
@@ -60,8 +60,6 @@ def fetch_results(
     and the rubric verdicts. Pass ``items`` when the run's RESULT items were already read
     (``jobs.evaluate`` returns them), so they are not read again.
     """
-    if isinstance(client, AsyncClient):
-        return fetch_results_async(client, run, thresholds=thresholds, items=items)
-    return run_with_async_client(
+    return run_or_defer(
         client, lambda c: fetch_results_async(c, run, thresholds=thresholds, items=items)
     )
