@@ -99,13 +99,12 @@ def _agent_data(data: AgentData | str | None) -> str:
     return "".join(out) or "<p><em>no turns</em></p>"
 
 
-def _case_table(results: RunResults) -> str:
+def _case_table(results: RunResults, by_case: dict[str, list[Row]]) -> str:
     """One line per case: its worst status and each metric's score, linked to its details."""
-    metrics = list(dict.fromkeys(r.metric for r in results.rows))
+    metrics = results.metrics
     head = "".join(f"<th>{escape(m)}</th>" for m in metrics)
     lines = []
-    for case in results.cases:
-        rows = [r for r in results.rows if r.eval_case_id == case]
+    for case, rows in by_case.items():
         cells = []
         for metric in metrics:
             mine = [r for r in rows if r.metric == metric]
@@ -132,8 +131,7 @@ def _worst(rows: list[Row]) -> Status:
     )
 
 
-def _case(results: RunResults, case: str, conversation: CaseRecord | None) -> str:
-    rows = [r for r in results.rows if r.eval_case_id == case]
+def _case(case: str, rows: list[Row], conversation: CaseRecord | None) -> str:
     worst = _worst(rows)
     table = "".join(
         f"<tr><td>{escape(r.candidate)}</td><td>{escape(r.metric)}</td><td>{format_score(r.score)}</td>"
@@ -179,7 +177,11 @@ def to_html(results: RunResults) -> str:
         f"{s.status.value}</td></tr>"
         for s in results.summary()
     )
-    cases = "".join(_case(results, case, results.conversations.get(case)) for case in results.cases)
+    by_case = results.rows_by_case()
+    case_table = _case_table(results, by_case)
+    cases = "".join(
+        _case(case, rows, results.conversations.get(case)) for case, rows in by_case.items()
+    )
     title = f"platform-eval: {escape(results.run.display_name or f'run {results.run.id}')}"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -190,5 +192,5 @@ def to_html(results: RunResults) -> str:
         + ("" if results.passed else f"<pre>{escape(results.failure_message())}</pre>")
         + f"<h2>Metrics</h2>{_chart(results)}<table><tr><th>metric</th><th>mean</th>"
         "<th>threshold</th><th>passed</th><th>failed</th><th>not evaluated</th><th>status</th>"
-        f"</tr>{summary_rows}</table><h2>Cases</h2>{_case_table(results)}{cases}</body></html>\n"
+        f"</tr>{summary_rows}</table><h2>Cases</h2>{case_table}{cases}</body></html>\n"
     )

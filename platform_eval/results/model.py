@@ -158,6 +158,13 @@ class RunResults:
     def cases(self) -> list[str]:
         return list(dict.fromkeys(r.eval_case_id for r in self.rows))
 
+    def rows_by_case(self) -> dict[str, list[Row]]:
+        """Each case's rows, cases in the order they first appear: one pass over the rows."""
+        grouped: dict[str, list[Row]] = {}
+        for row in self.rows:
+            grouped.setdefault(row.eval_case_id, []).append(row)
+        return grouped
+
     def summary(self) -> list[MetricSummary]:
         out = []
         for metric in self.metrics:
@@ -219,8 +226,9 @@ class RunResults:
         if not self.evaluated_anything:
             reasons = sorted({r.explanation or "no reason given" for r in self.rows})
             return "nothing could be evaluated: " + "; ".join(reasons[:5])
-        lines = [f"{len(self.failures())} of {len(self.rows)} results miss their threshold:"]
-        for row in self.failures()[:20]:
+        failures = self.failures()
+        lines = [f"{len(failures)} of {len(self.rows)} results miss their threshold:"]
+        for row in failures[:20]:
             score = "NOT_EVALUATED" if row.score is None else f"{row.score:.3f}"
             lines.append(
                 f"  {row.eval_case_id} [{row.candidate}] {row.metric}: {score} < "

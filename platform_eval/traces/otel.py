@@ -196,7 +196,9 @@ class _TurnReader:
         """The user's message as an agent span recorded it (its input messages)."""
         for span in agents:
             inputs = semconv.messages(
-                span.attributes.get(semconv.INPUT_MESSAGES), f"span {span.span_id} input", []
+                span.attributes.get(semconv.INPUT_MESSAGES),
+                f"span {span.span_id} input",
+                self.notes,
             )
             for message in reversed(inputs):
                 if message.role == "user" and any(p.text for p in message.parts or []):
