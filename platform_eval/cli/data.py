@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from .. import formats, metrics
-from ..traces import load_conversations
+from ..traces import conversations_from, load_conversations
 from ._common import EXIT_OK, EXIT_USAGE, emit, error, note
 
 
@@ -27,9 +27,7 @@ def validate(args: argparse.Namespace) -> int:
     checked = 0
     for path in _files(args.paths):
         checked += 1
-        found = [str(p) for p in formats.validate(path)]
-        if not found:
-            found = _trace_or_config_problems(path)
+        found = [str(p) for p in _problems(path)]
         problems += found
         if not found and not args.quiet:
             print(f"ok: {path}")
@@ -41,13 +39,18 @@ def validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _trace_or_config_problems(path: Path) -> list[str]:
+def _problems(path: Path) -> list[str | formats.Problem]:
+    """The file's problems as a format, then what it holds that nothing could use: the file is
+    read and parsed once."""
     try:
         loaded = formats.load(path)
     except formats.FormatError as exc:
-        return [str(p) for p in exc.problems]
+        return list(exc.problems)
+    problems: list[str | formats.Problem] = list(formats.validate_loaded(loaded))
+    if problems:
+        return problems
     if loaded.kind == formats.Kind.EVAL_CONFIG:
-        config = formats.load_eval_config(path)
+        config, _ = formats.parse_eval_config(loaded.data, loaded.path)
         unknown = [name for name in config.criteria if name not in metrics.REGISTRY]
         return [
             f"{path}: criteria.{name}: no target here computes the metric {name!r}; known: "
@@ -56,9 +59,9 @@ def _trace_or_config_problems(path: Path) -> list[str]:
         ]
     if loaded.kind in formats.TRACE_KINDS:
         try:
-            load_conversations(path)
+            conversations_from(loaded.data, loaded.kind, loaded.path)
         except formats.FormatError as exc:
-            return [str(p) for p in exc.problems]
+            return list(exc.problems)
     return []
 
 

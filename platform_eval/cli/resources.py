@@ -44,30 +44,27 @@ def resource_command(args: argparse.Namespace, target: Target) -> int:
 
 
 def metrics_list(args: argparse.Namespace) -> int:
-    rows = []
-    for info in metrics.REGISTRY.values():
-        targets = "emulator" + (", service" if info.service_defined else "")
-        judge = "judge" if info.needs_judge else "-"
-        rows.append((info.name, ",".join(info.reads), judge, targets, info.description))
+    infos = list(metrics.REGISTRY.values())
+
+    def targets(info: metrics.MetricInfo) -> str:
+        return "emulator" + (", service" if info.service_defined else "")
+
     if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "metric": n,
-                        "reads": r.split(","),
-                        "judge": j != "-",
-                        "targets": t,
-                        "about": d,
-                    }
-                    for n, r, j, t, d in rows
-                ],
-                indent=2,
-            )
-        )
+        listed = [
+            {
+                "metric": info.name,
+                "reads": list(info.reads),
+                "judge": info.needs_judge,
+                "targets": targets(info),
+                "about": info.description,
+            }
+            for info in infos
+        ]
+        print(json.dumps(listed, indent=2))
         return EXIT_OK
-    width = max(len(r[0]) for r in rows)
+    width = max(len(info.name) for info in infos)
     print(f"{'metric':{width}}  {'reads':22}  {'judge':5}  {'computed by':17}  about")
-    for name, reads, judge, targets, about in rows:
-        print(f"{name:{width}}  {reads:22}  {judge:5}  {targets:17}  {about}")
+    for info in infos:
+        reads, judge = ",".join(info.reads), "judge" if info.needs_judge else "-"
+        print(f"{info.name:{width}}  {reads:22}  {judge:5}  {targets(info):17}  {info.description}")
     return EXIT_OK

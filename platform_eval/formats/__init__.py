@@ -23,6 +23,7 @@ from .load import (
     load_eval_set,
     read_data,
     validate,
+    validate_loaded,
 )
 from .migrate import (
     MigrationReport,
@@ -64,4 +65,5 @@ __all__ = [
     "read_data",
     "unmigrate_file",
     "validate",
+    "validate_loaded",
 ]

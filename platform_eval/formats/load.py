@@ -256,6 +256,11 @@ def validate(path: str | Path) -> list[Problem]:
         loaded = load(path)
     except FormatError as error:
         return error.problems
+    return validate_loaded(loaded)
+
+
+def validate_loaded(loaded: LoadedFile) -> list[Problem]:
+    """``validate`` for a file already read (``load``)."""
     if loaded.kind in (Kind.EVAL_SET, Kind.LEGACY_TEST, Kind.LEGACY_EVAL_SET):
         return _eval_set_problems(loaded)[1]
     if loaded.kind == Kind.DATASET:

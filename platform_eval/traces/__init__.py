@@ -8,6 +8,7 @@ JSONL or protobuf, Tempo, flat span lists, the console exporter's output) and an
 """
 
 from pathlib import Path
+from typing import Any
 
 from ..formats._problems import FormatError, Problem
 from ..formats.load import TRACE_KINDS, Kind, detect, read_data
@@ -31,11 +32,15 @@ def load_conversations(path: str | Path) -> list[Conversation]:
             raise FormatError([Problem(source, "$", f"cannot read: {exc}")]) from None
         return spans_to_conversations(spans_from_protobuf(payload, source), source)
     data = read_data(path)
-    kind = detect(data)
+    return conversations_from(data, detect(data), source)
+
+
+def conversations_from(data: Any, kind: Kind | None, source: str) -> list[Conversation]:
+    """``load_conversations`` for a file already read: its parsed data and its kind."""
     if kind == Kind.SESSION:
         return [session_to_conversation(data, source=source)]
     if kind == Kind.ADK_EVENTS:
-        return [session_to_conversation({"id": Path(path).stem, "events": data}, source=source)]
+        return [session_to_conversation({"id": Path(source).stem, "events": data}, source=source)]
     if kind in TRACE_KINDS:
         return spans_to_conversations(spans_from_data(data, source), source)
     raise FormatError(
@@ -57,6 +62,7 @@ __all__ = [
     "MatchReport",
     "Span",
     "SpanEvent",
+    "conversations_from",
     "load_conversations",
     "match_conversations",
     "session_to_conversation",
