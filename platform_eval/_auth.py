@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -95,3 +96,29 @@ class Authenticator:
     def __repr__(self) -> str:
         kind = "anonymous" if self.anonymous else type(self._credentials).__name__
         return f"Authenticator({kind})"
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def may_carry_token(url: str, trusted_plain_hosts: frozenset[str]) -> bool:
+    """Whether a bearer token may travel with a request to ``url``.
+
+    Only over https, or in clear text to a loopback address or an emulator the user named
+    (``PLATFORM_EVAL_EMULATOR_HOST``): anything else would send it readable off the machine.
+    """
+    parsed = httpx.URL(url)
+    if parsed.scheme == "https":
+        return True
+    if parsed.scheme != "http":
+        return False
+    host_port = f"{parsed.host}:{parsed.port}" if parsed.port else parsed.host
+    return is_loopback(parsed.host) or host_port.lower() in trusted_plain_hosts

@@ -9,6 +9,7 @@ Application Default Credentials. An emulator endpoint (``PLATFORM_EVAL_EMULATOR_
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,10 +33,40 @@ class Settings:
     credentials: ga_credentials.Credentials | None
     emulator: bool
     storage_url: str = "https://storage.googleapis.com"
+    #: host[:port] an emulator was named by (PLATFORM_EVAL_EMULATOR_HOST): the only non-loopback
+    #: hosts a token may reach over plain http.
+    trusted_plain_hosts: frozenset[str] = frozenset()
+    #: Cloud Storage is an emulator (STORAGE_EMULATOR_HOST): its requests carry no token.
+    storage_emulator: bool = False
 
     @property
     def parent(self) -> str:
         return f"projects/{self.project}/locations/{self.location}"
+
+
+# Project ids (AIP-122: lowercase letters, digits, hyphens), project numbers, and the
+# domain-scoped ids of older projects ("example.com:my-project").
+_PROJECT = re.compile(r"^(?:[a-z0-9][a-z0-9.-]{0,62}:)?[a-z0-9][a-z0-9-]{0,62}$")
+_LOCATION = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+
+
+# Both end up in URLs and resource names: anything but an id is refused before any request
+# (``location="host:port/x#"`` would otherwise choose the host the token goes to).
+
+
+def validate_project(project: str) -> None:
+    if not isinstance(project, str) or not _PROJECT.match(project):
+        raise ConfigurationError(
+            f"project {project!r} is not a Google Cloud project id or number (lowercase "
+            "letters, digits and hyphens)"
+        )
+
+
+def validate_location(location: str) -> None:
+    if not isinstance(location, str) or not _LOCATION.match(location):
+        raise ConfigurationError(
+            f"location {location!r} is not a Google Cloud location such as us-central1 or global"
+        )
 
 
 def service_base_url(location: str) -> str:
@@ -67,8 +98,12 @@ def resolve_settings(
 ) -> Settings:
     env = os.environ if environ is None else environ
     location = location or env.get("GOOGLE_CLOUD_LOCATION") or DEFAULT_LOCATION
+    validate_location(location)
+    if project is not None:
+        validate_project(project)
 
     emulator_host = env.get(EMULATOR_HOST_ENV, "").strip()
+    trusted = frozenset({_host_port(emulator_host)} if emulator_host else set())
     if api_endpoint:
         base_url = _normalize_endpoint(api_endpoint)
         emulator = base_url.startswith("http://")
@@ -82,14 +117,17 @@ def resolve_settings(
         emulator = False
 
     if emulator:
+        project = project or env.get("GOOGLE_CLOUD_PROJECT") or EMULATOR_PROJECT
+        validate_project(project)
         return Settings(
-            project=project or env.get("GOOGLE_CLOUD_PROJECT") or EMULATOR_PROJECT,
+            project=project,
             location=location,
             base_url=base_url,
             api_version=api_version,
             credentials=credentials,  # normally None: the emulator takes anonymous calls
             emulator=True,
             storage_url=base_url,  # the emulator serves the Cloud Storage subset too
+            trusted_plain_hosts=trusted,
         )
 
     project = project or env.get("GOOGLE_CLOUD_PROJECT")
@@ -102,6 +140,7 @@ def resolve_settings(
             "`gcloud config set project ...`; to work offline, start the emulator and set "
             f"{EMULATOR_HOST_ENV}=host:port"
         )
+    validate_project(project)
     return Settings(
         project=project,
         location=location,
@@ -110,7 +149,14 @@ def resolve_settings(
         credentials=credentials,
         emulator=False,
         storage_url=_storage_url(env),
+        trusted_plain_hosts=trusted,
+        storage_emulator=bool(env.get("STORAGE_EMULATOR_HOST", "").strip()),
     )
+
+
+def _host_port(host: str) -> str:
+    host = host.strip().rstrip("/").lower()
+    return host.split("://", 1)[1] if "://" in host else host
 
 
 def _storage_url(env: Mapping[str, str]) -> str:

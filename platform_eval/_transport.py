@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import math
 import platform
 import time
 import uuid
@@ -19,7 +20,7 @@ from typing import Any
 import httpx
 
 from . import errors
-from ._auth import Authenticator
+from ._auth import Authenticator, may_carry_token
 from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retry_status
 from ._version import __version__
 
@@ -63,6 +64,10 @@ class TransportConfig:
     # Only a server known to deduplicate creates by request id (our emulator) lets a create be
     # retried after it may have reached the server.
     dedupes_creates: bool = False
+    #: Non-loopback hosts (host[:port]) a token may reach over plain http: a named emulator.
+    trusted_plain_hosts: frozenset[str] = frozenset()
+    #: URLs under this prefix (a Cloud Storage emulator) get no token at all.
+    anonymous_prefix: str | None = None
 
 
 class _TransportBase:
@@ -87,7 +92,31 @@ class _TransportBase:
     def content(self, call: ApiCall) -> bytes | None:
         if call.body is None:
             return None
-        return json.dumps(call.body, separators=(",", ":"), ensure_ascii=False).encode()
+        try:
+            return json.dumps(
+                call.body, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+            ).encode()
+        except ValueError:
+            raise errors.InvalidRequestError(
+                f"{_non_finite_path(call.body) or 'a number'} is NaN or infinite, which JSON "
+                "cannot carry "
+                f"[{call.method} {call.resource or call.path}]"
+            ) from None
+
+    def needs_token(self, call: ApiCall, url: str) -> bool:
+        """Whether to add the Authorization header; raises rather than send it in clear text."""
+        config = self.config
+        if config.authenticator.anonymous:
+            return False
+        if config.anonymous_prefix and url.startswith(config.anonymous_prefix):
+            return False
+        if not may_carry_token(url, config.trusted_plain_hosts):
+            raise errors.ConfigurationError(
+                f"refusing to send credentials in clear text to {httpx.URL(url).host}: use an "
+                "https endpoint, or for an emulator on another machine name it in "
+                "PLATFORM_EVAL_EMULATOR_HOST"
+            )
+        return True
 
     def retry_after_error(self, call: ApiCall, exc: httpx.HTTPError, attempt: int) -> bool:
         if attempt >= self.config.retry.max_retries:
@@ -110,7 +139,7 @@ class _TransportBase:
         what = f"{call.method} {call.resource or call.path}"
         if isinstance(exc, httpx.TimeoutException):
             return errors.APITimeoutError(
-                f"request timed out after {self.config.timeout} s [{what}]"
+                f"no answer within the call's {self.config.timeout:g} s timeout [{what}]"
             )
         return errors.APIConnectionError(
             f"could not reach {self.config.base_url} ({type(exc).__name__}) [{what}]"
@@ -132,18 +161,28 @@ class _TransportBase:
             response.status_code, body, method=call.method, resource=call.resource or call.path
         )
 
-    def request_args(self, call: ApiCall, headers: dict[str, str]) -> dict[str, Any]:
+    def request_args(
+        self, call: ApiCall, headers: dict[str, str], deadline: float
+    ) -> dict[str, Any]:
+        url = self.url(call)
+        if self.needs_token(call, url):
+            # Never applied before the check: the token must not exist in a refused request.
+            self.config.authenticator.apply(headers)
         args: dict[str, Any] = {
             "method": call.method,
-            "url": self.url(call),
+            "url": url,
             "content": self.content(call),
             "headers": _json_headers(headers, call),
-            "timeout": self.config.timeout,
+            # Each attempt gets what is left of the call's deadline, never more.
+            "timeout": max(deadline - time.monotonic(), 0.001),
         }
         if call.params:
             # httpx replaces the URL's whole query with ``params``, even an empty one.
             args["params"] = call.params
         return args
+
+    def deadline(self) -> float:
+        return time.monotonic() + self.config.timeout
 
     def outcome(
         self,
@@ -151,17 +190,35 @@ class _TransportBase:
         response: httpx.Response | httpx.HTTPError,
         attempt: int,
         started: float,
+        deadline: float,
     ) -> Any:
         """What one attempt leads to: a _Retry, the parsed answer, or a raised error."""
         if isinstance(response, httpx.HTTPError):
             self.log(call, type(response).__name__, attempt, started)
             if not self.retry_after_error(call, response, attempt):
                 raise self.connection_error(call, response) from None
-            return _Retry(self.config.retry.delay(attempt))
+            delay = self.config.retry.delay(attempt)
+            if time.monotonic() + delay >= deadline:
+                error = self.connection_error(call, response)
+                raise type(error)(f"{error} {self._past_deadline(delay)}") from None
+            return _Retry(delay)
         self.log(call, str(response.status_code), attempt, started)
         if self.retry_after_status(call, response.status_code, attempt):
-            return _Retry(self.config.retry.delay(attempt, response.headers.get("retry-after")))
+            delay = self.config.retry.delay(attempt, response.headers.get("retry-after"))
+            if time.monotonic() + delay < deadline:
+                return _Retry(delay)
+            try:
+                return self.parse(call, response, retried=attempt > 0)
+            except errors.GoogleAPICallError as exc:
+                exc.message = f"{exc.message} {self._past_deadline(delay)}"
+                raise
         return self.parse(call, response, retried=attempt > 0)
+
+    def _past_deadline(self, delay: float) -> str:
+        return (
+            f"(not retried: waiting {delay:.1f} s for the next attempt would pass the call's "
+            f"{self.config.timeout:g} s timeout)"
+        )
 
     def log(self, call: ApiCall, outcome: str, attempt: int, started: float) -> None:
         if _logger.isEnabledFor(logging.DEBUG):
@@ -188,18 +245,18 @@ class SyncTransport(_TransportBase):
 
     def request(self, call: ApiCall) -> Any:
         call = _with_request_id(call)
+        deadline = self.deadline()
         attempt = 0
         while True:
             headers = self.base_headers(call)
-            self.config.authenticator.apply(headers)
             started = time.monotonic()
             try:
                 response: httpx.Response | httpx.HTTPError = self._http.request(
-                    **self.request_args(call, headers)
+                    **self.request_args(call, headers, deadline)
                 )
             except httpx.HTTPError as exc:
                 response = exc
-            outcome = self.outcome(call, response, attempt, started)
+            outcome = self.outcome(call, response, attempt, started, deadline)
             if not isinstance(outcome, _Retry):
                 return outcome
             time.sleep(outcome.delay)
@@ -220,23 +277,21 @@ class AsyncTransport(_TransportBase):
 
     async def request(self, call: ApiCall) -> Any:
         call = _with_request_id(call)
+        deadline = self.deadline()
         attempt = 0
         while True:
             headers = self.base_headers(call)
-            auth = self.config.authenticator
-            if auth.needs_refresh:
+            if self.config.authenticator.needs_refresh:
                 # A token refresh is blocking I/O: keep it off the event loop.
-                await asyncio.to_thread(auth.apply, headers)
+                args = await asyncio.to_thread(self.request_args, call, headers, deadline)
             else:
-                auth.apply(headers)
+                args = self.request_args(call, headers, deadline)
             started = time.monotonic()
             try:
-                response: httpx.Response | httpx.HTTPError = await self._http.request(
-                    **self.request_args(call, headers)
-                )
+                response: httpx.Response | httpx.HTTPError = await self._http.request(**args)
             except httpx.HTTPError as exc:
                 response = exc
-            outcome = self.outcome(call, response, attempt, started)
+            outcome = self.outcome(call, response, attempt, started, deadline)
             if not isinstance(outcome, _Retry):
                 return outcome
             await asyncio.sleep(outcome.delay)
@@ -258,3 +313,20 @@ def _json_headers(headers: dict[str, str], call: ApiCall) -> dict[str, str]:
     if call.body is not None:
         headers["content-type"] = "application/json"
     return headers
+
+
+def _non_finite_path(value: Any, path: str = "body") -> str | None:
+    """The JSON path of the first NaN or infinite number in ``value`` (for the error)."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, dict):
+        pairs: Any = ((f"{path}.{key}", child) for key, child in value.items())
+    elif isinstance(value, list | tuple):
+        pairs = ((f"{path}[{index}]", child) for index, child in enumerate(value))
+    else:
+        return None
+    for child_path, child in pairs:
+        found = _non_finite_path(child, child_path)
+        if found:
+            return found
+    return None

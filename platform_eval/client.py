@@ -56,6 +56,8 @@ class _ClientBase:
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
+        if not timeout > 0 or timeout == float("inf"):
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self._settings: Settings = resolve_settings(
             project=project,
             location=location,
@@ -71,6 +73,10 @@ class _ClientBase:
             timeout=timeout,
             retry=policy,
             dedupes_creates=self._settings.emulator,
+            trusted_plain_hosts=self._settings.trusted_plain_hosts,
+            anonymous_prefix=self._settings.storage_url
+            if self._settings.storage_emulator
+            else None,
         )
         self._ops = Operations(self._settings.parent, self._settings.storage_url)
 

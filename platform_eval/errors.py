@@ -46,6 +46,7 @@ __all__ = [
     "GoogleAPIError",
     "InternalServerError",
     "InvalidArgument",
+    "InvalidRequestError",
     "NotFound",
     "PermissionDenied",
     "PlatformEvalError",
@@ -84,6 +85,10 @@ class PlatformEvalError(Exception):
 
 class ConfigurationError(PlatformEvalError, ValueError):
     """The client cannot be configured: no project, conflicting options, a bad endpoint."""
+
+
+class InvalidRequestError(PlatformEvalError, ValueError):
+    """The client refuses to send a request: a value JSON cannot carry (NaN, Infinity)."""
 
 
 class APIConnectionError(GoogleAPIError):

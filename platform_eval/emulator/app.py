@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -14,6 +13,7 @@ from starlette.routing import Route
 from .._names import is_valid_id
 from .._transport import REQUEST_ID_HEADER
 from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, RUNS, SETS, ApiError, Backend
+from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
 
@@ -29,38 +29,44 @@ def _error(error: ApiError) -> JSONResponse:
     return JSONResponse(error.body(), status_code=error.http_status)
 
 
-async def _json_body(request: Request) -> Any:
-    raw = await request.body()
-    if not raw:
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        raise ApiError("INVALID_ARGUMENT", "the request body is not valid JSON") from None
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    return _error(ApiError("INTERNAL", f"the emulator failed: {type(exc).__name__}"))
 
 
 def _page_size(request: Request) -> int | None:
     raw = request.query_params.get("pageSize") or request.query_params.get("page_size")
     if raw is None:
         return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise ApiError("INVALID_ARGUMENT", f"pageSize must be an integer, got {raw!r}") from None
+    if not re.fullmatch(r"-?\d{1,12}", raw.strip()):
+        raise ApiError("INVALID_ARGUMENT", f"pageSize must be an integer, got {raw!r}")
+    return int(raw)
 
 
 class EmulatorApp:
-    def __init__(self, backend: Backend, faults: FaultRegistry, objects: ObjectStore) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        faults: FaultRegistry,
+        objects: ObjectStore,
+        *,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
         self.backend = backend
         self.faults = faults
+        self.max_body_bytes = max_body_bytes
         routes = [
             Route("/_emulator/health", self.health, methods=["GET"]),
             Route("/_emulator/reset", self.reset, methods=["POST"]),
             Route("/_emulator/faults", self.fault_control, methods=["GET", "POST", "DELETE"]),
-            *GcsRoutes(objects).routes(),
+            *GcsRoutes(objects, max_body_bytes).routes(),
             Route("/{path:path}", self.api, methods=["GET", "POST", "PATCH", "DELETE"]),
         ]
-        self.asgi = FaultMiddleware(Starlette(routes=routes), faults)
+        # A bug must still answer in the API's error shape (the traceback goes to the log).
+        handlers = {Exception: _internal_error}
+        self.asgi = FaultMiddleware(Starlette(routes=routes, exception_handlers=handlers), faults)
+
+    async def _json_body(self, request: Request) -> dict[str, Any]:
+        return parse_json_object(await read_body(request, self.max_body_bytes))
 
     # -- control endpoints ----------------------------------------------------------------
 
@@ -79,12 +85,18 @@ class EmulatorApp:
             self.faults.clear()
             return JSONResponse({})
         try:
-            body = await _json_body(request)
+            body = parse_json(await read_body(request, self.max_body_bytes))
             entries = body.get("faults", [body]) if isinstance(body, dict) else body
-            for entry in entries:
-                self.faults.add(Fault.from_json(entry))
-        except (ApiError, ValueError, TypeError, AttributeError) as exc:
+            if not isinstance(entries, list):
+                raise ValueError('expected a fault object, a list of them or {"faults": [...]}')
+            # All or nothing: one bad entry registers none of them.
+            faults = [Fault.from_json(entry) for entry in entries]
+        except ApiError as error:
+            return _error(error)
+        except ValueError as exc:
             return _error(ApiError("INVALID_ARGUMENT", f"bad fault: {exc}"))
+        for fault in faults:
+            self.faults.add(fault)
         return JSONResponse({"faults": self.faults.pending()})
 
     # -- the API --------------------------------------------------------------------------
@@ -126,7 +138,7 @@ class EmulatorApp:
                     )
                 )
             if method == "POST":
-                body = await _json_body(request)
+                body = await self._json_body(request)
                 create = {
                     ITEMS: self.backend.create_item,
                     SETS: self.backend.create_set,
@@ -147,7 +159,7 @@ class EmulatorApp:
             self.backend.delete(parent, collection, rid)
             return JSONResponse({})
         if method == "PATCH" and collection == SETS:
-            body = await _json_body(request)
+            body = await self._json_body(request)
             mask = request.query_params.get("updateMask") or request.query_params.get("update_mask")
             return JSONResponse(self.backend.patch_set(parent, rid, body, mask))
         raise ApiError("NOT_FOUND", f"{method} is not a method of {collection}/{{id}}")

@@ -368,10 +368,12 @@ def _read_page_token(token: str | None, binding: str) -> int:
     try:
         padded = token + "=" * (-len(token) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded))
-        after = int(data["after"])
-        bound = str(data["binding"])
-    except (ValueError, KeyError, TypeError):
+        after = data["after"]
+        bound = data["binding"]
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise ApiError("INVALID_ARGUMENT", "invalid pageToken") from None
+    if type(after) is not int or not 0 <= after < 2**63 or not isinstance(bound, str):
+        raise ApiError("INVALID_ARGUMENT", "invalid pageToken")
     if bound != binding:
         raise ApiError(
             "INVALID_ARGUMENT", "pageToken was issued for a different parent, collection or filter"

@@ -37,21 +37,47 @@ class Fault:
         return (self.method in ("*", method)) and self.path in path
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Fault:
+    def from_json(cls, data: Any) -> Fault:
+        """A fault from its JSON description; ValueError naming the field that is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a fault is a JSON object, not {type(data).__name__}")
         allowed = set(cls.__dataclass_fields__) | {"retryAfter"}
         unknown = set(data) - allowed
         if unknown:
             raise ValueError(f"unknown fault fields {sorted(unknown)}; allowed {sorted(allowed)}")
         data = dict(data)
         if "retryAfter" in data:
-            data["retry_after"] = str(data.pop("retryAfter"))
+            data["retry_after"] = data.pop("retryAfter")
+        for name, kinds in _FIELD_TYPES.items():
+            value = data.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+                raise ValueError(f"fault field {name!r} has the wrong type: {value!r}")
+        if data.get("retry_after") is not None:
+            data["retry_after"] = str(data["retry_after"])
         fault = cls(**data)
         if fault.kind not in KINDS:
             raise ValueError(f"fault kind must be one of {KINDS}")
-        if fault.times < 1:
-            raise ValueError("fault times must be >= 1")
+        if not 1 <= fault.times <= 1_000_000:
+            raise ValueError("fault times must be between 1 and 1000000")
+        if not 400 <= fault.status <= 599:
+            raise ValueError("fault status must be an HTTP error status (400-599)")
+        if not 0 <= fault.delay <= MAX_DELAY:
+            raise ValueError(f"fault delay must be between 0 and {MAX_DELAY} seconds")
         fault.method = fault.method.upper()
         return fault
+
+
+#: Longer delays would only hold server connections for nothing.
+MAX_DELAY = 300.0
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "path": (str,),
+    "method": (str,),
+    "kind": (str,),
+    "status": (int,),
+    "times": (int,),
+    "retry_after": (str, int, float),
+    "delay": (int, float),
+}
 
 
 class DroppedConnectionError(Exception):

@@ -69,11 +69,38 @@ def _json_path(field: str) -> str:
     return "$." + ".".join(path)
 
 
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|(.))", re.DOTALL)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "*": "*"}
+#: SQLite's integers are 64-bit signed.
+_INT64 = range(-(2**63), 2**63)
+
+
+def _unescape(body: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        hex4, hex2, char = match.groups()
+        if hex4 or hex2:
+            code = int(hex4 or hex2, 16)
+            if 0xD800 <= code <= 0xDFFF:
+                raise FilterError(f"\\u{hex4} is a lone UTF-16 surrogate")
+            return chr(code)
+        if char in _SIMPLE_ESCAPES:
+            return _SIMPLE_ESCAPES[char]
+        if char in "ux":
+            digits = 4 if char == "u" else 2
+            raise FilterError(f"\\{char} in a filter string needs {digits} hex digits")
+        raise FilterError(f"unknown escape \\{char} in a filter string")
+
+    return _ESCAPE.sub(replace, body)
+
+
 def _value(kind: str, raw: str) -> Any:
     if kind == "string":
-        return bytes(raw[1:-1], "utf-8").decode("unicode_escape")
+        return _unescape(raw[1:-1])
     if re.fullmatch(r"-?\d+", raw):
-        return int(raw)
+        number = int(raw)
+        if number not in _INT64:
+            raise FilterError(f"integer {raw} is out of the 64-bit range")
+        return number
     if re.fullmatch(r"-?\d+\.\d*", raw):
         return float(raw)
     if raw in ("true", "false"):

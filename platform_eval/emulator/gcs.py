@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .backend import ApiError
+from .bodies import parse_json_object, read_body
 from .store import Store
 
 
@@ -101,6 +102,15 @@ def _gcs_error(error: ApiError) -> JSONResponse:
 
 
 def _multipart(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes, str | None]:
+    try:
+        return _parse_multipart(body, content_type)
+    except ApiError:
+        raise
+    except Exception as exc:  # the email parser's errors are not one family
+        raise ApiError("INVALID_ARGUMENT", f"malformed multipart upload: {exc}") from None
+
+
+def _parse_multipart(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes, str | None]:
     message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
         b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body
     )
@@ -111,14 +121,26 @@ def _multipart(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes, s
         )
     raw_metadata = parts[0].get_payload(decode=True)
     media = parts[1].get_payload(decode=True)
-    metadata = json.loads(raw_metadata) if isinstance(raw_metadata, bytes) and raw_metadata else {}
+    metadata = (
+        parse_json_object(raw_metadata, what="the upload's metadata part")
+        if isinstance(raw_metadata, bytes)
+        else {}
+    )
     data = media if isinstance(media, bytes) else b""
     return metadata, data, str(parts[1].get_content_type())
 
 
+def _string(metadata: dict[str, Any], key: str) -> str | None:
+    value = metadata.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ApiError("INVALID_ARGUMENT", f"the object's {key} must be a string")
+    return value
+
+
 class GcsRoutes:
-    def __init__(self, objects: ObjectStore) -> None:
+    def __init__(self, objects: ObjectStore, max_body_bytes: int) -> None:
         self.objects = objects
+        self.max_body_bytes = max_body_bytes
 
     def routes(self) -> list[Route]:
         return [
@@ -135,14 +157,14 @@ class GcsRoutes:
     async def upload(self, request: Request) -> Response:
         bucket = request.path_params["bucket"]
         upload_type = request.query_params.get("uploadType", "media")
-        body = await request.body()
         try:
+            body = await read_body(request, self.max_body_bytes)
             if upload_type == "multipart":
                 metadata, data, media_type = _multipart(
                     body, request.headers.get("content-type", "")
                 )
-                name = metadata.get("name") or request.query_params.get("name")
-                content_type = metadata.get("contentType") or media_type
+                name = _string(metadata, "name") or request.query_params.get("name")
+                content_type = _string(metadata, "contentType") or media_type
             elif upload_type == "media":
                 name = request.query_params.get("name")
                 data, content_type = body, request.headers.get("content-type")

@@ -24,6 +24,7 @@ from .._config import EMULATOR_PROJECT
 from ..metrics import GeminiJudge, Judge, LocalJudge
 from .app import EmulatorApp
 from .backend import Backend
+from .bodies import DEFAULT_MAX_BODY_BYTES
 from .faults import DroppedConnectionError, Fault, FaultRegistry
 from .gcs import ObjectStore
 from .runner import RunExecutor
@@ -65,6 +66,7 @@ class Emulator:
         db: str | None = None,
         log_level: str = "warning",
         judges: Sequence[Judge] | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
         self.host = host
         self.port = port
@@ -75,7 +77,9 @@ class Emulator:
         self.executor = RunExecutor(
             self.backend, self.objects, judges if judges is not None else default_judges()
         )
-        self.app = EmulatorApp(self.backend, self.faults, self.objects)
+        self.app = EmulatorApp(
+            self.backend, self.faults, self.objects, max_body_bytes=max_body_bytes
+        )
         self._log_level = log_level
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

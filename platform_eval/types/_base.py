@@ -50,6 +50,10 @@ class WireModel(BaseModel):
         # still checked for unknown keys by _reject_unknown_keys.
         extra="allow",
         ser_json_bytes="base64",
+        # NaN and Infinity are not JSON: a typed field refuses them, and a free-form one keeps
+        # them (rather than turning them into null) so that the transport refuses the request.
+        allow_inf_nan=False,
+        ser_json_inf_nan="constants",
         val_json_bytes="base64",
         use_enum_values=False,
     )
