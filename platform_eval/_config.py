@@ -19,6 +19,8 @@ from google.auth import credentials as ga_credentials
 from .errors import ConfigurationError
 
 EMULATOR_HOST_ENV = "PLATFORM_EVAL_EMULATOR_HOST"
+#: The bearer token of an emulator started with --auth-token.
+EMULATOR_TOKEN_ENV = "PLATFORM_EVAL_EMULATOR_TOKEN"
 DEFAULT_LOCATION = "us-central1"
 EMULATOR_PROJECT = "local-project"
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -124,7 +126,8 @@ def resolve_settings(
             location=location,
             base_url=base_url,
             api_version=api_version,
-            credentials=credentials,  # normally None: the emulator takes anonymous calls
+            # Normally none: the emulator takes anonymous calls unless it has an auth token.
+            credentials=credentials or _emulator_token(env),
             emulator=True,
             storage_url=base_url,  # the emulator serves the Cloud Storage subset too
             trusted_plain_hosts=trusted,
@@ -152,6 +155,15 @@ def resolve_settings(
         trusted_plain_hosts=trusted,
         storage_emulator=bool(env.get("STORAGE_EMULATOR_HOST", "").strip()),
     )
+
+
+def _emulator_token(env: Mapping[str, str]) -> ga_credentials.Credentials | None:
+    token = env.get(EMULATOR_TOKEN_ENV, "").strip()
+    if not token:
+        return None
+    from google.oauth2.credentials import Credentials
+
+    return Credentials(token=token)  # type: ignore[no-untyped-call]
 
 
 def _host_port(host: str) -> str:

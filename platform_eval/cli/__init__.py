@@ -224,10 +224,25 @@ def _parser() -> argparse.ArgumentParser:
         dest="action", metavar="ACTION", parser_class=_Parser, required=True
     )
     start = emulator_actions.add_parser("start", help="serve the emulator until interrupted")
-    start.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    start.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; anything else warns and wants --auth-token)",
+    )
     start.add_argument("--port", type=int, default=8765, help="port to bind (default 8765)")
     start.add_argument("--db", default=None, help="SQLite file to keep data in (default: memory)")
     start.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    start.add_argument(
+        "--auth-token",
+        default=None,
+        help="require this bearer token on every request (or set PLATFORM_EVAL_EMULATOR_TOKEN)",
+    )
+    start.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=32,
+        help="largest request body accepted, in MiB (default 32)",
+    )
     return parser
 
 

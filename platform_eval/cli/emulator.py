@@ -3,24 +3,44 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from .._config import EMULATOR_TOKEN_ENV
 from ._common import EXIT_OK, EXIT_USAGE, error
 
 
 def emulator_start(args: argparse.Namespace) -> int:
     try:
         from ..emulator import Emulator
+        from ..emulator.access import exposure_warning
     except ImportError as exc:
         error(f"{exc} (install the emulator: pip install 'platform-eval[emulator]')")
         return EXIT_USAGE
     if not 0 <= args.port <= 65535:
         error("--port must be between 0 and 65535")
         return EXIT_USAGE
-    emulator = Emulator(host=args.host, port=args.port, db=args.db, log_level=args.log_level)
-    where = f"{args.host}:{args.port}"
+    if args.max_body_mb <= 0:
+        error("--max-body-mb must be a positive number")
+        return EXIT_USAGE
+    # The environment rather than the flag keeps the token out of the process list.
+    token = args.auth_token or os.environ.get(EMULATOR_TOKEN_ENV, "").strip() or None
+    emulator = Emulator(
+        host=args.host,
+        port=args.port,
+        db=args.db,
+        log_level=args.log_level,
+        max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+        auth_token=token,
+    )
+    where = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
+    warning = exposure_warning(args.host, token)
+    if warning:
+        print(warning, file=sys.stderr)
     print(f"platform-eval emulator on http://{where} (database: {args.db or 'in memory'})")
     print(f"  export PLATFORM_EVAL_EMULATOR_HOST={where}")
+    if token:
+        print(f"  export {EMULATOR_TOKEN_ENV}=<the token>  (every request must carry it)")
     sys.stdout.flush()
     try:
         emulator.serve_forever()

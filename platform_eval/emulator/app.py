@@ -9,9 +9,11 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from .._names import is_valid_id
 from .._transport import REQUEST_ID_HEADER
+from .access import RequireToken
 from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, RUNS, SETS, ApiError, Backend
 from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
@@ -50,6 +52,7 @@ class EmulatorApp:
         objects: ObjectStore,
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        auth_token: str | None = None,
     ) -> None:
         self.backend = backend
         self.faults = faults
@@ -63,7 +66,10 @@ class EmulatorApp:
         ]
         # A bug must still answer in the API's error shape (the traceback goes to the log).
         handlers = {Exception: _internal_error}
-        self.asgi = FaultMiddleware(Starlette(routes=routes, exception_handlers=handlers), faults)
+        app = Starlette(routes=routes, exception_handlers=handlers)
+        self.asgi: ASGIApp = FaultMiddleware(app, faults)
+        if auth_token:
+            self.asgi = RequireToken(self.asgi, auth_token)
 
     async def _json_body(self, request: Request) -> dict[str, Any]:
         return parse_json_object(await read_body(request, self.max_body_bytes))

@@ -101,6 +101,11 @@ def _parse(model: type[WireModel], body: Any, what: str) -> Any:
         raise ApiError("INVALID_ARGUMENT", f"invalid {what}: {_describe(error)}") from None
 
 
+def project_of(name: str) -> str:
+    """The project of a parent or resource name (``projects/{project}/...``)."""
+    return name.split("/", 2)[1]
+
+
 def split_name(name: str, collection: str) -> tuple[str, str]:
     """(parent, id) of a full resource name of ``collection``."""
     parts = name.split("/")

@@ -3,6 +3,10 @@
 Bucket get, object upload (``uploadType=media`` and ``multipart``), object metadata and download
 (``alt=media``). Buckets exist as soon as they are named. With ``STORAGE_EMULATOR_HOST`` set to
 the emulator's URL, google-cloud-storage (and so the official evaluation client) talks to it.
+
+A bucket belongs to the first project that uses it (through the evaluation API, or a storage
+request naming ``userProject`` / ``x-goog-user-project``); another project's runs and items
+cannot read or write it, as API resources of one project are invisible to another.
 """
 
 from __future__ import annotations
@@ -58,16 +62,33 @@ class ObjectStore:
         data, content_type, generation = row
         return bytes(data), self._resource(bucket, name, bytes(data), content_type, generation)
 
-    def read_json(self, uri: str) -> Any:
+    def claim(self, bucket: str, project: str) -> None:
+        """Makes ``project`` the bucket's owner if it has none; PERMISSION_DENIED for others."""
+        with self.store.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO buckets (bucket, project) VALUES (?, ?)", (bucket, project)
+            )
+            (owner,) = db.execute(
+                "SELECT project FROM buckets WHERE bucket=?", (bucket,)
+            ).fetchone()
+        if owner != project:
+            raise ApiError(
+                "PERMISSION_DENIED",
+                f"bucket {bucket} belongs to another project; project {project} cannot use it",
+            )
+
+    def read_json(self, uri: str, project: str) -> Any:
         bucket, name = parse_gs_uri(uri)
+        self.claim(bucket, project)
         data, _ = self.get(bucket, name)
         try:
             return json.loads(data)
         except ValueError:
             raise ApiError("INVALID_ARGUMENT", f"{uri} does not hold JSON") from None
 
-    def write_json(self, uri: str, payload: Any) -> None:
+    def write_json(self, uri: str, payload: Any, project: str) -> None:
         bucket, name = parse_gs_uri(uri)
+        self.claim(bucket, project)
         self.put(bucket, name, json.dumps(payload).encode(), "application/json")
 
     @staticmethod
@@ -150,14 +171,26 @@ class GcsRoutes:
             Route("/storage/v1/b/{bucket}/o/{name:path}", self.object, methods=["GET"]),
         ]
 
+    def _check_project(self, request: Request, bucket: str) -> None:
+        project = request.query_params.get("userProject") or request.headers.get(
+            "x-goog-user-project"
+        )
+        if project:
+            self.objects.claim(bucket, project)
+
     async def bucket(self, request: Request) -> Response:
         name = request.path_params["bucket"]
+        try:
+            self._check_project(request, name)
+        except ApiError as error:
+            return _gcs_error(error)
         return JSONResponse({"kind": "storage#bucket", "id": name, "name": name, "location": "US"})
 
     async def upload(self, request: Request) -> Response:
         bucket = request.path_params["bucket"]
         upload_type = request.query_params.get("uploadType", "media")
         try:
+            self._check_project(request, bucket)
             body = await read_body(request, self.max_body_bytes)
             if upload_type == "multipart":
                 metadata, data, media_type = _multipart(
@@ -181,6 +214,7 @@ class GcsRoutes:
     async def object(self, request: Request) -> Response:
         """Object metadata; its bytes only with ``alt=media``, on either path, as Cloud Storage."""
         try:
+            self._check_project(request, request.path_params["bucket"])
             data, resource = self.objects.get(
                 request.path_params["bucket"], request.path_params["name"]
             )

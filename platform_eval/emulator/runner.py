@@ -32,7 +32,17 @@ from ..types import (
     SummaryMetrics,
     request_mode_problem,
 )
-from .backend import ITEMS, RUNS, SETS, ApiError, Backend, cancelled_status, now, split_name
+from .backend import (
+    ITEMS,
+    RUNS,
+    SETS,
+    ApiError,
+    Backend,
+    cancelled_status,
+    now,
+    project_of,
+    split_name,
+)
 from .gcs import ObjectStore
 
 _logger = logging.getLogger("platform_eval.emulator")
@@ -232,7 +242,9 @@ class RunExecutor:
             return item.evaluation_request, None
         if item.gcs_uri:
             try:
-                request = EvaluationRequest.from_wire(self._objects.read_json(item.gcs_uri))
+                request = EvaluationRequest.from_wire(
+                    self._objects.read_json(item.gcs_uri, project_of(item_name))
+                )
             except ApiError as exc:
                 return None, f"cannot read {item.gcs_uri}: {exc.message}"
             problem = request_mode_problem(request)
@@ -268,7 +280,7 @@ class RunExecutor:
             # and the item keeps where it came from for filters and resumption.
             run_id, item_id = run_name.rsplit("/", 1)[-1], item_name.rsplit("/", 1)[-1]
             result.gcs_uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
-            self._objects.write_json(result.gcs_uri, response.to_wire())
+            self._objects.write_json(result.gcs_uri, response.to_wire(), project_of(parent))
             result.metadata = {"evaluationRun": run_name, "evaluationRequest": item_name}
         else:
             result.evaluation_response = response
@@ -278,7 +290,9 @@ class RunExecutor:
         if result.evaluation_response is not None or not result.gcs_uri:
             return result.evaluation_response
         try:
-            return EvaluationResult.from_wire(self._objects.read_json(result.gcs_uri))
+            return EvaluationResult.from_wire(
+                self._objects.read_json(result.gcs_uri, project_of(str(result.name)))
+            )
         except (ApiError, ValidationError):
             return None
 

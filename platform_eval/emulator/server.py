@@ -22,6 +22,7 @@ import uvicorn
 
 from .._config import EMULATOR_PROJECT
 from ..metrics import GeminiJudge, Judge, LocalJudge
+from .access import exposure_warning
 from .app import EmulatorApp
 from .backend import Backend
 from .bodies import DEFAULT_MAX_BODY_BYTES
@@ -67,8 +68,10 @@ class Emulator:
         log_level: str = "warning",
         judges: Sequence[Judge] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        auth_token: str | None = None,
     ) -> None:
         self.host = host
+        self.auth_token = auth_token or None
         self.port = port
         self.store = Store(db)
         self.backend = Backend(self.store)
@@ -78,7 +81,11 @@ class Emulator:
             self.backend, self.objects, judges if judges is not None else default_judges()
         )
         self.app = EmulatorApp(
-            self.backend, self.faults, self.objects, max_body_bytes=max_body_bytes
+            self.backend,
+            self.faults,
+            self.objects,
+            max_body_bytes=max_body_bytes,
+            auth_token=self.auth_token,
         )
         self._log_level = log_level
         self._server: uvicorn.Server | None = None
@@ -111,6 +118,9 @@ class Emulator:
         """Starts serving in a background thread and returns once it accepts connections."""
         if self._thread is not None:
             return self
+        warning = exposure_warning(self.host, self.auth_token)
+        if warning:
+            logging.getLogger("platform_eval.emulator").warning("%s", warning)
         sock = self._bind()
         self.executor.start()
         self._server = uvicorn.Server(self._config())
@@ -176,14 +186,21 @@ class Emulator:
         # Imported here: the emulator itself never depends on the client (DESIGN §2).
         from ..client import Client
 
-        return Client(project, location, api_endpoint=self.url, **kwargs)
+        return Client(project, location, api_endpoint=self.url, **self._auth(kwargs))
 
     def async_client(
         self, project: str = EMULATOR_PROJECT, location: str = "us-central1", **kwargs: Any
     ) -> AsyncClient:
         from ..client import AsyncClient
 
-        return AsyncClient(project, location, api_endpoint=self.url, **kwargs)
+        return AsyncClient(project, location, api_endpoint=self.url, **self._auth(kwargs))
+
+    def _auth(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self.auth_token and "credentials" not in kwargs:
+            from google.oauth2.credentials import Credentials
+
+            kwargs = {**kwargs, "credentials": Credentials(token=self.auth_token)}  # type: ignore[no-untyped-call]
+        return kwargs
 
     def inject_fault(self, **fault: Any) -> None:
         """Registers a fault, e.g. ``inject_fault(path="evaluationItems", status=503, times=2)``."""

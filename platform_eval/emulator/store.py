@@ -28,6 +28,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS resources_request_id
 CREATE TABLE IF NOT EXISTS cancel_requests (
     name TEXT PRIMARY KEY
 );
+CREATE TABLE IF NOT EXISTS buckets (
+    bucket TEXT PRIMARY KEY,
+    project TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS objects (
     bucket TEXT NOT NULL,
     name TEXT NOT NULL,
@@ -181,4 +185,5 @@ class Store:
         with self.transaction() as db:
             db.execute("DELETE FROM resources")
             db.execute("DELETE FROM objects")
+            db.execute("DELETE FROM buckets")
             db.execute("DELETE FROM cancel_requests")

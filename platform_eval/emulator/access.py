@@ -1,0 +1,65 @@
+"""Who may talk to the emulator: with an auth token, only callers that send it.
+
+An emulator bound to loopback is only reachable from this machine. One bound anywhere else is
+reachable by anyone who can reach the machine, so it takes a token (``--auth-token``) that every
+request, control routes and Cloud Storage routes included, must carry as a bearer token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .._auth import is_loopback
+
+
+def exposure_warning(host: str, auth_token: str | None) -> str | None:
+    """What to tell the user who binds ``host``; None for a loopback address."""
+    if is_loopback(host):
+        return None
+    if auth_token:
+        return (
+            f"warning: serving on {host}, beyond this machine; requests need the auth token, "
+            "but it and all data travel in clear text (http): use a trusted network"
+        )
+    return (
+        f"warning: serving on {host}, beyond this machine, without --auth-token: anyone who "
+        "can reach it can read and change every project's data"
+    )
+
+
+class RequireToken:
+    """ASGI middleware answering 401 UNAUTHENTICATED to requests without the token."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._authorized(scope):
+            body = json.dumps(
+                {
+                    "error": {
+                        "code": 401,
+                        "message": "the emulator requires its auth token as a bearer token",
+                        "status": "UNAUTHENTICATED",
+                    }
+                }
+            ).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b"Bearer"),
+            ]
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+    def _authorized(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                return hmac.compare_digest(value, self._expected)
+        return False
