@@ -43,3 +43,11 @@ def system(session: nox.Session) -> None:
     """Against the real service: needs GOOGLE_CLOUD_PROJECT and credentials."""
     session.install("-e", ".[test]")
     session.run("pytest", "-m", "system", "tests/system", *session.posargs)
+
+
+@nox.session(python="3.11")
+def fuzz(session: nox.Session) -> None:
+    """The loader and emulator fuzz tests with many more examples than CI runs."""
+    session.install("-e", ".[test]")
+    session.env["PLATFORM_EVAL_FUZZ_EXAMPLES"] = session.posargs[0] if session.posargs else "2000"
+    session.run("pytest", "-q", "tests/test_fuzz_loaders.py", "-p", "no:cacheprovider")

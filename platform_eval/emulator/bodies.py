@@ -10,21 +10,16 @@ would break every later list of that project) and nesting deeper than any resour
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 
+from .._json_limits import MAX_DEPTH, depth_exceeds, lone_surrogate_path, may_hold_surrogates
 from .backend import ApiError
 
 #: Bodies above this are refused with INVALID_ARGUMENT naming the limit; ``--max-body-mb``
 #: changes it.
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
-#: Deeper than any schema of the API (AgentData is about 12 levels); protobuf's JSON parser
-#: stops at 100 too.
-MAX_DEPTH = 100
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]", re.ASCII)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -68,9 +63,14 @@ def parse_json(raw: bytes, *, what: str = "the request body") -> Any:
         raise _too_deep(what) from None
     except ValueError as exc:
         raise ApiError("INVALID_ARGUMENT", f"{what} is not valid JSON: {exc}") from None
-    if _SURROGATE_ESCAPE.search(raw):
-        _check_surrogates(value, what)
-    if _depth_exceeds(value, MAX_DEPTH):
+    where = lone_surrogate_path(value) if may_hold_surrogates(raw) else None
+    if where is not None:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"{what} holds an unpaired UTF-16 surrogate escape at {where}; strings must be "
+            "valid Unicode",
+        )
+    if depth_exceeds(value):
         raise _too_deep(what)
     return value
 
@@ -88,40 +88,3 @@ def parse_json_object(raw: bytes, *, what: str = "the request body") -> dict[str
 
 def _too_deep(what: str) -> ApiError:
     return ApiError("INVALID_ARGUMENT", f"{what} is nested more than {MAX_DEPTH} levels deep")
-
-
-def _check_surrogates(value: Any, what: str) -> None:
-    """Refuses a string holding an unpaired UTF-16 surrogate (json.loads lets them through)."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            try:
-                node.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ApiError(
-                    "INVALID_ARGUMENT",
-                    f"{what} holds an unpaired UTF-16 surrogate escape; strings must be valid "
-                    "Unicode",
-                ) from None
-        elif isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-
-
-def _depth_exceeds(value: Any, limit: int) -> bool:
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False

@@ -135,7 +135,11 @@ def parse_eval_config(data: Any, file: str | None = None) -> tuple[EvalConfig, l
             problems.append(
                 Problem(file, f"{path}.match_type", "expected EXACT, IN_ORDER or ANY_ORDER")
             )
-        for index, rubric in enumerate(options.get("rubrics") or []):
+        rubrics = options.get("rubrics") or []
+        if not isinstance(rubrics, list):
+            problems.append(Problem(file, f"{path}.rubrics", "expected a list of rubrics"))
+            rubrics = []
+        for index, rubric in enumerate(rubrics):
             if not isinstance(rubric, dict) or "rubric_id" not in rubric:
                 problems.append(
                     Problem(

@@ -39,6 +39,7 @@ from ..types import (
     UserScenario,
 )
 from . import adk
+from ._problems import FormatError, Problem
 
 CASE_RUBRIC_GROUP = "eval_case"
 LABEL_EVAL_SET = "eval-set-id"
@@ -193,6 +194,9 @@ def expected_agent_data(eval_case: adk.EvalCase, agent: str) -> AgentData:
     return AgentData(turns=turns)
 
 
+EMPTY_CASE = "has no conversation and no conversation_scenario: nothing to evaluate"
+
+
 def case_to_request(
     eval_case: adk.EvalCase, *, agent: str | None = None
 ) -> tuple[EvaluationRequest, CaseReport]:
@@ -215,6 +219,8 @@ def case_to_request(
         return EvaluationRequest(prompt=prompt, rubrics=rubrics), report
 
     conversation = eval_case.conversation or []
+    if not conversation:
+        raise FormatError([Problem(None, f"eval case {eval_case.eval_id!r}", EMPTY_CASE)])
     golden = expected_agent_data(eval_case, agent_id)
     if len(conversation) == 1:
         text = "\n".join(p.text for p in conversation[0].user_content.parts or [] if p.text)

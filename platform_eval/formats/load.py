@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -10,9 +11,17 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from .._json_limits import (
+    MAX_DEPTH,
+    depth_exceeds,
+    lone_surrogate_path,
+    may_hold_surrogates,
+    size_exceeds,
+)
 from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .config import EvalConfig, parse_eval_config
+from .convert import EMPTY_CASE
 from .dataset import EvaluationDataset
 
 
@@ -50,22 +59,81 @@ class LoadedFile:
 
 
 def read_data(path: str | Path) -> Any:
-    """Parses a JSON, JSONL (``.jsonl``) or YAML (``.yaml``/``.yml``) file."""
+    """Parses a JSON, JSONL (``.jsonl``) or YAML (``.yaml``/``.yml``) file.
+
+    Nesting deeper than any format has, and strings that are not valid Unicode, are refused
+    here with the file and the JSON path, so that no later step trips over them.
+    """
     file = str(path)
     try:
+        check_file_size(Path(path))
         text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise FormatError([Problem(file, "$", "no such file")]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise FormatError([Problem(file, "$", f"cannot read: {exc}")]) from None
-    suffix = Path(path).suffix.lower()
+    try:
+        data = _parse(text, Path(path).suffix.lower(), file)
+        too_deep = depth_exceeds(data)
+    except RecursionError:
+        too_deep = True
+    if too_deep:
+        raise FormatError(
+            [Problem(file, "$", f"nested more than {MAX_DEPTH} levels deep; no format we read is")]
+        )
+    where = lone_surrogate_path(data) if may_hold_surrogates(text) else None
+    if where is not None:
+        raise FormatError(
+            [Problem(file, where, "holds an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)")]
+        )
+    return data
+
+
+#: Parsed JSON takes 10-25 times the file's size in memory (and converting it as much again):
+#: files above this are refused with a message rather than exhausting the machine.
+MAX_FILE_MB_ENV = "PLATFORM_EVAL_MAX_FILE_MB"
+DEFAULT_MAX_FILE_MB = 32
+
+
+def max_file_bytes() -> int:
+    raw = os.environ.get(MAX_FILE_MB_ENV, "").strip()
+    try:
+        megabytes = float(raw) if raw else DEFAULT_MAX_FILE_MB
+    except ValueError:
+        megabytes = DEFAULT_MAX_FILE_MB
+    return int(megabytes * 1024 * 1024)
+
+
+def check_file_size(path: Path) -> None:
+    """FormatError for a file above ``max_file_bytes()``; OSError when it cannot be read."""
+    file = str(path)
+    size, limit = path.stat().st_size, max_file_bytes()
+    if size > limit:
+        raise FormatError(
+            [
+                Problem(
+                    file,
+                    "$",
+                    f"{size / 2**20:.1f} MiB is more than the {limit / 2**20:g} MiB platform-eval "
+                    f"reads at once (it would take about {25 * size / 2**30:.1f} GiB of memory): "
+                    f"split the file, or set {MAX_FILE_MB_ENV} to raise the limit",
+                )
+            ]
+        )
+
+
+def _parse(text: str, suffix: str, file: str) -> Any:
     if suffix in (".yaml", ".yml"):
         import yaml
 
         try:
-            return yaml.safe_load(text)
+            data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise FormatError([Problem(file, "$", f"invalid YAML: {exc}")]) from None
+        # Aliases can make a small file expand to billions of values.
+        if size_exceeds(data, 100 * len(text) + 1000):
+            raise FormatError([Problem(file, "$", "its aliases expand to far more than the file")])
+        return data
     if suffix == ".jsonl":
         rows = []
         for line in text.splitlines():
@@ -151,8 +219,9 @@ def detect(data: Any) -> Kind | None:
     if _has(data, "eval_cases", "evalCases"):
         if _has(data, "eval_set_id", "evalSetId"):
             return Kind.EVAL_SET
-        cases = data.get("eval_cases") or data.get("evalCases") or []
-        first = cases[0] if cases and isinstance(cases[0], dict) else {}
+        cases = data.get("eval_cases") or data.get("evalCases")
+        first = cases[0] if isinstance(cases, list) and cases else None
+        first = first if isinstance(first, dict) else {}
         if _has(first, "eval_id", "evalId", "conversation", "conversation_scenario"):
             return Kind.EVAL_SET
         return Kind.DATASET
@@ -205,7 +274,14 @@ _LEGACY_CASES = TypeAdapter(list[adk.LegacyCase])
 def _eval_set_problems(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Problem]]:
     try:
         if loaded.kind == Kind.EVAL_SET:
-            return adk.EvalSet.model_validate(loaded.data), []
+            eval_set = adk.EvalSet.model_validate(loaded.data)
+            key = "evalCases" if "evalCases" in loaded.data else "eval_cases"
+            empty = [
+                Problem(loaded.path, f"$.{key}[{index}].conversation", EMPTY_CASE)
+                for index, case in enumerate(eval_set.eval_cases)
+                if not case.conversation and case.conversation_scenario is None
+            ]
+            return (None, empty) if empty else (eval_set, [])
         if loaded.kind == Kind.LEGACY_TEST:
             rows = _LEGACY_ROWS.validate_python(loaded.data)
             name = Path(loaded.path).name.split(".")[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats._problems import FormatError, Problem
-from ..formats.load import TRACE_KINDS, Kind, detect, read_data
+from ..formats.load import TRACE_KINDS, Kind, check_file_size, detect, read_data
 from ._conversation import Conversation
 from .adk_session import session_to_conversation
 from .containers import Span, SpanEvent, spans_from_data, spans_from_protobuf
@@ -27,6 +27,7 @@ def load_conversations(path: str | Path) -> list[Conversation]:
     source = str(path)
     if Path(path).suffix.lower() in PROTOBUF_SUFFIXES:
         try:
+            check_file_size(Path(path))
             payload = Path(path).read_bytes()
         except OSError as exc:
             raise FormatError([Problem(source, "$", f"cannot read: {exc}")]) from None

@@ -34,9 +34,27 @@ def _content(
 
 
 def _time(value: Any) -> datetime | None:
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (ValueError, OverflowError, OSError):
+            return None
     return None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _name(value: Any, default: str, file: str | None, where: str) -> str:
+    """An author or invocation id: a string (numbers are tolerated), else a FormatError."""
+    if value is None or value == "":
+        return default
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise FormatError([Problem(file, where, "expected a string")])
 
 
 def session_to_conversation(session: dict[str, Any], *, source: str | None = None) -> Conversation:
@@ -52,18 +70,24 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
     for index, raw in enumerate(session["events"]):
         if not isinstance(raw, dict):
             raise FormatError([Problem(source, f"$.events[{index}]", "expected an event object")])
-        if _get(raw, "partial") or (raw.get("options") or {}).get("partial"):
+        where = f"$.events[{index}]"
+        if _get(raw, "partial") is True or _dict(raw.get("options")).get("partial") is True:
             skipped_partial += 1
             continue
-        content = _content(raw.get("content"), f"$.events[{index}].content", source, notes)
-        actions = raw.get("actions") or {}
-        state_delta = _get(actions, "state_delta") or None
+        content = _content(raw.get("content"), f"{where}.content", source, notes)
+        state_delta = _get(_dict(raw.get("actions")), "state_delta") or None
+        if state_delta is not None and not isinstance(state_delta, dict):
+            raise FormatError(
+                [Problem(source, f"{where}.actions", "expected a state delta object")]
+            )
         if content is None and not state_delta:
             continue
-        author = raw.get("author") or "unknown"
+        author = _name(raw.get("author"), "unknown", source, f"{where}.author")
         if content is not None and author != "user" and author not in authors:
             authors.append(author)
-        invocation = _get(raw, "invocation_id") or f"event-{index}"
+        invocation = _name(
+            _get(raw, "invocation_id"), f"event-{index}", source, f"{where}.invocationId"
+        )
         turns.setdefault(invocation, []).append(
             AgentEvent(
                 author=author,

@@ -14,7 +14,8 @@ exporter does) is kept once.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Iterator
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -80,16 +81,23 @@ def _time_ns(value: Any) -> int:
             return value * 1000  # microseconds
         return value * 10**9  # seconds
     if isinstance(value, float):
-        return int(value * 1e9)
+        return _seconds_to_ns(value)
     text = str(value).strip()
     try:
-        return int(float(text) * 1e9)
+        return _seconds_to_ns(float(text))
     except ValueError:
         pass
     try:
         return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1e9)
-    except ValueError:
+    except (ValueError, OverflowError, OSError):
         return 0
+
+
+def _seconds_to_ns(seconds: float) -> int:
+    # Infinite, NaN or absurd times are no times: they must not break the ordering of spans.
+    if not math.isfinite(seconds) or abs(seconds) > 1e11:
+        return 0
+    return int(seconds * 1e9)
 
 
 # -- OTLP (JSON) and Jaeger --------------------------------------------------------------------
@@ -103,30 +111,69 @@ def _otlp_value(value: Any) -> Any:
             return value[key]
     for key in ("intValue", "int_value"):
         if key in value:
-            return int(value[key])
+            return _int(value[key])
     array = value.get("arrayValue") or value.get("array_value")
-    if array is not None:
-        return [_otlp_value(v) for v in array.get("values", [])]
+    if isinstance(array, dict) and isinstance(array.get("values"), list):
+        return [_otlp_value(v) for v in array["values"]]
     kvlist = value.get("kvlistValue") or value.get("kvlist_value")
-    if kvlist is not None:
-        return {kv["key"]: _otlp_value(kv.get("value")) for kv in kvlist.get("values", [])}
+    if isinstance(kvlist, dict) and isinstance(kvlist.get("values"), list):
+        return _otlp_attributes(kvlist["values"])
     return None
 
 
-def _otlp_attributes(raw: Iterable[Any] | None) -> dict[str, Any]:
-    return {a["key"]: _otlp_value(a.get("value")) for a in raw or [] if isinstance(a, dict)}
+def _int(value: Any) -> Any:
+    """An OTLP int64 (often a string); kept as written when it is not one."""
+    if isinstance(value, int) or not isinstance(value, str | float):
+        return value
+    try:
+        return int(value)
+    except (ValueError, OverflowError):
+        return value
 
 
-def _otlp_spans(resource_spans: Iterable[Any]) -> Iterator[Span]:
-    for resource in resource_spans:
-        scopes = (
-            resource.get("scopeSpans")
-            or resource.get("scope_spans")
-            or resource.get("instrumentationLibrarySpans")
-            or []
-        )
-        for scope in scopes:
-            for raw in scope.get("spans") or []:
+def _otlp_attributes(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, list):
+        return raw if isinstance(raw, dict) else {}
+    return {
+        a["key"]: _otlp_value(a.get("value"))
+        for a in raw
+        if isinstance(a, dict) and isinstance(a.get("key"), str)
+    }
+
+
+def _objects(value: Any, source: str | None, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The objects of the JSON list at ``path`` (none for a missing one), or a FormatError
+    naming the first entry that is not an object."""
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise FormatError([Problem(source, path, f"expected a list, found {_kind(value)}")])
+    for index, entry in enumerate(value):
+        where = f"{path}[{index}]"
+        if not isinstance(entry, dict):
+            raise FormatError([Problem(source, where, f"expected an object, found {_kind(entry)}")])
+        yield where, entry
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number" if isinstance(value, int | float) else "null"
+    )
+
+
+def _field(raw: dict[str, Any], *keys: str) -> tuple[str, Any]:
+    """The first of ``keys`` present in ``raw`` (and its value), for paths in errors."""
+    for key in keys:
+        if raw.get(key):
+            return key, raw[key]
+    return keys[0], None
+
+
+def _otlp_spans(resource_spans: Any, source: str | None, path: str) -> Iterator[Span]:
+    for resource_path, resource in _objects(resource_spans, source, path):
+        key, scopes = _field(resource, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")
+        for scope_path, scope in _objects(scopes, source, f"{resource_path}.{key}"):
+            for _, raw in _objects(scope.get("spans"), source, f"{scope_path}.spans"):
                 yield Span(
                     trace_id=_hex_id(raw.get("traceId") or raw.get("trace_id"), 32),
                     span_id=_hex_id(raw.get("spanId") or raw.get("span_id"), 16),
@@ -137,61 +184,52 @@ def _otlp_spans(resource_spans: Iterable[Any]) -> Iterator[Span]:
                         raw.get("startTimeUnixNano") or raw.get("start_time_unix_nano")
                     ),
                     attributes=_otlp_attributes(raw.get("attributes")),
-                    events=tuple(
-                        SpanEvent(
-                            str(e.get("name") or ""),
-                            _otlp_attributes(e.get("attributes")),
-                            _time_ns(e.get("timeUnixNano") or e.get("time_unix_nano")),
-                        )
-                        for e in raw.get("events") or []
-                        if isinstance(e, dict)
-                    ),
+                    events=_flat_events(raw.get("events")),
                 )
 
 
-def _jaeger_event(log: dict[str, Any]) -> SpanEvent:
-    fields = {f["key"]: f.get("value") for f in log.get("fields") or [] if "key" in f}
-    name = fields.pop("event", "")
-    return SpanEvent(str(name), fields, int(log.get("timestamp") or 0) * 1000)
+def _jaeger_fields(raw: Any) -> dict[str, Any]:
+    """Jaeger tags or log fields (``[{"key", "type", "value"}]``) as a dict."""
+    if not isinstance(raw, list):
+        return {}
+    return {
+        f["key"]: f.get("value")
+        for f in raw
+        if isinstance(f, dict) and isinstance(f.get("key"), str)
+    }
 
 
-def _jaeger_spans(traces: Iterable[Any]) -> Iterator[Span]:
-    for trace in traces:
-        for raw in trace.get("spans") or []:
+def _jaeger_spans(traces: Any, source: str | None, path: str) -> Iterator[Span]:
+    for trace_path, trace in _objects(traces, source, path):
+        for _, raw in _objects(trace.get("spans"), source, f"{trace_path}.spans"):
+            references = raw.get("references")
             parents = [
                 r.get("spanID")
-                for r in raw.get("references") or []
-                if r.get("refType", "CHILD_OF") == "CHILD_OF"
+                for r in (references if isinstance(references, list) else [])
+                if isinstance(r, dict) and r.get("refType", "CHILD_OF") == "CHILD_OF"
             ]
+            events = []
+            logs = raw.get("logs")
+            for log in logs if isinstance(logs, list) else []:
+                if isinstance(log, dict):
+                    fields = _jaeger_fields(log.get("fields"))
+                    name = fields.pop("event", "")
+                    events.append(SpanEvent(str(name), fields, _time_us(log.get("timestamp"))))
             yield Span(
                 trace_id=_hex_id(raw.get("traceID") or trace.get("traceID"), 32),
                 span_id=_hex_id(raw.get("spanID"), 16),
                 parent_id=_hex_id(parents[0], 16) if parents else None,
                 name=str(raw.get("operationName") or ""),
-                start_ns=int(raw.get("startTime") or 0) * 1000,
-                attributes={t["key"]: t.get("value") for t in raw.get("tags") or []},
-                events=tuple(
-                    SpanEvent(
-                        str(
-                            next(
-                                (
-                                    f.get("value")
-                                    for f in log.get("fields") or []
-                                    if f.get("key") == "event"
-                                ),
-                                "",
-                            )
-                        ),
-                        {
-                            f["key"]: f.get("value")
-                            for f in log.get("fields") or []
-                            if f.get("key") != "event"
-                        },
-                        int(log.get("timestamp") or 0) * 1000,
-                    )
-                    for log in raw.get("logs") or []
-                ),
+                start_ns=_time_us(raw.get("startTime")),
+                attributes=_jaeger_fields(raw.get("tags")),
+                events=tuple(events),
             )
+
+
+def _time_us(value: Any) -> int:
+    """Jaeger's microseconds since the epoch, in nanoseconds (0 when it is not a number)."""
+    number = _int(value)
+    return number * 1000 if isinstance(number, int) and not isinstance(number, bool) else 0
 
 
 # -- flat span lists ---------------------------------------------------------------------------
@@ -206,7 +244,7 @@ def _first(raw: dict[str, Any], *keys: str) -> Any:
 
 def _flat_events(raw: Any) -> tuple[SpanEvent, ...]:
     events = []
-    for event in raw or []:
+    for event in raw if isinstance(raw, list) else []:
         if not isinstance(event, dict):
             continue
         attributes = event.get("attributes")
@@ -264,13 +302,14 @@ def _spans(data: Any, source: str | None, path: str) -> Iterator[Span]:
     if not isinstance(data, dict):
         raise FormatError([Problem(source, path, f"expected {CONTAINERS}")])
     if "resourceSpans" in data or "resource_spans" in data:
-        yield from _otlp_spans(data.get("resourceSpans") or data.get("resource_spans") or [])
+        key, resource_spans = _field(data, "resourceSpans", "resource_spans")
+        yield from _otlp_spans(resource_spans, source, f"{path}.{key}")
     elif "batches" in data:
-        yield from _otlp_spans(data["batches"])
+        yield from _otlp_spans(data["batches"], source, f"{path}.batches")
     elif isinstance(data.get("trace"), dict):
         yield from _spans(data["trace"], source, f"{path}.trace")
     elif isinstance(data.get("data"), list):
-        yield from _jaeger_spans(data["data"])
+        yield from _jaeger_spans(data["data"], source, f"{path}.data")
     elif isinstance(data.get("spans"), list):
         yield from _spans(data["spans"], source, f"{path}.spans")
     else:

@@ -108,6 +108,12 @@ def _indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     return [tree[i] for i in sorted(tree)]
 
 
+def _object(node: Any) -> dict[str, Any]:
+    """``node`` if it is a JSON object, else an empty one (a malformed attribute reads as
+    absent; what it should have given is then reported as missing)."""
+    return node if isinstance(node, dict) else {}
+
+
 def _listed(node: Any) -> list[Any]:
     """A dict keyed "0", "1", ... (from ``_indexed``) as a list."""
     if not isinstance(node, dict):
@@ -118,20 +124,21 @@ def _listed(node: Any) -> list[Any]:
 def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     out = []
     for entry in _indexed(attributes, prefix):
-        message = entry.get("message") or {}
+        message = _object(_object(entry).get("message"))
         content = message.get("content")
         if isinstance(content, dict):  # content.0, content.1, ...: one text in pieces
             content = "\n".join(str(piece) for piece in _listed(content) if piece)
         raw: dict[str, Any] = {"role": message.get("role"), "content": content}
         contents = [
-            (c.get("message_content") or {}).get("text") for c in _listed(message.get("contents"))
+            _object(_object(c).get("message_content")).get("text")
+            for c in _listed(message.get("contents"))
         ]
         if raw["content"] is None and any(contents):
-            raw["content"] = "\n".join(t for t in contents if t)
+            raw["content"] = "\n".join(t for t in contents if isinstance(t, str) and t)
         raw["tool_calls"] = [
             {
-                "id": (call.get("tool_call") or {}).get("id"),
-                "function": (call.get("tool_call") or {}).get("function") or {},
+                "id": _object(_object(call).get("tool_call")).get("id"),
+                "function": _object(_object(_object(call).get("tool_call")).get("function")),
             }
             for call in _listed(message.get("tool_calls"))
         ]

@@ -121,7 +121,12 @@ def _part_event(author: str, role: str, part: genai_types.Part, span: Span) -> A
 
 
 def _time(span: Span) -> datetime | None:
-    return datetime.fromtimestamp(span.start_ns / 1e9, UTC) if span.start_ns else None
+    if not span.start_ns:
+        return None
+    try:
+        return datetime.fromtimestamp(span.start_ns / 1e9, UTC)
+    except (ValueError, OverflowError, OSError):
+        return None  # a time no clock can show is no time
 
 
 def _is_legacy_llm(span: Span) -> bool:

@@ -1,0 +1,85 @@
+"""Checks that keep untrusted JSON from reaching code that cannot take it.
+
+Python's json module accepts what other layers choke on: nesting deep enough to exhaust the
+stack later (in validation or re-encoding), and ``\\ud800``-style escapes that decode to lone
+UTF-16 surrogates, which cannot be written back as UTF-8. The emulator and the file loaders
+both refuse them up front, with a message, instead of failing somewhere downstream.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: Deeper than any format we read (an AgentData event is about 12 levels); protobuf's JSON
+#: parser stops at 100 as well.
+MAX_DEPTH = 100
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
+
+
+def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when lists and objects nest more than ``limit`` levels (iterative: never recurses)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def may_hold_surrogates(text: str | bytes) -> bool:
+    """A cheap pre-check on the raw JSON: only escapes can produce lone surrogates."""
+    if isinstance(text, bytes):
+        return _SURROGATE_ESCAPE.search(text.decode("ascii", "ignore")) is not None
+    return _SURROGATE_ESCAPE.search(text) is not None
+
+
+def lone_surrogate_path(value: Any, path: str = "$") -> str | None:
+    """The JSON path of the first string (or key) holding an unpaired surrogate, else None."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            if not _encodable(node):
+                return where
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                if isinstance(key, str) and not _encodable(key):
+                    return where
+                stack.append((child, f"{where}.{key}"))
+        elif isinstance(node, list):
+            stack.extend((child, f"{where}[{index}]") for index, child in enumerate(node))
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def size_exceeds(value: Any, limit: int) -> bool:
+    """True when ``value`` holds more than ``limit`` values once shared references (YAML
+    aliases) are expanded; stops counting at the limit, so it is cheap on a "billion laughs"."""
+    count = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
