@@ -51,3 +51,12 @@ def fuzz(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.env["PLATFORM_EVAL_FUZZ_EXAMPLES"] = session.posargs[0] if session.posargs else "2000"
     session.run("pytest", "-q", "tests/test_fuzz_loaders.py", "-p", "no:cacheprovider")
+
+
+@nox.session(python="3.11")
+def schemathesis(session: nox.Session) -> None:
+    """Schemathesis against the emulator's OpenAPI description, many examples per operation."""
+    session.install("-e", ".[test]")
+    examples = session.posargs[0] if session.posargs else "500"
+    session.env["PLATFORM_EVAL_SCHEMATHESIS_EXAMPLES"] = examples
+    session.run("pytest", "-q", "tests/test_schemathesis.py", "-p", "no:cacheprovider")

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -18,6 +19,7 @@ from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, RUNS, SETS, ApiError, Back
 from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
+from .openapi import openapi_document
 
 _API_PATH = re.compile(
     r"^/(?P<version>v1beta1|v1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
@@ -29,6 +31,13 @@ _LOCATION = re.compile(r"^[a-z0-9-]{1,40}$")
 
 def _error(error: ApiError) -> JSONResponse:
     return JSONResponse(error.body(), status_code=error.http_status)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    # Starlette's own answers (no route, method not allowed) in the API's error shape.
+    status = exc.status_code if isinstance(exc, HTTPException) else 400
+    rpc = {404: "NOT_FOUND", 405: "NOT_FOUND"}.get(status, "INVALID_ARGUMENT")
+    return _error(ApiError(rpc, f"no such method: {request.method} {request.url.path!r}"))
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
@@ -59,13 +68,17 @@ class EmulatorApp:
         self.max_body_bytes = max_body_bytes
         routes = [
             Route("/_emulator/health", self.health, methods=["GET"]),
+            Route("/_emulator/openapi.json", self.openapi, methods=["GET"]),
             Route("/_emulator/reset", self.reset, methods=["POST"]),
             Route("/_emulator/faults", self.fault_control, methods=["GET", "POST", "DELETE"]),
             *GcsRoutes(objects, max_body_bytes).routes(),
             Route("/{path:path}", self.api, methods=["GET", "POST", "PATCH", "DELETE"]),
         ]
         # A bug must still answer in the API's error shape (the traceback goes to the log).
-        handlers = {Exception: _internal_error}
+        handlers: dict[Any, Any] = {
+            Exception: _internal_error,
+            HTTPException: _http_error,
+        }
         app = Starlette(routes=routes, exception_handlers=handlers)
         self.asgi: ASGIApp = FaultMiddleware(app, faults)
         if auth_token:
@@ -78,6 +91,9 @@ class EmulatorApp:
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(openapi_document())
 
     async def reset(self, request: Request) -> Response:
         self.backend.store.reset()
