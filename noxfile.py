@@ -60,3 +60,10 @@ def schemathesis(session: nox.Session) -> None:
     examples = session.posargs[0] if session.posargs else "500"
     session.env["PLATFORM_EVAL_SCHEMATHESIS_EXAMPLES"] = examples
     session.run("pytest", "-q", "tests/test_schemathesis.py", "-p", "no:cacheprovider")
+
+
+@nox.session(python="3.11")
+def chaos(session: nox.Session) -> None:
+    """Uploads and runs under random faults and SIGKILLs of uploader and emulator."""
+    session.install("-e", ".[test]")
+    session.run("python", "tools/chaos.py", *(session.posargs or ["--rounds", "30"]))

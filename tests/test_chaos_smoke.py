@@ -1,0 +1,22 @@
+"""The chaos run (``nox -s chaos``) in miniature, so that it keeps working: a few rounds of
+faults and SIGKILLs, then the server's set must match the file exactly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+CHAOS = Path(__file__).resolve().parents[1] / "tools" / "chaos.py"
+
+
+def test_a_short_chaos_run_ends_with_the_set_matching_the_file() -> None:
+    done = subprocess.run(
+        [sys.executable, str(CHAOS), "--rounds", "3", "--cases", "8", "--seed", "11"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "final state: set == file" in done.stdout
+    assert "faults:" in done.stdout and "SIGKILLs:" in done.stdout
