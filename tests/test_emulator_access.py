@@ -133,22 +133,18 @@ def test_a_bucket_belongs_to_the_project_that_used_it_first(emulator: Emulator) 
     )
     assert read.status_code == 403
 
-    # Project B's items cannot point a run at project A's objects.
-    with emulator.client("project-b") as client:
-        item = client.create_item(
-            {"evaluationItemType": "REQUEST", "gcsUri": "gs://owned-by-a/req.json"}
-        )
-        evaluation_set = client.create_set(display_name="b", items=[item])
-        run = client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
-        results = client.get_results(client.wait_for_run(run, timeout=60))
-    assert results[0].error is not None
-    assert "belongs to another project" in str(results[0].error.message)
+    # Project B's items cannot point a run at project A's objects; project A's can.
+    refused_result = _evaluate_object(emulator, "project-b", "gs://owned-by-a/req.json")
+    assert refused_result.error is not None
+    assert "belongs to another project" in str(refused_result.error.message)
+    assert _evaluate_object(emulator, "project-a", "gs://owned-by-a/req.json").error is None
 
-    with emulator.client("project-a") as client:
-        item = client.create_item(
-            {"evaluationItemType": "REQUEST", "gcsUri": "gs://owned-by-a/req.json"}
-        )
-        evaluation_set = client.create_set(display_name="a", items=[item])
+
+def _evaluate_object(emulator: Emulator, project: str, uri: str) -> Any:
+    """The one result of a run over one item whose payload is the object at ``uri``."""
+    with emulator.client(project) as client:
+        item = client.create_item({"evaluationItemType": "REQUEST", "gcsUri": uri})
+        evaluation_set = client.create_set(display_name=project, items=[item])
         run = client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
-        results = client.get_results(client.wait_for_run(run, timeout=60))
-    assert results[0].error is None
+        (result,) = client.get_results(client.wait_for_run(run, timeout=60, poll_interval=0.05))
+    return result
