@@ -319,3 +319,36 @@ def test_rouge_spec_in_metric_config() -> None:
                 {"metric": "rouge_1", "metricConfig": {"rougeSpec": {"rougeType": "rougeX"}}}
             )
         )
+
+
+@pytest.mark.parametrize(
+    ("name", "sent", "canonical"),
+    [
+        ("rouge_l", "rougel", "rougeL"),
+        ("rouge_l_sum", "rougelsum", "rougeLsum"),
+        ("rouge_2", "rouge2", "rouge2"),
+        ("rouge_1", "rouge1", "rouge1"),
+    ],
+)
+def test_rouge_as_the_official_client_sends_it(name: str, sent: str, canonical: str) -> None:
+    # vertexai's _transformers: rouge_spec = {"rouge_type": metric_name.replace("_", "")}
+    metric = t.EvaluationRunMetric.model_validate(
+        {"metric": name, "metricConfig": {"rougeSpec": {"rougeType": sent}}}
+    )
+    spec = metrics.resolve(metric)
+    assert spec.params["rouge_type"] == canonical
+    expected = vertex_text.rouge("the cat sat on the mat", "a cat sat on a mat", canonical)
+    subject_request = t.EvaluationRequest.model_validate(
+        {
+            "prompt": {"text": "q"},
+            "goldenResponse": {"text": "a cat sat on a mat"},
+            "candidateResponses": [{"candidate": "c", "text": "the cat sat on the mat"}],
+        }
+    )
+    (result,) = metrics.evaluate_request([spec], subject_request, metrics.DEFAULT_JUDGES)
+    assert result.score == pytest.approx(expected)
+
+
+def test_the_latest_rubric_metric_names_of_the_official_client_resolve() -> None:
+    for name in ("general_quality_v2", "final_response_quality_v2", "instruction_following_v2"):
+        assert metrics.resolve(t.EvaluationRunMetric(metric=name)).name == name

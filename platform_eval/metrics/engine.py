@@ -118,7 +118,16 @@ def _exact_match(spec: MetricSpec, subject: Subject) -> CandidateResult:
     return _result(spec, subject, value, f"the response {verdict} the golden response")
 
 
-_ROUGE_TYPES = {"rouge_1": "rouge1", "rouge_l": "rougeL", "rouge_l_sum": "rougeLsum"}
+_ROUGE_TYPES = {
+    "rouge_1": "rouge1",
+    "rouge_2": "rouge2",
+    "rouge_l": "rougeL",
+    "rouge_l_sum": "rougeLsum",
+}
+#: ROUGE types by their lowercase spelling: the official client sends ``rougel`` for rouge_l.
+_ROUGE_SPELLINGS = {
+    t.lower(): t for t in ("rougeL", "rougeLsum", *(f"rouge{n}" for n in range(1, 10)))
+}
 
 
 def _bleu(spec: MetricSpec, subject: Subject) -> CandidateResult:
@@ -331,7 +340,8 @@ def _params(metric: EvaluationRunMetric) -> dict[str, Any]:
     if config is not None:
         if config.rouge_spec is not None:
             if config.rouge_spec.rouge_type:
-                params["rouge_type"] = config.rouge_spec.rouge_type
+                rouge_type = config.rouge_spec.rouge_type
+                params["rouge_type"] = _ROUGE_SPELLINGS.get(rouge_type.lower(), rouge_type)
             if config.rouge_spec.use_stemmer is not None:
                 params["use_stemmer"] = config.rouge_spec.use_stemmer
         if config.computation_based_metric_spec:
@@ -396,9 +406,10 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     if rubrics and "rubrics" not in info.reads:
         raise MetricError(f"metric {name!r} reads no rubrics; it cannot take inline rubrics")
     if name.startswith("rouge") and "rouge_type" in params:
-        valid = ("rougeL", "rougeLsum", *(f"rouge{n}" for n in range(1, 10)))
-        if params["rouge_type"] not in valid:
-            raise MetricError(f"rouge_type must be one of {list(valid)}")
+        rouge_type = params["rouge_type"]
+        if not isinstance(rouge_type, str) or rouge_type.lower() not in _ROUGE_SPELLINGS:
+            raise MetricError(f"rouge_type must be one of {list(_ROUGE_SPELLINGS.values())}")
+        params["rouge_type"] = _ROUGE_SPELLINGS[rouge_type.lower()]
     return MetricSpec(name, params, rubrics)
 
 

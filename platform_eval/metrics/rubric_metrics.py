@@ -38,6 +38,13 @@ _METRICS = (
     ("multi_turn_task_success_v1", "whether the conversation achieved the user's task", True),
     ("instruction_following_v1", "instruction following against rubrics", True),
     ("text_quality_v1", "text quality against rubrics", True),
+    # The versions the official client resolves unversioned names to (RubricMetric.GENERAL_QUALITY
+    # is general_quality_v2); locally they are judged like v1.
+    ("general_quality_v2", "overall quality against rubrics (latest version)", True),
+    ("final_response_quality_v2", "final response quality against rubrics (latest)", True),
+    ("tool_use_quality_v2", "tool use quality against rubrics (latest version)", True),
+    ("instruction_following_v2", "instruction following against rubrics (latest)", True),
+    ("text_quality_v2", "text quality against rubrics (latest version)", True),
 )
 
 
