@@ -180,3 +180,19 @@ def test_adk_criteria_are_refused_for_the_service_with_its_own_metrics_named() -
         assert "trajectory_exact_match" in str(refused.value)
         # The service's own metrics, and names this version does not know, go through.
         _check_computable(["rouge_1", "final_response_quality_v1", "new_metric_v9"], None, service)
+
+
+def test_a_reader_that_goes_away_is_no_error() -> None:
+    # `platform-eval ... | head`: the pipe closes before the output is written.
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys\n"
+        "read, write = os.pipe(); os.close(read); os.dup2(write, 1)\n"
+        "from platform_eval.cli import main\n"
+        "sys.exit(main(['metrics', 'list']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr == ""

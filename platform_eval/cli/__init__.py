@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -265,6 +266,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         error("interrupted; run the same command again to finish (nothing done is lost)")
         return 130
+    except BrokenPipeError:
+        # The reader (`| head`) went away: nothing to tell it. Point stdout at devnull so the
+        # interpreter's final flush does not complain either, and exit as Python does on EPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     except (UsageError, FormatError, FileNotFoundError, IsADirectoryError) as exc:
         return _fail(args, exc, EXIT_USAGE)
     except core.ClientError as exc:
