@@ -26,6 +26,7 @@ FAULTS: dict[str, dict[str, Any]] = {
     "503 after processing": {"kind": "status_after", "status": 503},
     "dropped": {"kind": "drop"},
     "dropped after processing": {"kind": "drop_after"},
+    "delayed": {"kind": "delay", "delay": 0.05},
 }
 #: Faults after which a create may have been processed, or (503, dropped) cannot be told apart
 #: from one that was: against the service these are not retried.
