@@ -135,15 +135,30 @@ class _TransportBase:
             return status_code == 429
         return True
 
-    def connection_error(self, call: ApiCall, exc: httpx.HTTPError) -> errors.APIConnectionError:
+    def connection_error(
+        self, call: ApiCall, exc: httpx.HTTPError, note: str = ""
+    ) -> errors.APIConnectionError:
         what = f"{call.method} {call.resource or call.path}"
         if isinstance(exc, httpx.TimeoutException):
             return errors.APITimeoutError(
-                f"no answer within the call's {self.config.timeout:g} s timeout [{what}]"
+                f"no answer within the call's {self.config.timeout:g} s timeout [{what}]{note}"
             )
         return errors.APIConnectionError(
-            f"could not reach {self.config.base_url} ({type(exc).__name__}) [{what}]"
+            f"could not reach {self.config.base_url} ({type(exc).__name__}) [{what}]{note}"
         )
+
+    def api_error(
+        self, call: ApiCall, response: httpx.Response, note: str = ""
+    ) -> errors.GoogleAPICallError:
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = response.text
+        error = errors.from_response(
+            response.status_code, body, method=call.method, resource=call.resource or call.path
+        )
+        error.message += note
+        return error
 
     def parse(self, call: ApiCall, response: httpx.Response, *, retried: bool) -> Any:
         if response.is_success:
@@ -153,13 +168,7 @@ class _TransportBase:
         if retried and call.method == "DELETE" and response.status_code == 404:
             # An earlier attempt may have deleted it before its response was lost.
             return {}
-        try:
-            body: Any = response.json()
-        except ValueError:
-            body = response.text
-        raise errors.from_response(
-            response.status_code, body, method=call.method, resource=call.resource or call.path
-        )
+        raise self.api_error(call, response)
 
     def request_args(
         self, call: ApiCall, headers: dict[str, str], deadline: float
@@ -198,25 +207,21 @@ class _TransportBase:
             if not self.retry_after_error(call, response, attempt):
                 raise self.connection_error(call, response) from None
             delay = self.config.retry.delay(attempt)
-            if time.monotonic() + delay >= deadline:
-                error = self.connection_error(call, response)
-                raise type(error)(f"{error} {self._past_deadline(delay)}") from None
-            return _Retry(delay)
+            if time.monotonic() + delay < deadline:
+                return _Retry(delay)
+            raise self.connection_error(call, response, self._past_deadline(delay)) from None
         self.log(call, str(response.status_code), attempt, started)
         if self.retry_after_status(call, response.status_code, attempt):
+            # Only error statuses are retried, so giving up always raises.
             delay = self.config.retry.delay(attempt, response.headers.get("retry-after"))
             if time.monotonic() + delay < deadline:
                 return _Retry(delay)
-            try:
-                return self.parse(call, response, retried=attempt > 0)
-            except errors.GoogleAPICallError as exc:
-                exc.message = f"{exc.message} {self._past_deadline(delay)}"
-                raise
+            raise self.api_error(call, response, self._past_deadline(delay))
         return self.parse(call, response, retried=attempt > 0)
 
     def _past_deadline(self, delay: float) -> str:
         return (
-            f"(not retried: waiting {delay:.1f} s for the next attempt would pass the call's "
+            f" (not retried: waiting {delay:.1f} s for the next attempt would pass the call's "
             f"{self.config.timeout:g} s timeout)"
         )
 
