@@ -98,6 +98,13 @@ class Authenticator:
         return f"Authenticator({kind})"
 
 
+def bearer_credentials(token: str) -> ga_credentials.Credentials:
+    """Credentials that send a fixed bearer token (an emulator's ``--auth-token``)."""
+    from google.oauth2.credentials import Credentials
+
+    return Credentials(token=token)
+
+
 def is_loopback(host: str) -> bool:
     """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
     host = host.strip("[]").lower()

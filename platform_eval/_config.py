@@ -16,6 +16,7 @@ from typing import Any
 
 from google.auth import credentials as ga_credentials
 
+from ._auth import bearer_credentials
 from .errors import ConfigurationError
 
 EMULATOR_HOST_ENV = "PLATFORM_EVAL_EMULATOR_HOST"
@@ -159,11 +160,7 @@ def resolve_settings(
 
 def _emulator_token(env: Mapping[str, str]) -> ga_credentials.Credentials | None:
     token = env.get(EMULATOR_TOKEN_ENV, "").strip()
-    if not token:
-        return None
-    from google.oauth2.credentials import Credentials
-
-    return Credentials(token=token)  # type: ignore[no-untyped-call]
+    return bearer_credentials(token) if token else None
 
 
 def _host_port(host: str) -> str:

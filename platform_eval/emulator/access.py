@@ -8,11 +8,11 @@ request, control routes and Cloud Storage routes included, must carry as a beare
 from __future__ import annotations
 
 import hmac
-import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._auth import is_loopback
+from ._asgi import send_rpc_error
 
 
 def exposure_warning(host: str, auth_token: str | None) -> str | None:
@@ -39,22 +39,9 @@ class RequireToken:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorized(scope):
-            body = json.dumps(
-                {
-                    "error": {
-                        "code": 401,
-                        "message": "the emulator requires its auth token as a bearer token",
-                        "status": "UNAUTHENTICATED",
-                    }
-                }
-            ).encode()
-            headers = [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b"Bearer"),
-            ]
-            await send({"type": "http.response.start", "status": 401, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            message = "the emulator requires its auth token as a bearer token"
+            headers = [(b"www-authenticate", b"Bearer")]
+            await send_rpc_error(send, 401, "UNAUTHENTICATED", message, headers)
             return
         await self.app(scope, receive, send)
 

@@ -8,12 +8,13 @@ fault it registered was actually hit.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ._asgi import send_rpc_error
 
 KINDS = ("status", "drop", "status_after", "drop_after", "delay")
 
@@ -130,15 +131,9 @@ _RPC_STATUS = {
 
 
 async def _send_status(send: Send, fault: Fault) -> None:
+    headers = [] if fault.retry_after is None else [(b"retry-after", fault.retry_after.encode())]
     status_name = _RPC_STATUS.get(fault.status, "UNKNOWN")
-    body = json.dumps(
-        {"error": {"code": fault.status, "message": "injected fault", "status": status_name}}
-    ).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if fault.retry_after is not None:
-        headers.append((b"retry-after", fault.retry_after.encode()))
-    await send({"type": "http.response.start", "status": fault.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_rpc_error(send, fault.status, status_name, "injected fault", headers)
 
 
 async def _drop(send: Send) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
+from .._auth import bearer_credentials
 from .._config import EMULATOR_PROJECT
 from ..metrics import GeminiJudge, Judge, LocalJudge
 from .access import exposure_warning
@@ -197,9 +198,7 @@ class Emulator:
 
     def _auth(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         if self.auth_token and "credentials" not in kwargs:
-            from google.oauth2.credentials import Credentials
-
-            kwargs = {**kwargs, "credentials": Credentials(token=self.auth_token)}  # type: ignore[no-untyped-call]
+            kwargs = {**kwargs, "credentials": bearer_credentials(self.auth_token)}
         return kwargs
 
     def inject_fault(self, **fault: Any) -> None:

@@ -1,0 +1,26 @@
+"""Answering from raw ASGI middleware (faults, the auth check), where no Response exists yet."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from starlette.types import Send
+
+
+async def send_rpc_error(
+    send: Send,
+    code: int,
+    status: str,
+    message: str,
+    headers: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """A google.rpc error body with HTTP status ``code``, as every emulator route answers."""
+    body = json.dumps({"error": {"code": code, "message": message, "status": status}}).encode()
+    start_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *headers,
+    ]
+    await send({"type": "http.response.start", "status": code, "headers": start_headers})
+    await send({"type": "http.response.body", "body": body})
