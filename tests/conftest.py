@@ -3,10 +3,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import Iterator
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from platform_eval import AsyncClient, AsyncPager, Client, RetryPolicy
@@ -18,6 +25,54 @@ CORPUS = Path(
     or Path(__file__).resolve().parents[2] / "shared" / "corpus"
 )
 FAST_RETRY = RetryPolicy(max_retries=3, initial_backoff=0.001, max_backoff=0.01)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class CliEmulator:
+    """``platform-eval emulator start`` in a child process; out and err once it stopped."""
+
+    port: int
+    process: subprocess.Popen[str]
+    out: str = ""
+    err: str = ""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@contextmanager
+def cli_emulator(*args: str, env: Mapping[str, str] | None = None) -> Iterator[CliEmulator]:
+    """Starts the CLI's emulator on a free port, waits until it answers, stops it after."""
+    port = free_port()
+    command = [sys.executable, "-m", "platform_eval.cli", "emulator", "start", "--port"]
+    process = subprocess.Popen(
+        [*command, str(port), "--log-level", "warning", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=None if env is None else dict(env),
+    )
+    running = CliEmulator(port, process)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"{running.url}/_emulator/health")
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "emulator did not start"
+                time.sleep(0.1)
+        yield running
+    finally:
+        process.terminate()
+        running.out, running.err = process.communicate(timeout=20)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

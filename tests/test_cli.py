@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
-import time
+from pathlib import Path
 
-import httpx
 import pytest
+from conftest import cli_emulator
 
 from platform_eval import Client
 from platform_eval.cli import main
@@ -34,59 +33,15 @@ def test_bad_port_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--port" in capsys.readouterr().err
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def test_emulator_start_serves_the_api(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    port = _free_port()
+def test_emulator_start_serves_the_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "cli.sqlite"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "platform_eval.cli",
-            "emulator",
-            "start",
-            "--port",
-            str(port),
-            "--db",
-            str(db),
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/_emulator/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "emulator did not start"
-            time.sleep(0.1)
-        env_backup = os.environ.get("PLATFORM_EVAL_EMULATOR_HOST")
-        os.environ["PLATFORM_EVAL_EMULATOR_HOST"] = f"127.0.0.1:{port}"
-        try:
-            with Client() as client:
-                created = client.create_set(display_name="from the cli", items=[])
-                assert client.get_set(created.id).display_name == "from the cli"
-        finally:
-            if env_backup is None:
-                os.environ.pop("PLATFORM_EVAL_EMULATOR_HOST")
-            else:
-                os.environ["PLATFORM_EVAL_EMULATOR_HOST"] = env_backup
-    finally:
-        process.terminate()
-        out, err = process.communicate(timeout=20)
-    assert f"PLATFORM_EVAL_EMULATOR_HOST=127.0.0.1:{port}" in out
-    assert "Traceback" not in err
+    with cli_emulator("--db", str(db)) as running:
+        monkeypatch.setenv("PLATFORM_EVAL_EMULATOR_HOST", f"127.0.0.1:{running.port}")
+        with Client() as client:
+            created = client.create_set(display_name="from the cli", items=[])
+            assert client.get_set(created.id).display_name == "from the cli"
+    assert f"PLATFORM_EVAL_EMULATOR_HOST=127.0.0.1:{running.port}" in running.out
+    assert "Traceback" not in running.err
     assert db.exists()
 
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
 from typing import Any
 
 import httpx
 import pytest
+from conftest import cli_emulator
 from factories import request_item
 
 from platform_eval import Client
@@ -73,41 +70,15 @@ def test_binding_beyond_loopback_warns() -> None:
     assert token_warning and "clear text" in token_warning
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_the_cli_warns_and_takes_the_token_from_the_environment() -> None:
-    port = _free_port()
     env = {**os.environ, "PLATFORM_EVAL_EMULATOR_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "platform_eval.cli", "emulator", "start", "--host"]
-    process = subprocess.Popen(
-        [*command, "0.0.0.0", "--port", str(port), "--log-level", "warning"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                response = httpx.get(f"http://127.0.0.1:{port}/_emulator/health")
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "emulator did not start"
-                time.sleep(0.1)
-        assert response.status_code == 401
+    with cli_emulator("--host", "0.0.0.0", env=env) as running:
+        assert httpx.get(f"{running.url}/_emulator/health").status_code == 401
         authorized = {"authorization": f"Bearer {TOKEN}"}
-        health = httpx.get(f"http://127.0.0.1:{port}/_emulator/health", headers=authorized)
+        health = httpx.get(f"{running.url}/_emulator/health", headers=authorized)
         assert health.status_code == 200
-    finally:
-        process.terminate()
-        out, err = process.communicate(timeout=20)
-    assert "warning: serving on 0.0.0.0" in err and "clear text" in err
-    assert TOKEN not in out + err
+    assert "warning: serving on 0.0.0.0" in running.err and "clear text" in running.err
+    assert TOKEN not in running.out + running.err
 
 
 def _put(emulator: Emulator, bucket: str, name: str, payload: Any, project: str) -> httpx.Response:

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import FAST_RETRY
+from conftest import FAST_RETRY, free_port
 from factories import request_item
 
 from platform_eval import Client, RetryPolicy, errors
@@ -80,12 +80,7 @@ def test_lost_create_of_sets_and_runs_is_not_duplicated(client: Any, emulator: E
 
 
 def test_connection_refused_is_an_api_connection_error() -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    client = Client(api_endpoint=f"http://127.0.0.1:{port}", retry=FAST_RETRY)
+    client = Client(api_endpoint=f"http://127.0.0.1:{free_port()}", retry=FAST_RETRY)
     with client, pytest.raises(errors.APIConnectionError, match="could not reach"):
         client.get_item("1")
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-import socket
 
 import pytest
-from conftest import FAST_RETRY
+from conftest import FAST_RETRY, free_port
 from factories import request_item
 from google.oauth2.credentials import Credentials
 
@@ -52,11 +51,11 @@ def test_token_is_sent_but_never_shown(
 
 
 def test_connection_errors_do_not_carry_the_token() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     client = Client(
-        "p", api_endpoint=f"http://127.0.0.1:{port}", credentials=_credentials(), retry=FAST_RETRY
+        "p",
+        api_endpoint=f"http://127.0.0.1:{free_port()}",
+        credentials=_credentials(),
+        retry=FAST_RETRY,
     )
     with client, pytest.raises(errors.APIConnectionError) as caught:
         client.get_item("1")
