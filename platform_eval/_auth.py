@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -122,7 +124,18 @@ def may_carry_token(url: str, trusted_plain_hosts: frozenset[str]) -> bool:
     Only over https, or in clear text to a loopback address or an emulator the user named
     (``PLATFORM_EVAL_EMULATOR_HOST``): anything else would send it readable off the machine.
     """
-    parsed = httpx.URL(url)
+    origin = _ORIGIN.match(url)
+    return _origin_may_carry_token(origin.group(0) if origin else url, trusted_plain_hosts)
+
+
+#: scheme://host[:port] of a URL: the decision depends on nothing else, so it is made once per
+#: origin rather than parsed again on every request.
+_ORIGIN = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+
+
+@functools.lru_cache(maxsize=64)
+def _origin_may_carry_token(origin: str, trusted_plain_hosts: frozenset[str]) -> bool:
+    parsed = httpx.URL(origin)
     if parsed.scheme == "https":
         return True
     if parsed.scheme != "http":
