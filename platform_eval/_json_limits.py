@@ -18,6 +18,22 @@ MAX_DEPTH = 100
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
 
 
+TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep; no format or resource is"
+LONE_SURROGATE = "holds an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape): not valid Unicode"
+
+
+def limit_problem(value: Any, text: str) -> tuple[str, str] | None:
+    """(JSON path, what is wrong) when parsed JSON breaks a limit, else None.
+
+    ``text`` is what ``value`` was parsed from: surrogates are only looked for when it has an
+    escape that could make one.
+    """
+    if depth_exceeds(value):
+        return "$", TOO_DEEP
+    where = lone_surrogate_path(value) if may_hold_surrogates(text) else None
+    return (where, LONE_SURROGATE) if where is not None else None
+
+
 def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
     """True when lists and objects nest more than ``limit`` levels (iterative: never recurses).
 
@@ -38,10 +54,8 @@ def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def may_hold_surrogates(text: str | bytes) -> bool:
-    """A cheap pre-check on the raw JSON: only escapes can produce lone surrogates."""
-    if isinstance(text, bytes):
-        return _SURROGATE_ESCAPE.search(text.decode("ascii", "ignore")) is not None
+def may_hold_surrogates(text: str) -> bool:
+    """A cheap pre-check on the JSON text: only escapes can produce lone surrogates."""
     return _SURROGATE_ESCAPE.search(text) is not None
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 
-from .._json_limits import MAX_DEPTH, depth_exceeds, lone_surrogate_path, may_hold_surrogates
+from .._json_limits import TOO_DEEP, limit_problem
 from .backend import ApiError
 
 #: Bodies above this are refused with INVALID_ARGUMENT naming the limit; ``--max-body-mb``
@@ -59,19 +59,14 @@ def parse_json(raw: bytes, *, what: str = "the request body") -> Any:
         ) from None
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
+        problem = limit_problem(value, text)
     except RecursionError:
-        raise _too_deep(what) from None
+        problem = "$", TOO_DEEP
     except ValueError as exc:
         raise ApiError("INVALID_ARGUMENT", f"{what} is not valid JSON: {exc}") from None
-    where = lone_surrogate_path(value) if may_hold_surrogates(raw) else None
-    if where is not None:
-        raise ApiError(
-            "INVALID_ARGUMENT",
-            f"{what} holds an unpaired UTF-16 surrogate escape at {where}; strings must be "
-            "valid Unicode",
-        )
-    if depth_exceeds(value):
-        raise _too_deep(what)
+    if problem is not None:
+        where, message = problem
+        raise ApiError("INVALID_ARGUMENT", f"{what} at {where}: {message}")
     return value
 
 
@@ -84,7 +79,3 @@ def parse_json_object(raw: bytes, *, what: str = "the request body") -> dict[str
             "INVALID_ARGUMENT", f"{what} must be a JSON object, not {type(value).__name__}"
         )
     return value
-
-
-def _too_deep(what: str) -> ApiError:
-    return ApiError("INVALID_ARGUMENT", f"{what} is nested more than {MAX_DEPTH} levels deep")

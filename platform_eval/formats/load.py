@@ -11,13 +11,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from .._json_limits import (
-    MAX_DEPTH,
-    depth_exceeds,
-    lone_surrogate_path,
-    may_hold_surrogates,
-    size_exceeds,
-)
+from .._json_limits import TOO_DEEP, limit_problem, size_exceeds
 from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .config import EvalConfig, parse_eval_config
@@ -74,18 +68,11 @@ def read_data(path: str | Path) -> Any:
         raise FormatError([Problem(file, "$", f"cannot read: {exc}")]) from None
     try:
         data = _parse(text, Path(path).suffix.lower(), file)
-        too_deep = depth_exceeds(data)
+        problem = limit_problem(data, text)
     except RecursionError:
-        too_deep = True
-    if too_deep:
-        raise FormatError(
-            [Problem(file, "$", f"nested more than {MAX_DEPTH} levels deep; no format we read is")]
-        )
-    where = lone_surrogate_path(data) if may_hold_surrogates(text) else None
-    if where is not None:
-        raise FormatError(
-            [Problem(file, where, "holds an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)")]
-        )
+        problem = "$", TOO_DEEP
+    if problem is not None:
+        raise FormatError([Problem(file, *problem)])
     return data
 
 
