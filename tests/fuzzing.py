@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +34,18 @@ def exercise(path: Path) -> None:
         loaded = formats.load(path)
     except PlatformEvalError:
         return
-    for step in _steps_for(loaded.kind):
-        with contextlib.suppress(PlatformEvalError):
-            step(path)
+    with contextlib.suppress(PlatformEvalError):
+        _steps_for(loaded.kind)(path)
 
 
-def _steps_for(kind: Kind) -> list[Any]:
+def _steps_for(kind: Kind) -> Callable[[Path], Any]:
     if kind in (Kind.EVAL_SET, Kind.LEGACY_TEST, Kind.LEGACY_EVAL_SET):
-        return [_eval_set_steps]
+        return _eval_set_steps
     if kind == Kind.DATASET:
-        return [_dataset_steps]
+        return _dataset_steps
     if kind == Kind.EVAL_CONFIG:
-        return [formats.load_eval_config]
-    return [_trace_steps]
+        return formats.load_eval_config
+    return _trace_steps
 
 
 def _eval_set_steps(path: Path) -> None:
