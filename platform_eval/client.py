@@ -7,6 +7,7 @@ Each method accepts a full resource name or a bare id, and typed objects or plai
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -56,7 +57,7 @@ class _ClientBase:
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
-        if not timeout > 0 or timeout == float("inf"):
+        if not 0 < timeout < math.inf:  # NaN fails this too
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self._settings: Settings = resolve_settings(
             project=project,
