@@ -20,8 +20,8 @@ from ._config import Settings, resolve_settings
 from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
 from ._retry import RetryPolicy
-from ._transport import AsyncTransport, SyncTransport, TransportConfig
-from .errors import PlatformEvalError, WaitTimeoutError
+from ._transport import ApiCall, AsyncTransport, SyncTransport, TransportConfig
+from .errors import ConfigurationError, PlatformEvalError, WaitTimeoutError
 from .types import (
     EvaluationItem,
     EvaluationItemType,
@@ -101,6 +101,16 @@ class _ClientBase:
     @property
     def is_emulator(self) -> bool:
         return self._settings.emulator
+
+    def _recorded_telemetry(self) -> Op[list[dict[str, Any]]]:
+        if not self.is_emulator:
+            raise ConfigurationError(
+                "recorded telemetry comes from the emulator's OTLP receiver; this client points "
+                f"at {self.api_endpoint}, not at an emulator"
+            )
+        url = f"{self.api_endpoint.rstrip('/')}/_emulator/otlp"
+        call = ApiCall("GET", "_emulator/otlp", url=url, resource="recorded telemetry")
+        return Op(call, lambda body: body if isinstance(body, list) else [])
 
     def to_async(self) -> AsyncClient:
         """A new AsyncClient with this client's project, endpoint, credentials and retries.
@@ -209,6 +219,11 @@ class Client(_ClientBase):
 
     def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> Pager[T]:
         return Pager(lambda token: self._run(page_op(token)))
+
+    def recorded_telemetry(self) -> list[dict[str, Any]]:
+        """The OTLP exports the emulator received at ``/v1/traces`` and ``/v1/logs``, in order,
+        as OTLP JSON (``traces.records_from_data`` reads them). Emulator only."""
+        return self._run(self._recorded_telemetry())
 
     # -- evaluationItems ------------------------------------------------------------------
 
@@ -381,6 +396,10 @@ class AsyncClient(_ClientBase):
 
     def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> AsyncPager[T]:
         return AsyncPager(lambda token: self._run(page_op(token)))
+
+    async def recorded_telemetry(self) -> list[dict[str, Any]]:
+        """The OTLP exports the emulator received (``Client.recorded_telemetry``)."""
+        return await self._run(self._recorded_telemetry())
 
     # -- evaluationItems ------------------------------------------------------------------
 

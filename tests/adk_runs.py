@@ -12,7 +12,7 @@ import os
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
@@ -20,22 +20,58 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
-from opentelemetry import trace
+from opentelemetry import _logs, trace
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+try:
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
+except ImportError:  # the SDK of older google-adk versions (tools/record_adk.py runs on them)
+    from opentelemetry.sdk._logs.export import (  # type: ignore[attr-defined,no-redef]
+        InMemoryLogExporter as InMemoryLogRecordExporter,
+    )
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk._logs import ReadableLogRecord
+
 _EXPORTER = InMemorySpanExporter()
+_LOG_EXPORTER = InMemoryLogRecordExporter()
 _installed = False
+#: Processors tests add for one run (an OTLP exporter to the emulator), removed after it.
+_extra_span_processors: list[Any] = []
+_extra_log_processors: list[Any] = []
+
+
+class _Fanout:
+    """A processor that forwards to whatever the current run added (providers are global)."""
+
+    def __init__(self, targets: list[Any]) -> None:
+        self.targets = targets
+
+    def __getattr__(self, name: str) -> Any:
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            for target in self.targets:
+                getattr(target, name)(*args, **kwargs)
+            return True
+
+        return forward
 
 
 def _install() -> None:
-    # The global tracer provider can be set once per process; ADK's tracers follow it.
+    # The global tracer and logger providers can be set once per process; ADK follows them.
     global _installed
     if not _installed:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+        provider.add_span_processor(_Fanout(_extra_span_processors))  # type: ignore[arg-type]
         trace.set_tracer_provider(provider)
+        logs = LoggerProvider()
+        logs.add_log_record_processor(SimpleLogRecordProcessor(_LOG_EXPORTER))
+        logs.add_log_record_processor(_Fanout(_extra_log_processors))  # type: ignore[arg-type]
+        _logs.set_logger_provider(logs)
         _installed = True
 
 
@@ -126,18 +162,36 @@ def _env(values: dict[str, str | None]) -> Iterator[None]:
 class Recording:
     spans: list[ReadableSpan]
     session: dict[str, Any]
+    logs: list[ReadableLogRecord]
 
     def otlp_json(self) -> dict[str, Any]:
         return to_otlp_json(self.spans)
 
+    def otlp_logs_json(self) -> dict[str, Any]:
+        return to_otlp_logs_json(self.logs)
 
-def record(*, schema: int, content: bool, sub_agent: bool = False, turns: int = 3) -> Recording:
-    """Runs the agent for ``turns`` user messages and returns its spans and session."""
+
+def record(
+    *,
+    schema: int,
+    content: bool | str,
+    sub_agent: bool = False,
+    turns: int = 3,
+    span_processors: list[Any] | None = None,
+    log_processors: list[Any] | None = None,
+) -> Recording:
+    """Runs the agent for ``turns`` user messages and returns its spans, logs and session.
+
+    ``content``: for schema 2, True is ``SPAN_ONLY``, or a capture mode by name (``EVENT_ONLY``,
+    the mode ``true`` means, writes content to log records only). ``span_processors`` and
+    ``log_processors`` also receive this run's telemetry (an OTLP exporter, say).
+    """
     _install()
     if schema == 2:
+        mode = content if isinstance(content, str) else "SPAN_ONLY" if content else None
         env = {
             "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": None,
-            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY" if content else None,
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": mode,
         }
     else:
         env = {
@@ -146,9 +200,18 @@ def record(*, schema: int, content: bool, sub_agent: bool = False, turns: int = 
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": None,
         }
     _EXPORTER.clear()
-    with _env(env):
-        session = asyncio.run(_run(_agents(sub_agent), QUESTIONS[:turns]))
-    return Recording(list(_EXPORTER.get_finished_spans()), session)
+    _LOG_EXPORTER.clear()
+    _extra_span_processors[:] = span_processors or []
+    _extra_log_processors[:] = log_processors or []
+    try:
+        with _env(env):
+            session = asyncio.run(_run(_agents(sub_agent), QUESTIONS[:turns]))
+    finally:
+        _extra_span_processors.clear()
+        _extra_log_processors.clear()
+    return Recording(
+        list(_EXPORTER.get_finished_spans()), session, list(_LOG_EXPORTER.get_finished_logs())
+    )
 
 
 async def _run(agent: LlmAgent, questions: list[str]) -> dict[str, Any]:
@@ -166,6 +229,8 @@ async def _run(agent: LlmAgent, questions: list[str]) -> dict[str, Any]:
 
 
 def _any_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": _attributes(value)}}
     if isinstance(value, bool):
         return {"boolValue": value}
     if isinstance(value, int):
@@ -216,6 +281,32 @@ def to_otlp_json(spans: list[ReadableSpan]) -> dict[str, Any]:
                     {"scope": {"name": name}, "spans": raw_spans}
                     for name, raw_spans in by_scope.items()
                 ],
+            }
+        ]
+    }
+
+
+def to_otlp_logs_json(logs: list[ReadableLogRecord]) -> dict[str, Any]:
+    """Log records in the OTLP JSON encoding, as the collector's file exporter writes them."""
+    records = []
+    for log in logs:
+        record = log.log_record
+        raw: dict[str, Any] = {
+            "timeUnixNano": str(record.timestamp or record.observed_timestamp or 0),
+            "attributes": _attributes(record.attributes),
+            "traceId": format(record.trace_id or 0, "032x"),
+            "spanId": format(record.span_id or 0, "016x"),
+        }
+        if record.event_name:
+            raw["eventName"] = record.event_name
+        if record.body is not None:
+            raw["body"] = _any_value(record.body)
+        records.append(raw)
+    return {
+        "resourceLogs": [
+            {
+                "resource": {"attributes": _attributes({"service.name": "weather_app"})},
+                "scopeLogs": [{"scope": {"name": "google.adk"}, "logRecords": records}],
             }
         ]
     }

@@ -352,3 +352,45 @@ def test_rouge_as_the_official_client_sends_it(name: str, sent: str, canonical: 
 def test_the_latest_rubric_metric_names_of_the_official_client_resolve() -> None:
     for name in ("general_quality_v2", "final_response_quality_v2", "instruction_following_v2"):
         assert metrics.resolve(t.EvaluationRunMetric(metric=name)).name == name
+
+
+def test_turns_that_do_not_line_up_are_not_evaluated() -> None:
+    golden = {
+        "agentData": agent_data(
+            [user("Weather in Paris?"), call("get_weather", city="Paris"), reply("Sunny.")],
+            [user("And Oslo?"), call("get_weather", city="Oslo"), reply("Rain.")],
+        )
+    }
+    aligned = {
+        "candidate": "aligned",
+        "agentData": agent_data(
+            [user("weather in  PARIS?"), call("get_weather", city="Paris"), reply("Sunny.")],
+            [user("And Oslo?"), call("get_weather", city="Oslo"), reply("Rain.")],
+        ),
+    }
+    # The same two turns, recorded in the other order: turn 1 must not meet the golden's turn 1.
+    reordered = {
+        "candidate": "reordered",
+        "agentData": agent_data(
+            [user("And Oslo?"), call("get_weather", city="Oslo"), reply("Rain.")],
+            [user("Weather in Paris?"), call("get_weather", city="Paris"), reply("Sunny.")],
+        ),
+    }
+    longer = {
+        "candidate": "longer",
+        "agentData": agent_data(
+            [user("Weather in Paris?"), call("get_weather", city="Paris"), reply("Sunny.")],
+            [user("And Oslo?"), call("get_weather", city="Oslo"), reply("Rain.")],
+            [user("Thanks"), reply("You're welcome.")],
+        ),
+    }
+    request = _request(golden, aligned, reordered, longer, prompt=None)
+    for name in ("tool_trajectory_avg_score", "response_match_score"):
+        assert _score(name, request) == [1.0, None, None]
+    spec = metrics.resolve(t.EvaluationRunMetric(metric="tool_trajectory_avg_score"))
+    _, misaligned, extra = metrics.evaluate_request([spec], request)
+    assert misaligned.explanation == (
+        "not evaluated: turn 1 does not line up: the candidate's user message is 'And Oslo?', "
+        "the goldenResponse's 'Weather in Paris?'"
+    )
+    assert "the candidate has 3 turns and the goldenResponse 2" in (extra.explanation or "")

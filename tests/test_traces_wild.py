@@ -159,6 +159,30 @@ def test_openinference_claude_agent_sdk_with_sub_agents() -> None:
     assert {a for a, k, w in events if k == "call" and w[0] == "Bash"} == {"Agent"}
     assert [w[0] for _, k, w in events if k == "call"].count("Agent") == 3
     assert _final(conversation).startswith("New York is 89°F and Seattle is 72°F.")
+    # The query span's six output messages are the turn, in order, its texts between the
+    # calls kept; each sub-agent's work sits between its call and its response.
+    shape = [(a, k, w if k == "text" else w[0]) for a, k, w in events]
+    query, sub = "ClaudeAgentSDK.query", "Agent"
+    assert [(a, k, w[:20] if k == "text" else w) for a, k, w in shape] == [
+        ("user", "text", "Look up the weather "),
+        (query, "text", "I'll look up the wea"),
+        (query, "call", "Agent"),
+        (sub, "call", "Bash"),
+        (sub, "response", "Bash"),
+        (query, "response", "Agent"),
+        (query, "call", "Agent"),
+        (sub, "call", "Bash"),
+        (sub, "response", "Bash"),
+        (query, "response", "Agent"),
+        (query, "text", "Got both temperature"),
+        (query, "call", "Agent"),
+        (sub, "call", "Bash"),
+        (sub, "response", "Bash"),
+        (query, "response", "Agent"),
+        (query, "text", "New York is 89°F and"),
+    ]
+    bash = [w for a, k, w in events if k == "call" and w[0] == "Bash"]
+    assert "New York" in bash[0][1]["command"] and "Seattle" in bash[1][1]["command"]
 
 
 @pytest.mark.corpus

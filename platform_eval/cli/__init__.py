@@ -17,10 +17,11 @@ from typing import Any
 from google.api_core import exceptions as core
 
 from .._version import __version__
-from ..errors import PlatformEvalError
+from ..errors import ConfigurationError, PlatformEvalError
 from ..formats import FormatError
 from ._common import EXIT_FAILED, EXIT_USAGE, FORMATS, UsageError, error
 from ._target import TargetOptions, open_target
+from ._traces import wants_emulator
 
 EXAMPLES = """\
 examples:
@@ -60,7 +61,12 @@ def _add(
 
 
 def _trace_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--traces", nargs="+", metavar="PATH", help="traces or session exports")
+    parser.add_argument(
+        "--traces",
+        nargs="+",
+        metavar="PATH",
+        help="trace files or folders, session exports, or emulator: (what it received over OTLP)",
+    )
     parser.add_argument("--candidate", default="agent", help="candidate name (default agent)")
     parser.add_argument("--mapping", help="JSON file: conversation id -> eval id")
 
@@ -122,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
         "platform-eval convert-traces spans.json --out agent_data.json",
         data.convert_traces,
     )
-    p.add_argument("traces", nargs="+", metavar="TRACE")
+    p.add_argument("traces", nargs="+", metavar="TRACE", help="files, folders or emulator:")
     p.add_argument("--out", help="file to write (default stdout)")
 
     p = _add(
@@ -258,7 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="platform-eval: %(levelname)s: %(message)s",
     )
     try:
-        if getattr(args, "needs_target", False):
+        # convert-traces reads local files, and the emulator only for ``emulator:``.
+        if getattr(args, "needs_target", False) or wants_emulator(getattr(args, "traces", None)):
             options = TargetOptions(args.project, args.location, args.endpoint, args.quiet)
             with open_target(options) as target:
                 return int(args.handler(args, target))
@@ -272,7 +279,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except (UsageError, FormatError, FileNotFoundError, IsADirectoryError) as exc:
+    except (
+        UsageError,
+        FormatError,
+        ConfigurationError,
+        FileNotFoundError,
+        IsADirectoryError,
+    ) as exc:
         return _fail(args, exc, EXIT_USAGE)
     except core.ClientError as exc:
         return _fail(args, exc, EXIT_USAGE)

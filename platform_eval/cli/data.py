@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 from .. import formats, metrics
-from ..traces import conversations_from, load_conversations
+from ..target import Target
+from ..traces import Conversation, conversations_from, load_traces
 from ._common import EXIT_OK, EXIT_USAGE, emit, error, note
+from ._traces import trace_sources
 
 
 def _files(paths: list[str]) -> list[Path]:
@@ -81,19 +83,22 @@ def migrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def convert_traces(args: argparse.Namespace) -> int:
+def convert_traces(args: argparse.Namespace, target: Target | None = None) -> int:
     conversations = []
-    for trace in args.traces:
-        for conversation in load_conversations(trace):
-            for line in conversation.notes:
-                note(f"{trace}: {conversation.id}: {line}", quiet=args.quiet)
-            conversations.append(
-                {
-                    "id": conversation.id,
-                    "source": conversation.source,
-                    "agentData": conversation.agent_data.to_wire(),
-                }
-            )
+    sources = trace_sources(args.traces, target) or []
+    read = [s for s in sources if isinstance(s, Conversation)]
+    # Files are one recording, as for upload and run: spans and their logs may be apart.
+    read += load_traces([s for s in sources if not isinstance(s, Conversation)])
+    for conversation in read:
+        for line in conversation.notes:
+            note(f"{conversation.source}: {conversation.id}: {line}", quiet=args.quiet)
+        conversations.append(
+            {
+                "id": conversation.id,
+                "source": conversation.source,
+                "agentData": conversation.agent_data.to_wire(),
+            }
+        )
     emit(json.dumps(conversations, indent=2, ensure_ascii=False) + "\n", args.out)
     if args.out:
         note(f"{len(conversations)} conversations written to {args.out}", quiet=args.quiet)

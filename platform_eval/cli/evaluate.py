@@ -16,6 +16,7 @@ from ..results import RunResults, compare, fetch_results
 from ..target import Target
 from ..types import EvaluationItem, EvaluationRun
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
+from ._traces import trace_sources
 
 
 def _upload_progress(quiet: bool) -> Any:
@@ -68,11 +69,12 @@ def _mapping(path: str | None) -> dict[str, str] | None:
 def upload(args: argparse.Namespace, target: Target) -> int:
     report = jobs.UploadReport()
     progress = _upload_progress(args.quiet)
-    if args.traces:
+    traces = trace_sources(args.traces, target)
+    if traces:
         evaluation_set = jobs.upload_traces(
             target.client,
             args.evalset,
-            args.traces,
+            traces,
             candidate=args.candidate,
             mapping=_mapping(args.mapping),
             on_progress=progress,
@@ -229,7 +231,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
         evaluation = jobs.evaluate(
             client,
             eval_set,
-            traces=args.traces or None,
+            traces=trace_sources(args.traces, target),
             metrics=chosen,
             candidate=args.candidate,
             mapping=_mapping(args.mapping),

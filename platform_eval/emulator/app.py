@@ -20,6 +20,7 @@ from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
 from .openapi import openapi_document
+from .otlp import OtlpRoutes
 
 _API_PATH = re.compile(
     r"^/(?P<version>v1beta1|v1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
@@ -72,6 +73,7 @@ class EmulatorApp:
             Route("/_emulator/reset", self.reset, methods=["POST"]),
             Route("/_emulator/faults", self.fault_control, methods=["GET", "POST", "DELETE"]),
             *GcsRoutes(objects, max_body_bytes).routes(),
+            *OtlpRoutes(backend.store, max_body_bytes).routes(),
             Route("/{path:path}", self.api, methods=["GET", "POST", "PATCH", "DELETE"]),
         ]
         # A bug must still answer in the API's error shape (the traceback goes to the log).

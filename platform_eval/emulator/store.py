@@ -40,6 +40,11 @@ CREATE TABLE IF NOT EXISTS objects (
     generation INTEGER NOT NULL,
     PRIMARY KEY (bucket, name)
 );
+CREATE TABLE IF NOT EXISTS telemetry (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    signal TEXT NOT NULL,
+    body TEXT NOT NULL
+);
 """
 
 
@@ -187,3 +192,4 @@ class Store:
             db.execute("DELETE FROM objects")
             db.execute("DELETE FROM buckets")
             db.execute("DELETE FROM cancel_requests")
+            db.execute("DELETE FROM telemetry")

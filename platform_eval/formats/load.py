@@ -171,6 +171,11 @@ def _has(data: dict[str, Any], *keys: str) -> bool:
     return any(k in data for k in keys)
 
 
+#: Keys of an OTLP export: spans (OTLP JSON, Tempo's batches) or log records, which carry the
+#: message content of instrumentations that record it as events (ADK 2.x by default).
+_OTLP_KEYS = ("resourceSpans", "resource_spans", "batches", "resourceLogs", "resource_logs")
+
+
 def is_flat_span(row: Any) -> bool:
     """A span as one dict with plain attributes (not inside a resource or a Jaeger trace)."""
     if not isinstance(row, dict):
@@ -188,7 +193,7 @@ def detect(data: Any) -> Kind | None:
         first = next((row for row in data if isinstance(row, dict)), None)
         if first is None:
             return None
-        if _has(first, "resourceSpans", "resource_spans", "batches"):
+        if _has(first, *_OTLP_KEYS):
             return Kind.OTLP_TRACES
         if is_flat_span(first):
             return Kind.SPAN_LIST
@@ -214,7 +219,7 @@ def detect(data: Any) -> Kind | None:
         return Kind.DATASET
     if _has(data, "criteria", "metrics_to_run"):
         return Kind.EVAL_CONFIG
-    if _has(data, "resourceSpans", "resource_spans", "batches"):
+    if _has(data, *_OTLP_KEYS):
         return Kind.OTLP_TRACES
     if isinstance(data.get("trace"), dict) and _has(
         data["trace"], "resourceSpans", "resource_spans", "batches"

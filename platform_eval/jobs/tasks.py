@@ -20,7 +20,7 @@ from ..formats import adk
 from ..formats.config import EvalConfig
 from ..formats.convert import ConversionReport, case_to_item
 from ..formats.load import load_eval_config, load_eval_set
-from ..traces import Conversation, MatchReport, load_conversations, match_conversations
+from ..traces import Conversation, MatchReport, load_traces, match_conversations
 from ..types import (
     CandidateResponse,
     EvaluationItem,
@@ -283,11 +283,10 @@ def _traces_job(
     report: UploadReport | None = None,
 ) -> _Upload:
     eval_set, where = _eval_set(eval_set_source)
-    conversations: list[Conversation] = []
-    for trace in traces:
-        conversations.extend(
-            [trace] if isinstance(trace, Conversation) else load_conversations(trace)
-        )
+    conversations = [t for t in traces if isinstance(t, Conversation)]
+    # Files are read as one recording: a session's traces, or spans and the log records with
+    # their content, may be in different files.
+    conversations += load_traces([t for t in traces if not isinstance(t, Conversation)])
     for conversation in conversations:
         # What a trace reader could not read is said per conversation, never dropped silently.
         for note in conversation.notes:

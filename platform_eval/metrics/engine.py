@@ -51,7 +51,26 @@ def aligned_invocations(subject: Subject) -> list[tuple[Invocation, Invocation]]
             f"the candidate has {len(actual)} turns and the goldenResponse {len(expected)}; "
             "per-turn metrics need the same number"
         )
-    return list(zip(actual, expected, strict=True))
+    pairs = list(zip(actual, expected, strict=True))
+    for index, (turn, golden_turn) in enumerate(pairs, 1):
+        said, asked = turn.user_text, golden_turn.user_text
+        if _said(said) and _said(asked) and _said(said) != _said(asked):
+            # A recorded session whose turns are not the eval case's (reordered, another
+            # conversation): scoring turn by turn would compare answers to other questions.
+            raise NotEvaluatedError(
+                f"turn {index} does not line up: the candidate's user message is "
+                f"{_short(said)!r}, the goldenResponse's {_short(asked)!r}"
+            )
+    return pairs
+
+
+def _said(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _result(

@@ -4,9 +4,12 @@
 ``/run``, or OpenTelemetry spans in any container ``containers`` reads (Jaeger, OTLP JSON,
 JSONL or protobuf, Tempo, flat span lists, the console exporter's output) and any dialect
 ``dialects`` translates (ADK, the GenAI semantic conventions, OpenInference, ...);
-``match_conversations`` pairs them with eval cases.
+``load_traces(paths)`` reads several files (or directories of them) as one recording, so the
+traces of one session, or spans and the log records that carry their content, may sit in
+different files. ``match_conversations`` pairs them with eval cases.
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +17,16 @@ from ..formats._problems import FormatError, Problem
 from ..formats.load import TRACE_KINDS, Kind, check_file_size, detect, read_data
 from ._conversation import Conversation
 from .adk_session import session_to_conversation
-from .containers import Span, SpanEvent, spans_from_data, spans_from_protobuf
+from .containers import (
+    LogRecord,
+    Records,
+    Span,
+    SpanEvent,
+    records_from_data,
+    records_from_protobuf,
+    spans_from_data,
+    spans_from_protobuf,
+)
 from .matching import Match, MatchReport, match_conversations
 from .otel import spans_to_conversations
 
@@ -22,18 +34,86 @@ from .otel import spans_to_conversations
 PROTOBUF_SUFFIXES = (".pb", ".binpb", ".protobuf")
 
 
+_SPAN_KINDS = (Kind.JAEGER_TRACES, Kind.OTLP_TRACES, Kind.SPAN_LIST)
+
+#: Suffixes a directory of traces is read for.
+TRACE_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", *PROTOBUF_SUFFIXES)
+
+
 def load_conversations(path: str | Path) -> list[Conversation]:
     """Every conversation recorded in a session export, an event list or a trace file."""
-    source = str(path)
-    if Path(path).suffix.lower() in PROTOBUF_SUFFIXES:
-        try:
-            check_file_size(Path(path))
-            payload = Path(path).read_bytes()
-        except OSError as exc:
-            raise FormatError([Problem(source, "$", f"cannot read: {exc}")]) from None
-        return spans_to_conversations(spans_from_protobuf(payload, source), source)
-    data = read_data(path)
-    return conversations_from(data, detect(data), source)
+    return load_traces([path])
+
+
+def trace_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The files named, with each directory replaced by the trace files under it, sorted."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found += sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TRACE_SUFFIXES
+            )
+        else:
+            found.append(path)
+    return found
+
+
+def load_traces(paths: Sequence[str | Path]) -> list[Conversation]:
+    """Every conversation in these files, read as one recording.
+
+    Session exports and event lists are conversations of their own. The spans and log records
+    of all trace files are read together: a session's traces are one conversation whichever
+    file holds them, and log records find their spans in another file. Raises FormatError for
+    a file that is none of these, or trace files that hold no conversation.
+    """
+    conversations: list[Conversation] = []
+    records = Records()
+    sources: list[str] = []
+    for path in trace_files(paths):
+        source = str(path)
+        if path.suffix.lower() in PROTOBUF_SUFFIXES:
+            try:
+                check_file_size(path)
+                payload = path.read_bytes()
+            except OSError as exc:
+                raise FormatError([Problem(source, "$", f"cannot read: {exc}")]) from None
+            records.extend(records_from_protobuf(payload, source))
+            sources.append(source)
+            continue
+        data = read_data(path)
+        kind = detect(data)
+        if kind in _SPAN_KINDS:
+            records.extend(records_from_data(data, source))
+            sources.append(source)
+        else:
+            conversations += conversations_from(data, kind, source)
+    if sources:
+        conversations += _span_conversations(records, ", ".join(sources))
+    return conversations
+
+
+def _span_conversations(records: Records, source: str) -> list[Conversation]:
+    spans, orphans = records.joined()
+    if not spans and orphans:
+        raise FormatError(
+            [
+                Problem(
+                    source,
+                    "$",
+                    f"{len(orphans)} log records and no spans: log records carry content for "
+                    "the spans they were emitted in, so pass the file of those spans too",
+                )
+            ]
+        )
+    conversations = spans_to_conversations(spans, source)
+    if orphans:
+        for conversation in conversations:
+            conversation.notes.append(
+                f"{len(orphans)} log records were emitted in spans that are in none of the "
+                "files read; what they carry is not used"
+            )
+    return conversations
 
 
 def conversations_from(data: Any, kind: Kind | None, source: str) -> list[Conversation]:
@@ -43,7 +123,7 @@ def conversations_from(data: Any, kind: Kind | None, source: str) -> list[Conver
     if kind == Kind.ADK_EVENTS:
         return [session_to_conversation({"id": Path(source).stem, "events": data}, source=source)]
     if kind in TRACE_KINDS:
-        return spans_to_conversations(spans_from_data(data, source), source)
+        return _span_conversations(records_from_data(data, source), source)
     raise FormatError(
         [
             Problem(
@@ -58,16 +138,23 @@ def conversations_from(data: Any, kind: Kind | None, source: str) -> list[Conver
 
 __all__ = [
     "PROTOBUF_SUFFIXES",
+    "TRACE_SUFFIXES",
     "Conversation",
+    "LogRecord",
     "Match",
     "MatchReport",
+    "Records",
     "Span",
     "SpanEvent",
     "conversations_from",
     "load_conversations",
+    "load_traces",
     "match_conversations",
+    "records_from_data",
+    "records_from_protobuf",
     "session_to_conversation",
     "spans_from_data",
     "spans_from_protobuf",
     "spans_to_conversations",
+    "trace_files",
 ]

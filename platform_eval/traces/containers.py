@@ -2,7 +2,9 @@
 
 Read here: Jaeger JSON (``{"data": [{"traceID", "spans"}]}``); OTLP JSON (``{"resourceSpans"}``,
 one object, a list of them or one per line) and OTLP protobuf (``ExportTraceServiceRequest``
-bytes, with the ``opentelemetry-proto`` package); Grafana Tempo's ``{"batches"}`` and
+bytes, with the ``opentelemetry-proto`` package); OTLP log records (``{"resourceLogs"}``), which
+become events of the span they were emitted in (ADK 2.x records message content there by
+default); Grafana Tempo's ``{"batches"}`` and
 ``{"trace": ...}``; flat span lists (ADK's dev-UI ``/debug/trace``, VeADK and Strands Evals
 dumps, the OpenTelemetry console exporter's objects, AWS ADOT ``{"session_id", "spans"}``).
 
@@ -14,6 +16,7 @@ exporter does) is kept once.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -44,6 +47,54 @@ class Span:
     @property
     def operation(self) -> str:
         return str(self.attributes.get("gen_ai.operation.name") or self.name.split(" ", 1)[0])
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """An OTLP log record emitted inside a span: an event of that span, written apart from it."""
+
+    trace_id: str
+    span_id: str
+    event: SpanEvent
+
+
+@dataclass
+class Records:
+    """What trace files hold: spans, and log records that belong to them."""
+
+    spans: list[Span] = field(default_factory=list)
+    logs: list[LogRecord] = field(default_factory=list)
+
+    def extend(self, other: Records) -> None:
+        self.spans.extend(other.spans)
+        self.logs.extend(other.logs)
+
+    def joined(self) -> tuple[list[Span], list[LogRecord]]:
+        """Every span once, each with the events of its log records; and the log records whose
+        span is not among the spans."""
+        seen: set[tuple[str, str]] = set()
+        spans = []
+        for span in self.spans:
+            key = (span.trace_id, span.span_id)
+            if key not in seen:
+                seen.add(key)
+                spans.append(span)
+        by_span: dict[tuple[str, str], list[SpanEvent]] = {}
+        orphans = []
+        for log in self.logs:
+            key = (log.trace_id, log.span_id)
+            if key in seen:
+                by_span.setdefault(key, []).append(log.event)
+            else:
+                orphans.append(log)
+        if by_span:
+            spans = [
+                dataclasses.replace(s, events=(*s.events, *by_span[key]))
+                if (key := (s.trace_id, s.span_id)) in by_span
+                else s
+                for s in spans
+            ]
+        return spans, orphans
 
 
 # -- ids and times -----------------------------------------------------------------------------
@@ -188,6 +239,32 @@ def _otlp_spans(resource_spans: Any, source: str | None, path: str) -> Iterator[
                 )
 
 
+def _otlp_logs(resource_logs: Any, source: str | None, path: str) -> Iterator[LogRecord]:
+    for resource_path, resource in _objects(resource_logs, source, path):
+        key, scopes = _field(resource, "scopeLogs", "scope_logs", "instrumentationLibraryLogs")
+        for scope_path, scope in _objects(scopes, source, f"{resource_path}.{key}"):
+            records_key, records = _field(scope, "logRecords", "log_records")
+            for _, raw in _objects(records, source, f"{scope_path}.{records_key}"):
+                span_id = _hex_id(raw.get("spanId") or raw.get("span_id"), 16)
+                if not span_id:
+                    continue  # a log outside any span is no part of a trace
+                attributes = _otlp_attributes(raw.get("attributes"))
+                body = _otlp_value(raw.get("body"))
+                if body is not None:
+                    attributes.setdefault("body", body)
+                name = _first(raw, "eventName", "event_name") or attributes.get("event.name")
+                when = _first(raw, "timeUnixNano", "time_unix_nano", "observedTimeUnixNano")
+                yield LogRecord(
+                    trace_id=_hex_id(raw.get("traceId") or raw.get("trace_id"), 32),
+                    span_id=span_id,
+                    event=SpanEvent(
+                        str(name or ""),
+                        attributes,
+                        _time_ns(when),
+                    ),
+                )
+
+
 def _jaeger_fields(raw: Any) -> dict[str, Any]:
     """Jaeger tags or log fields (``[{"key", "type", "value"}]``) as a dict."""
     if not isinstance(raw, list):
@@ -286,53 +363,86 @@ def _flat_span(raw: dict[str, Any]) -> Span:
 # -- every container ---------------------------------------------------------------------------
 
 CONTAINERS = (
-    "Jaeger JSON (data[].spans), OTLP JSON (resourceSpans), Tempo (batches or trace), or a list "
-    "of spans (name, span_id, trace_id, attributes)"
+    "Jaeger JSON (data[].spans), OTLP JSON (resourceSpans, resourceLogs), Tempo (batches or "
+    "trace), or a list of spans (name, span_id, trace_id, attributes)"
 )
 
 
-def _spans(data: Any, source: str | None, path: str) -> Iterator[Span]:
+def _records(data: Any, source: str | None, path: str) -> Iterator[Span | LogRecord]:
     if isinstance(data, list):
         for index, entry in enumerate(data):
-            yield from _spans(entry, source, f"{path}[{index}]")
+            yield from _records(entry, source, f"{path}[{index}]")
         return
     if is_flat_span(data):
         yield _flat_span(data)
         return
     if not isinstance(data, dict):
         raise FormatError([Problem(source, path, f"expected {CONTAINERS}")])
+    if not any(k in data for k in _CONTAINER_KEYS) and isinstance(data.get("trace"), dict):
+        yield from _records(data["trace"], source, f"{path}.trace")
+        return
+    found = False
     if "resourceSpans" in data or "resource_spans" in data:
         key, resource_spans = _field(data, "resourceSpans", "resource_spans")
         yield from _otlp_spans(resource_spans, source, f"{path}.{key}")
-    elif "batches" in data:
+        found = True
+    if "resourceLogs" in data or "resource_logs" in data:
+        # The collector's file exporter may write both signals to one file, even one line.
+        key, resource_logs = _field(data, "resourceLogs", "resource_logs")
+        yield from _otlp_logs(resource_logs, source, f"{path}.{key}")
+        found = True
+    if found:
+        return
+    if "batches" in data:
         yield from _otlp_spans(data["batches"], source, f"{path}.batches")
-    elif isinstance(data.get("trace"), dict):
-        yield from _spans(data["trace"], source, f"{path}.trace")
     elif isinstance(data.get("data"), list):
         yield from _jaeger_spans(data["data"], source, f"{path}.data")
     elif isinstance(data.get("spans"), list):
-        yield from _spans(data["spans"], source, f"{path}.spans")
+        yield from _records(data["spans"], source, f"{path}.spans")
     else:
         raise FormatError([Problem(source, path, f"expected {CONTAINERS}")])
 
 
+_CONTAINER_KEYS = ("resourceSpans", "resource_spans", "resourceLogs", "resource_logs", "batches")
+
+
+def records_from_data(data: Any, source: str | None = None) -> Records:
+    """The spans and log records of a parsed trace file, in the order they were written."""
+    records = Records()
+    for record in _records(data, source, "$"):
+        if isinstance(record, Span):
+            records.spans.append(record)
+        else:
+            records.logs.append(record)
+    return records
+
+
 def spans_from_data(data: Any, source: str | None = None) -> list[Span]:
-    """Every span of a parsed trace file, once each, in the order they were written."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for span in _spans(data, source, "$"):
-        key = (span.trace_id, span.span_id)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(span)
-    return out
+    """Every span of a parsed trace file, once each, in the order they were written, with the
+    events of the file's log records emitted in it."""
+    spans, _ = records_from_data(data, source).joined()
+    return spans
 
 
-def spans_from_protobuf(payload: bytes, source: str | None = None) -> list[Span]:
-    """Spans of an OTLP ``ExportTraceServiceRequest`` (or ``TracesData``) in protobuf bytes."""
+def records_from_protobuf(
+    payload: bytes, source: str | None = None, *, logs: bool = False
+) -> Records:
+    """The spans of an OTLP ``ExportTraceServiceRequest`` (or ``TracesData``) in protobuf bytes,
+    or with ``logs`` the log records of an ``ExportLogsServiceRequest``: the bytes do not say
+    which they are, the endpoint or the file they came by does."""
+    return records_from_data(otlp_json_from_protobuf(payload, source, logs=logs), source)
+
+
+def otlp_json_from_protobuf(
+    payload: bytes, source: str | None = None, *, logs: bool = False
+) -> dict[str, Any]:
+    """An OTLP protobuf export (``records_from_protobuf``) in OTLP JSON."""
     try:
         from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+        from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+            ExportLogsServiceRequest,
+        )
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
             ExportTraceServiceRequest,
         )
@@ -347,13 +457,17 @@ def spans_from_protobuf(payload: bytes, source: str | None = None) -> list[Span]
                 )
             ]
         ) from None
-    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
-
-    request = ExportTraceServiceRequest()
+    request = ExportLogsServiceRequest() if logs else ExportTraceServiceRequest()
     try:
         request.ParseFromString(payload)
     except DecodeError as exc:
         raise FormatError([Problem(source, "$", f"not OTLP protobuf: {exc}")]) from None
-    data = MessageToDict(request)
     # MessageToDict writes ids base64-encoded, as OTLP JSON's proto3 mapping does.
-    return spans_from_data(data, source)
+    data: dict[str, Any] = MessageToDict(request)
+    return data
+
+
+def spans_from_protobuf(payload: bytes, source: str | None = None) -> list[Span]:
+    """Spans of an OTLP ``ExportTraceServiceRequest`` (or ``TracesData``) in protobuf bytes."""
+    spans, _ = records_from_protobuf(payload, source).joined()
+    return spans

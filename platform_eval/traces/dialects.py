@@ -247,6 +247,11 @@ def _openinference(span: Span, kind: str, is_root: bool) -> dict[str, Any]:
     found: dict[str, Any] = {OPERATION: operation}
     if operation == "invoke_agent":
         found["gen_ai.agent.name"] = attributes.get("agent.name") or span.name
+        # An agent that records its model's messages itself (the Claude Agent SDK's query):
+        # they are the turn, every text and call, not only the final answer in output.value.
+        outputs = _openinference_messages(attributes, "llm.output_messages")
+        if outputs:
+            found[OUTPUT_MESSAGES] = outputs
     elif operation == "chat":
         inputs = _openinference_messages(attributes, "llm.input_messages")
         system = [m for m in inputs if m["role"] == "system"]

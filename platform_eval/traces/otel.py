@@ -46,11 +46,12 @@ CONVERSATION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id", "s
 NO_CONTENT_NOTE = (
     "no message content was recorded in these spans (no user message, no model output), so "
     "there is nothing to evaluate. Instrumentations record it only when asked: "
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT for the GenAI conventions; ADK 2.x "
-    "records content on spans only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="
-    "SPAN_ONLY or SPAN_AND_EVENT (with 'true' it goes to log records, not spans); ADK 1.x and "
-    "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 record it unless ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS"
-    "=false. Record the agent again with content, or evaluate its session export instead"
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT for the GenAI conventions. ADK 2.x "
+    "with that variable 'true' or EVENT_ONLY writes content to log records, not spans: export "
+    "the logs too (OTLP, in this file or another) and pass both, or set it to SPAN_ONLY. "
+    "ADK 1.x and ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 record it unless "
+    "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false. Record the agent again with content, or "
+    "evaluate its session export instead"
 )
 
 
@@ -158,6 +159,9 @@ class _TurnReader:
         self.user: genai_types.Content | None = None
         #: Calls an LLM made whose tool span has not been read yet, oldest first.
         self.pending: list[genai_types.FunctionCall] = []
+        #: Ids of the calls made in this turn, and of those whose response is among the events.
+        self.called: dict[str, str | None] = {}
+        self.answered: set[str] = set()
         self.content_seen = False
 
     def author_of(self, span: Span) -> str:
@@ -173,6 +177,10 @@ class _TurnReader:
         # ADK's schema v1 writes call_llm spans (with content) around generate_content spans
         # (without): read the semconv spans only where there are no call_llm spans.
         legacy = any(_is_legacy_llm(s) for s in spans)
+        agents = [self.turn_span, *(s for s in spans if s.operation == "invoke_agent")]
+        read_tools: set[str] = set()
+        if not any(_is_legacy_llm(s) or _is_semconv_llm(s) for s in spans):
+            read_tools = self.transcript(agents, spans)
         for span in spans:
             if span.operation == "invoke_agent":
                 _register_agent(self.agents, span)
@@ -180,9 +188,8 @@ class _TurnReader:
                 self.legacy_llm(span)
             elif not legacy and _is_semconv_llm(span):
                 self.semconv_llm(span)
-            elif span.operation == "execute_tool":
+            elif span.operation == "execute_tool" and span.span_id not in read_tools:
                 self.tool(span)
-        agents = [self.turn_span, *(s for s in spans if s.operation == "invoke_agent")]
         if self.user is None:
             self.user = self.agent_input(agents)
         if not any(e.author != "user" and _has_text(e) for e in self.events):
@@ -196,6 +203,55 @@ class _TurnReader:
                 f"turn {self.turn_span.span_id}: no user message found in the LLM request"
             )
         return self.events
+
+    def transcript(self, agents: list[Span], spans: list[Span]) -> set[str]:
+        """An agent span whose output messages are the whole turn, with no LLM span below it
+        (the Claude Agent SDK's ``query``): each text and call it made, in order, each call
+        followed by the tool span that ran it (tool spans below that one first). Returns the
+        ids of the tool spans read."""
+        outputs: list[genai_types.Content] = []
+        agent = None
+        for agent in sorted(agents, key=lambda s: sum(1 for _ in self.tree.ancestors(s))):
+            outputs = semconv.messages(
+                agent.attributes.get(semconv.OUTPUT_MESSAGES),
+                f"span {agent.span_id} output",
+                self.notes,
+            )
+            if outputs:
+                break
+        calls = [p.function_call for m in outputs for p in m.parts or [] if p.function_call]
+        if agent is None or not calls:
+            return set()  # a final answer alone: agent_output reads it
+        tools = [s for s in spans if s.operation == "execute_tool"]
+        done: set[str] = set()
+
+        def outer_tool(span: Span) -> str | None:
+            found = next((a for a in self.tree.ancestors(span) if a in tools), None)
+            return found.span_id if found else None
+
+        def run(tool: Span) -> None:
+            done.add(tool.span_id)
+            for inner in tools:
+                if inner.span_id not in done and outer_tool(inner) == tool.span_id:
+                    run(inner)
+            self.tool(tool)
+
+        def span_of(call: genai_types.FunctionCall) -> Span | None:
+            unread = [s for s in tools if s.span_id not in done and outer_tool(s) is None]
+            by_id = [s for s in unread if call.id and _tool_call_id(s) == call.id]
+            by_name = [s for s in unread if _tool_name(s) == call.name]
+            return next(iter(by_id or by_name), None)
+
+        for message in outputs:
+            self.model_content(agent, message)
+            for part in message.parts or []:
+                tool = span_of(part.function_call) if part.function_call else None
+                if tool is not None:
+                    run(tool)
+        for tool in tools:
+            if tool.span_id not in done and outer_tool(tool) is None:
+                run(tool)
+        return done
 
     def agent_input(self, agents: list[Span]) -> genai_types.Content | None:
         """The user's message as an agent span recorded it (its input messages)."""
@@ -230,6 +286,8 @@ class _TurnReader:
         for part in content.parts or []:
             if part.function_call:
                 self.pending.append(part.function_call)
+                if part.function_call.id:
+                    self.called[part.function_call.id] = part.function_call.name
         self.events.append(
             AgentEvent(author=self.author_of(span), content=content, event_time=_time(span))
         )
@@ -259,10 +317,11 @@ class _TurnReader:
 
     def semconv_llm(self, span: Span) -> None:
         where = f"span {span.span_id}"
+        inputs = semconv.messages(
+            span.attributes.get(semconv.INPUT_MESSAGES), f"{where} input", self.notes
+        )
+        self.tool_responses(span, inputs)
         if self.user is None:
-            inputs = semconv.messages(
-                span.attributes.get(semconv.INPUT_MESSAGES), f"{where} input", self.notes
-            )
             self.user = next(
                 (
                     m
@@ -280,6 +339,23 @@ class _TurnReader:
         for content in outputs:
             self.model_content(span, content)
 
+    def tool_responses(self, span: Span, inputs: list[genai_types.Content]) -> None:
+        """The responses to this turn's calls that an LLM request carries and no tool span did
+        (ADK records tool results only with content on spans; the next request has them)."""
+        latest: dict[str, genai_types.FunctionResponse] = {}
+        for message in inputs:
+            for part in message.parts or []:
+                if part.function_response and part.function_response.id:
+                    # The history may hold an earlier turn's call of the same id: the last wins.
+                    latest[part.function_response.id] = part.function_response
+        for call_id, response in latest.items():
+            if call_id in self.called and call_id not in self.answered:
+                self.answered.add(call_id)
+                if not response.name:
+                    response = response.model_copy(update={"name": self.called[call_id]})
+                part = genai_types.Part(function_response=response)
+                self.events.append(_part_event(self.author_of(span), "user", part, span))
+
     def take_pending(self, call_id: str | None, name: str) -> genai_types.FunctionCall | None:
         """The LLM's call this tool span answers: by id, else the oldest of that name."""
         by_id = [i for i, c in enumerate(self.pending) if call_id and c.id == call_id]
@@ -295,9 +371,8 @@ class _TurnReader:
 
     def tool(self, span: Span) -> None:
         author = self.author_of(span)
-        name = str(span.attributes.get("gen_ai.tool.name") or span.name.split(" ", 1)[-1])
-        raw_id = span.attributes.get("gen_ai.tool.call.id")
-        call_id = str(raw_id) if raw_id else None
+        name = _tool_name(span)
+        call_id = _tool_call_id(span)
         _declare_tool(
             self.agents.setdefault(author, AgentConfig(agent_id=author)),
             name,
@@ -327,6 +402,8 @@ class _TurnReader:
         result = semconv.parse_json(raw_result)
         if result is None:
             result = {"result": str(raw_result)}
+        if call.id:
+            self.answered.add(call.id)
         response = genai_types.FunctionResponse(
             id=call.id or call_id,
             name=name,
@@ -335,6 +412,15 @@ class _TurnReader:
         self.events.append(
             _part_event(author, "user", genai_types.Part(function_response=response), span)
         )
+
+
+def _tool_name(span: Span) -> str:
+    return str(span.attributes.get("gen_ai.tool.name") or span.name.split(" ", 1)[-1])
+
+
+def _tool_call_id(span: Span) -> str | None:
+    raw = span.attributes.get("gen_ai.tool.call.id")
+    return str(raw) if raw else None
 
 
 def _has_text(event: AgentEvent) -> bool:
