@@ -67,3 +67,12 @@ def chaos(session: nox.Session) -> None:
     """Uploads and runs under random faults and SIGKILLs of uploader and emulator."""
     session.install("-e", ".[test]")
     session.run("python", "tools/chaos.py", *(session.posargs or ["--rounds", "30"]))
+
+
+@nox.session(python="3.11")
+def record_adk(session: nox.Session) -> None:
+    """Records tests/recordings/adk-<version>/ with a real google-adk of that version:
+    `nox -s record_adk -- 1.10.0` (versions the test environment cannot install beside 2.x)."""
+    version = session.posargs[0] if session.posargs else "1.10.0"
+    session.install(f"google-adk=={version}")
+    session.run("python", "tools/record_adk.py", f"tests/recordings/adk-{version}")

@@ -132,3 +132,30 @@ def test_spans_with_no_agent_say_what_they_found(tmp_path: Path) -> None:
     path.write_text(json.dumps(spans))
     with pytest.raises(FormatError, match=r"37 spans, none of them an agent.*GET /0"):
         load_conversations(path)
+
+
+RECORDINGS = Path(__file__).parent / "recordings"
+
+
+@pytest.mark.parametrize("stem", ["one_agent", "sub_agent"])
+def test_adk_1x_spans_read_as_its_session(stem: str) -> None:
+    """google-adk 1.10's spans (``invocation``, ``agent_run [agent]``, ``call_llm``), recorded
+    from a real Runner by tools/record_adk.py, since 1.x cannot be installed beside 2.x."""
+    folder = RECORDINGS / "adk-1.10.0"
+    assert (folder / "version.txt").read_text().strip() == "google-adk 1.10.0"
+    session = json.loads((folder / f"{stem}.session.json").read_text())
+    (from_spans,) = load_conversations(folder / f"{stem}.spans.otlp.json")
+    names = {s["name"] for s in _span_names(folder / f"{stem}.spans.otlp.json")}
+    assert "invocation" in names and "agent_run [weather_agent]" in names
+    assert _adk_turns(session) == EXPECTED
+    assert _turns(session_to_conversation(session)) == EXPECTED
+    assert _turns(from_spans) == EXPECTED
+    assert from_spans.notes == []
+    if stem == "sub_agent":
+        authors = {e.author for t in from_spans.agent_data.turns or [] for e in t.events or []}
+        assert {"concierge", "weather_agent"} <= authors
+
+
+def _span_names(path: Path) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text())
+    return [s for r in data["resourceSpans"] for sc in r["scopeSpans"] for s in sc["spans"]]
