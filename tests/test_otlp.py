@@ -323,3 +323,92 @@ def test_run_traces_emulator_evaluates_what_was_exported(
 def test_traces_emulator_needs_an_emulator_target() -> None:
     with pytest.raises(UsageError, match="pass --endpoint"):
         trace_sources(["emulator:"], None)
+
+
+def test_per_message_log_events_of_the_older_conventions(tmp_path: Path) -> None:
+    """opentelemetry-instrumentation-openai-v2 and others emit one log record per message
+    (``gen_ai.user.message``, ``gen_ai.choice``) with the message in its body."""
+    trace_id, agent_id, chat_id = "0a" * 16, "0b" * 8, "0c" * 8
+
+    def kv(**values: Any) -> dict[str, Any]:
+        out = []
+        for key, value in values.items():
+            wrapped = kv(**value) if isinstance(value, dict) else {"stringValue": value}
+            out.append({"key": key, "value": wrapped})
+        return {"kvlistValue": {"values": out}}
+
+    spans = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "traceId": trace_id,
+                                "spanId": agent_id,
+                                "name": "invoke_agent helper",
+                                "startTimeUnixNano": "1",
+                                "attributes": [
+                                    {
+                                        "key": "gen_ai.operation.name",
+                                        "value": {"stringValue": "invoke_agent"},
+                                    }
+                                ],
+                            },
+                            {
+                                "traceId": trace_id,
+                                "spanId": chat_id,
+                                "parentSpanId": agent_id,
+                                "name": "chat gpt-4o",
+                                "startTimeUnixNano": "2",
+                                "attributes": [
+                                    {
+                                        "key": "gen_ai.operation.name",
+                                        "value": {"stringValue": "chat"},
+                                    }
+                                ],
+                            },
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    logs = {
+        "resourceLogs": [
+            {
+                "scopeLogs": [
+                    {
+                        "logRecords": [
+                            {
+                                "traceId": trace_id,
+                                "spanId": chat_id,
+                                "eventName": "gen_ai.user.message",
+                                "body": kv(content="What is 2+2?"),
+                            },
+                            {
+                                "traceId": trace_id,
+                                "spanId": chat_id,
+                                # Older SDKs name the event in an attribute.
+                                "attributes": [
+                                    {"key": "event.name", "value": {"stringValue": "gen_ai.choice"}}
+                                ],
+                                "body": kv(
+                                    index="0",
+                                    finish_reason="stop",
+                                    message={"role": "assistant", "content": "4."},
+                                ),
+                            },
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    (conversation,) = load_traces(
+        [_write(tmp_path / "s.json", spans), _write(tmp_path / "l.json", logs)]
+    )
+    assert conversation.first_user_message == "What is 2+2?"
+    (turn,) = conversation.agent_data.turns or []
+    texts = [(e.author, p.text) for e in turn.events or [] for p in e.content.parts or []]
+    assert texts == [("user", "What is 2+2?"), ("helper", "4.")]

@@ -469,3 +469,59 @@ def test_upload_reports_what_a_trace_reader_dropped(
     with caplog.at_level("WARNING", logger="platform_eval"):
         jobs.upload_traces(sync_client, evalset, [trace], manifest=tmp_path / "m.jsonl")
     assert any("a part that is not an object was dropped" in r.getMessage() for r in caplog.records)
+
+
+def test_calls_of_one_tool_without_ids_are_kept_apart(tmp_path: Path) -> None:
+    """Two calls of the same tool, no ids anywhere: both kept, each with its own result, in
+    the order made; never merged by name."""
+    trace = "0x" + "cd" * 16
+
+    def span(n: int, name: str, parent: int | None, **attributes: Any) -> dict[str, Any]:
+        return {
+            "name": name,
+            "context": {"trace_id": trace, "span_id": f"0x{n:016x}"},
+            "parent_id": f"0x{parent:016x}" if parent else None,
+            "start_time": f"2026-01-01T00:00:0{n}Z",
+            "attributes": attributes,
+        }
+
+    calls = [
+        {"type": "tool_call", "name": "get_weather", "arguments": {"city": city}}
+        for city in ("Paris", "Oslo")
+    ]
+    spans = [
+        span(1, "invoke_agent helper", None, **{"gen_ai.operation.name": "invoke_agent"}),
+        span(
+            2,
+            "chat m",
+            1,
+            **{
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": json.dumps(
+                    [{"role": "user", "parts": [{"type": "text", "content": "Paris and Oslo?"}]}]
+                ),
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": calls}]),
+            },
+        ),
+        span(
+            3,
+            "execute_tool get_weather",
+            1,
+            **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": '"sun"'},
+        ),
+        span(
+            4,
+            "execute_tool get_weather",
+            1,
+            **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": '"rain"'},
+        ),
+    ]
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(spans))
+    (conversation,) = traces.load_conversations(path)
+    assert _events(conversation)[1:] == [
+        ("helper", "call", ("get_weather", {"city": "Paris"})),
+        ("helper", "call", ("get_weather", {"city": "Oslo"})),
+        ("helper", "response", ("get_weather", {"result": "sun"})),
+        ("helper", "response", ("get_weather", {"result": "rain"})),
+    ]
