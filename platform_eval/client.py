@@ -21,7 +21,7 @@ from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
 from ._retry import RetryPolicy
 from ._transport import ApiCall, AsyncTransport, SyncTransport, TransportConfig
-from .errors import ConfigurationError, PlatformEvalError, WaitTimeoutError
+from .errors import ConfigurationError, NotFound, PlatformEvalError, WaitTimeoutError
 from .types import (
     EvaluationItem,
     EvaluationItemType,
@@ -111,6 +111,20 @@ class _ClientBase:
         url = f"{self.api_endpoint.rstrip('/')}/_emulator/otlp"
         call = ApiCall("GET", "_emulator/otlp", url=url, resource="recorded telemetry")
         return Op(call, lambda body: body if isinstance(body, list) else [])
+
+    def _run_progress(self, run: Any) -> Op[tuple[int, int] | None] | None:
+        if not self.is_emulator:
+            return None  # the service reports no progress
+        name = self._ops.name("evaluationRuns", run)
+        url = f"{self.api_endpoint.rstrip('/')}/_emulator/progress/{name}"
+        call = ApiCall("GET", f"_emulator/progress/{name}", url=url, resource=name)
+
+        def parse(body: Any) -> tuple[int, int] | None:
+            if not isinstance(body, dict) or "completedItems" not in body:
+                return None
+            return int(body["completedItems"]), int(body.get("totalItems", 0))
+
+        return Op(call, parse)
 
     def to_async(self) -> AsyncClient:
         """A new AsyncClient with this client's project, endpoint, credentials and retries.
@@ -219,6 +233,17 @@ class Client(_ClientBase):
 
     def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> Pager[T]:
         return Pager(lambda token: self._run(page_op(token)))
+
+    def run_progress(self, run: Any) -> tuple[int, int] | None:
+        """(items done, items in all) of a run the emulator is scoring; None where not known
+        (the service reports no progress, and a run not started yet has none)."""
+        op = self._run_progress(run)
+        if op is None:
+            return None
+        try:
+            return self._run(op)
+        except NotFound:
+            return None
 
     def recorded_telemetry(self) -> list[dict[str, Any]]:
         """The OTLP exports the emulator received at ``/v1/traces`` and ``/v1/logs``, in order,
@@ -396,6 +421,16 @@ class AsyncClient(_ClientBase):
 
     def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> AsyncPager[T]:
         return AsyncPager(lambda token: self._run(page_op(token)))
+
+    async def run_progress(self, run: Any) -> tuple[int, int] | None:
+        """(items done, items in all) of a run (``Client.run_progress``)."""
+        op = self._run_progress(run)
+        if op is None:
+            return None
+        try:
+            return await self._run(op)
+        except NotFound:
+            return None
 
     async def recorded_telemetry(self) -> list[dict[str, Any]]:
         """The OTLP exports the emulator received (``Client.recorded_telemetry``)."""

@@ -36,14 +36,16 @@ def _upload_progress(quiet: bool) -> Any:
     return show
 
 
-def _run_progress(quiet: bool) -> Any:
+def _run_progress(quiet: bool, target: Target) -> Any:
     if quiet:
         return None
     tty = sys.stderr.isatty()
     seen: set[str] = set()
 
     def show(run: EvaluationRun) -> None:
-        done, total = run.progress or (0, 0)
+        # Only a tty shows the count, and only the emulator reports it (a request per poll).
+        counted = tty and target.computes_locally and not run.done
+        done, total = (target.client.run_progress(run) if counted else None) or (0, 0)
         line = f"run {run.id}: {run.state}" + (f" {done}/{total}" if total else "")
         if tty:
             print(f"\r{line}", end="\n" if run.done else "", file=sys.stderr, flush=True)
@@ -210,7 +212,7 @@ def _wait(target: Target, run: EvaluationRun, quiet: bool) -> EvaluationRun:
     if run.done:
         return run
     return target.client.wait_for_run(
-        run, poll_interval=target.poll_interval, on_progress=_run_progress(quiet)
+        run, poll_interval=target.poll_interval, on_progress=_run_progress(quiet, target)
     )
 
 
@@ -236,7 +238,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
             candidate=args.candidate,
             mapping=_mapping(args.mapping),
             on_progress=_upload_progress(args.quiet),
-            on_run_progress=_run_progress(args.quiet),
+            on_run_progress=_run_progress(args.quiet, target),
             wait=not args.no_wait,
             poll_interval=target.poll_interval,
         )

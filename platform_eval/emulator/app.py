@@ -71,6 +71,7 @@ class EmulatorApp:
             Route("/_emulator/health", self.health, methods=["GET"]),
             Route("/_emulator/openapi.json", self.openapi, methods=["GET"]),
             Route("/_emulator/reset", self.reset, methods=["POST"]),
+            Route("/_emulator/progress/{name:path}", self.progress, methods=["GET"]),
             Route("/_emulator/faults", self.fault_control, methods=["GET", "POST", "DELETE"]),
             *GcsRoutes(objects, max_body_bytes).routes(),
             *OtlpRoutes(backend.store, max_body_bytes).routes(),
@@ -96,6 +97,15 @@ class EmulatorApp:
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi_document())
+
+    async def progress(self, request: Request) -> Response:
+        """How far a run is: the API has no field for it, so the emulator serves it here."""
+        name = request.path_params["name"]
+        found = self.backend.store.progress(name)
+        if found is None:
+            return _error(ApiError("NOT_FOUND", f"no progress recorded for {name}"))
+        done, total = found
+        return JSONResponse({"completedItems": done, "totalItems": total})
 
     async def reset(self, request: Request) -> Response:
         self.backend.store.reset()

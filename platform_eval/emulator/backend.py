@@ -161,14 +161,19 @@ class Backend:
         return self._get(parent, collection, rid)
 
     def _insert(
-        self, parent: str, collection: str, body: dict[str, Any], request_id: str | None
+        self,
+        parent: str,
+        collection: str,
+        body: dict[str, Any],
+        request_id: str | None,
+        annotations: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         rid = new_id()
         # Server-assigned fields win over whatever the caller sent for them.
         body = {**body, "name": f"{parent}/{collection}/{rid}", "createTime": now_rfc3339()}
         if collection == SETS:
             body["updateTime"] = body["createTime"]
-        stored, _created = self.store.insert(parent, collection, rid, body, request_id)
+        stored, _created = self.store.insert(parent, collection, rid, body, request_id, annotations)
         return stored
 
     def delete(self, parent: str, collection: str, rid: str) -> None:
@@ -225,8 +230,13 @@ class Backend:
             )
         return self._insert(parent, ITEMS, item.to_wire(), request_id)
 
-    def create_result_item(self, parent: str, body: dict[str, Any]) -> dict[str, Any]:
-        return self._insert(parent, ITEMS, body, None)
+    def create_result_item(
+        self, parent: str, body: dict[str, Any], *, run: str | None = None
+    ) -> dict[str, Any]:
+        """A RESULT item of ``run``: where the item does not name it (its payload is in Cloud
+        Storage), the emulator remembers it for ``evaluation_run`` filters."""
+        annotations = {"evaluationRun": run} if run else None
+        return self._insert(parent, ITEMS, body, None, annotations)
 
     # -- evaluationSets -------------------------------------------------------------------
 
@@ -320,6 +330,8 @@ class Backend:
                 "completion_time": None,
                 "error": None,
                 "evaluation_results": None,
+                # For a run of an evaluation set, the service names that same set.
+                "evaluation_set_snapshot": source,
             }
         )
         stored = self._insert(parent, RUNS, pending.to_wire(), request_id)

@@ -23,10 +23,14 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
-# A RESULT item names its run inside an inline evaluationResponse, or (payload in Cloud
-# Storage) in its metadata: `evaluation_run` looks at both.
-_RUN_PATHS = ("$.evaluationResponse.evaluationRun", "$.metadata.evaluationRun")
-_SHORTCUTS = {"evaluation_run": _RUN_PATHS, "evaluationRun": _RUN_PATHS}
+# A RESULT item names its run inside an inline evaluationResponse; one whose payload is in
+# Cloud Storage does not, and the emulator keeps its run beside it (``annotations``, never
+# part of the resource): `evaluation_run` looks at both.
+_RUN_SQL = (
+    "COALESCE(json_extract(body, '$.evaluationResponse.evaluationRun'), "
+    "json_extract(annotations, '$.evaluationRun'))"
+)
+_SHORTCUTS = {"evaluation_run": _RUN_SQL, "evaluationRun": _RUN_SQL}
 
 
 class FilterError(ValueError):
@@ -51,8 +55,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 def _value_sql(field: str) -> tuple[str, list[Any]]:
     """SQL for a field's value in the JSON body, and its arguments."""
     if field in _SHORTCUTS:
-        paths = list(_SHORTCUTS[field])
-        return "COALESCE(" + ", ".join("json_extract(body, ?)" for _ in paths) + ")", paths
+        return _SHORTCUTS[field], []
     return "json_extract(body, ?)", [_json_path(field)]
 
 

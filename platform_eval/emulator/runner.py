@@ -48,20 +48,12 @@ from .gcs import ObjectStore
 _logger = logging.getLogger("platform_eval.emulator")
 
 
-#: Where a run reports how many of its items are done (in ``metadata``, while and after it runs).
-PROGRESS_KEY = "platformEvalProgress"
 PROGRESS_INTERVAL = 0.2
 
 
-def _tally(
-    response: EvaluationResult | None, scores: dict[str, list[float]], missing: dict[str, int]
-) -> None:
+def _tally(response: EvaluationResult | None, scores: dict[str, list[float]]) -> None:
     for candidate in (response.candidate_results or []) if response else []:
-        if not candidate.metric:
-            continue
-        if candidate.score is None:
-            missing[candidate.metric] += 1
-        else:
+        if candidate.metric and candidate.score is not None:
             scores[candidate.metric].append(candidate.score)
 
 
@@ -178,7 +170,6 @@ class RunExecutor:
         earlier = self._earlier_results(parent, name)
         result_names: list[str] = []
         scores: dict[str, list[float]] = defaultdict(list)
-        missing: dict[str, int] = defaultdict(int)
         failed = 0
         total = 0
         last_report = 0.0
@@ -195,7 +186,7 @@ class RunExecutor:
                 )
                 total += 1
                 result_names.append(str(result.name))
-                _tally(self._response_of(result), scores, missing)
+                _tally(self._response_of(result), scores)
                 failed += 1 if result.error else 0
                 if total % step == 0 or time.monotonic() - last_report > PROGRESS_INTERVAL:
                     last_report = time.monotonic()
@@ -215,13 +206,12 @@ class RunExecutor:
         result_set = EvaluationSet(
             display_name=f"results of {run.display_name or run.id}",
             evaluation_items=result_names,
-            metadata={"evaluationRun": name},
         )
         stored_set = self._backend.create_set(parent, result_set.to_wire(), None)
         results = EvaluationRunResults(
             evaluation_set=stored_set["name"],
             summary_metrics=SummaryMetrics(
-                metrics=metrics.summarize(scores, missing), total_items=total, failed_items=failed
+                metrics=metrics.summarize(scores), total_items=total, failed_items=failed
             ),
         )
         self._finish(name, state, results=results)
@@ -281,10 +271,10 @@ class RunExecutor:
             run_id, item_id = run_name.rsplit("/", 1)[-1], item_name.rsplit("/", 1)[-1]
             result.gcs_uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
             self._objects.write_json(result.gcs_uri, response.to_wire(), project_of(parent))
-            result.metadata = {"evaluationRun": run_name, "evaluationRequest": item_name}
         else:
             result.evaluation_response = response
-        return EvaluationItem.from_wire(self._backend.create_result_item(parent, result.to_wire()))
+        stored = self._backend.create_result_item(parent, result.to_wire(), run=run_name)
+        return EvaluationItem.from_wire(stored)
 
     def _response_of(self, result: EvaluationItem) -> EvaluationResult | None:
         if result.evaluation_response is not None or not result.gcs_uri:
@@ -317,14 +307,8 @@ class RunExecutor:
                 return found
 
     def _report_progress(self, name: str, done: int, total: int) -> None:
-        def record(run: EvaluationRun) -> bool:
-            if run.metadata is not None and not isinstance(run.metadata, dict):
-                return False  # a user's non-object metadata is left alone
-            progress = {"completedItems": done, "totalItems": total}
-            run.metadata = {**(run.metadata or {}), PROGRESS_KEY: progress}
-            return True
-
-        self._backend.update_run(name, record)
+        # Not in the run: the API has no field for it (GET /_emulator/progress/<run> serves it).
+        self._backend.store.set_progress(name, done, total)
 
     # -- state ----------------------------------------------------------------------------
 

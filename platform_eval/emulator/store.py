@@ -21,6 +21,7 @@ CREATE TABLE IF NOT EXISTS resources (
     rid TEXT NOT NULL,
     body TEXT NOT NULL,
     request_id TEXT,
+    annotations TEXT,
     UNIQUE (parent, collection, rid)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS resources_request_id
@@ -40,6 +41,11 @@ CREATE TABLE IF NOT EXISTS objects (
     generation INTEGER NOT NULL,
     PRIMARY KEY (bucket, name)
 );
+CREATE TABLE IF NOT EXISTS run_progress (
+    name TEXT PRIMARY KEY,
+    done INTEGER NOT NULL,
+    total INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS telemetry (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     signal TEXT NOT NULL,
@@ -57,6 +63,9 @@ class Store:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(resources)")}
+        if "annotations" not in columns:  # a database file of an earlier version
+            self._db.execute("ALTER TABLE resources ADD COLUMN annotations TEXT")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -114,9 +123,12 @@ class Store:
         rid: str,
         body: dict[str, Any],
         request_id: str | None = None,
+        annotations: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Inserts a resource; with a request id already used, returns the earlier one.
 
+        ``annotations``: what the emulator knows of the resource beyond its fields (the run a
+        result item kept in Cloud Storage belongs to), for filters; never part of the resource.
         Returns (resource, created).
         """
         with self.transaction() as db:
@@ -128,9 +140,16 @@ class Store:
                 if row:
                     return json.loads(row[0]), False
             db.execute(
-                "INSERT INTO resources (parent, collection, rid, body, request_id) "
-                "VALUES (?,?,?,?,?)",
-                (parent, collection, rid, json.dumps(body), request_id),
+                "INSERT INTO resources (parent, collection, rid, body, request_id, annotations) "
+                "VALUES (?,?,?,?,?,?)",
+                (
+                    parent,
+                    collection,
+                    rid,
+                    json.dumps(body),
+                    request_id,
+                    json.dumps(annotations) if annotations else None,
+                ),
             )
         return body, True
 
@@ -182,6 +201,21 @@ class Store:
         with self.transaction() as db:
             db.execute("DELETE FROM cancel_requests WHERE name=?", (name,))
 
+    def set_progress(self, name: str, done: int, total: int) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO run_progress (name, done, total) VALUES (?,?,?) "
+                "ON CONFLICT (name) DO UPDATE SET done=excluded.done, total=excluded.total",
+                (name, done, total),
+            )
+
+    def progress(self, name: str) -> tuple[int, int] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT done, total FROM run_progress WHERE name=?", (name,)
+            ).fetchone()
+        return (int(row[0]), int(row[1])) if row else None
+
     def cancel_requests(self) -> set[str]:
         with self._lock:
             return {row[0] for row in self._db.execute("SELECT name FROM cancel_requests")}
@@ -193,3 +227,4 @@ class Store:
             db.execute("DELETE FROM buckets")
             db.execute("DELETE FROM cancel_requests")
             db.execute("DELETE FROM telemetry")
+            db.execute("DELETE FROM run_progress")

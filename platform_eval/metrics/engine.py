@@ -477,12 +477,11 @@ def evaluate_request(
     return results
 
 
-def summarize(
-    results_by_metric: Mapping[str, Sequence[float]],
-    not_evaluated: Mapping[str, int] | None = None,
-) -> dict[str, float]:
-    """``<metric>/AVERAGE`` and ``<metric>/STANDARD_DEVIATION`` (sample) of the scores, and
-    ``<metric>/NOT_EVALUATED``: how many candidate results got no score (never counted as 0 or 1).
+def summarize(results_by_metric: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """``<metric>/AVERAGE`` and ``<metric>/STANDARD_DEVIATION`` (sample) of the scores.
+
+    Candidate results with no score are in neither (never counted as 0 or 1); the run's
+    ``failedItems`` counts their items, and each result says why.
     """
     summary: dict[str, float] = {}
     for metric, scores in results_by_metric.items():
@@ -492,7 +491,4 @@ def summarize(
         summary[f"{metric}/STANDARD_DEVIATION"] = (
             statistics.stdev(scores) if len(scores) > 1 else 0.0
         )
-    for metric, count in (not_evaluated or {}).items():
-        if count:
-            summary[f"{metric}/NOT_EVALUATED"] = count
     return summary

@@ -1,9 +1,9 @@
 """Rubric metrics: every rubric of the request is given to a judge that can decide it.
 
 The score is the share of decided rubrics that passed. A rubric no configured judge can decide
-gets no verdict: the candidate result lists it with the reason under
-``additionalResults.notEvaluated``, and when no rubric could be decided the result has no score
-at all (the run counts the item as failed), so an undecidable rubric never counts as a pass.
+gets no verdict: the candidate result's explanation names it with the reason, and when no
+rubric could be decided the result has no score at all (the run counts the item as failed),
+so an undecidable rubric never counts as a pass.
 
 Which rubrics: those of the group named by the ``rubric_group`` option, else every group of the
 request. With no rubrics at all, a model judge (Gemini) writes them for the metric; without one
@@ -115,7 +115,6 @@ def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> Candid
         score=passed / len(decided) if decided else None,
         explanation=summary if decided else f"not evaluated: {summary}",
         rubric_verdicts=verdicts or None,
-        additional_results={"notEvaluated": not_evaluated} if not_evaluated else None,
     )
 
 

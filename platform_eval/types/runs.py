@@ -145,15 +145,6 @@ class EvaluationRun(WireModel):
         return is_terminal_state(self.state)
 
     @property
-    def progress(self) -> tuple[int, int] | None:
-        """(items done, items in all) while the emulator runs it; None where not reported."""
-        metadata = self.metadata if isinstance(self.metadata, dict) else {}
-        progress = metadata.get("platformEvalProgress")
-        if isinstance(progress, dict) and "completedItems" in progress:
-            return int(progress["completedItems"]), int(progress.get("totalItems", 0))
-        return None
-
-    @property
     def output_uri_prefix(self) -> str | None:
         """Where the service writes result payloads (``evaluationConfig.outputConfig``)."""
         output = self.evaluation_config.output_config if self.evaluation_config else None

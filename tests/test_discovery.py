@@ -1,0 +1,154 @@
+"""Google's discovery documents (google-api-python-client) are the contract.
+
+What the emulator writes into resources is walked against the schemas of both API versions:
+every key a property of its schema, every value of the schema's type, every enum value one the
+document lists. Our enums are the documents' enums.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from factories import agent_data, call, reply, request_item, user
+
+from platform_eval import types as t
+from platform_eval._transport import ApiCall
+from platform_eval.emulator import Emulator
+
+googleapiclient = pytest.importorskip("googleapiclient")
+DOCUMENTS = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
+VERSIONS = {"v1beta1": "GoogleCloudAiplatformV1beta1", "v1": "GoogleCloudAiplatformV1"}
+
+
+@cache
+def _document(version: str) -> dict[str, Any]:
+    return json.loads((DOCUMENTS / f"aiplatform.{version}.json").read_text())
+
+
+def _enum(version: str, schema: str, field: str) -> set[str]:
+    properties = _document(version)["schemas"][f"{VERSIONS[version]}{schema}"]["properties"]
+    return set(properties[field]["enum"])
+
+
+def test_our_enums_are_the_documents() -> None:
+    # Both versions' values (v1 has no HARBOR_TASK items yet), and nothing else.
+    for enum, schema, field in (
+        (t.EvaluationRunState, "EvaluationRun", "state"),
+        (t.EvaluationItemType, "EvaluationItem", "evaluationItemType"),
+    ):
+        documented = [_enum(version, schema, field) for version in VERSIONS]
+        assert {member.value for member in enum} == set.union(*documented)
+
+
+def violations(value: Any, spec: dict[str, Any], version: str, path: str = "$") -> list[str]:
+    """Where ``value`` leaves the discovery schema ``spec`` (a property or a schema)."""
+    schemas = _document(version)["schemas"]
+    if "$ref" in spec:
+        spec = schemas[spec["$ref"]]
+    kind = spec.get("type")
+    if kind == "any":
+        return []  # free-form: metadata, additionalResults
+    if kind == "object" and "properties" in spec:
+        if not isinstance(value, dict):
+            return [f"{path}: expected an object"]
+        out = []
+        for key, inner in value.items():
+            if key not in spec["properties"]:
+                out.append(f"{path}.{key}: not in {spec.get('id')}")
+            else:
+                out += violations(inner, spec["properties"][key], version, f"{path}.{key}")
+        return out
+    if kind == "object":
+        if not isinstance(value, dict):
+            return [f"{path}: expected an object"]
+        extra = spec.get("additionalProperties")
+        if not extra:
+            return []
+        return [e for k, v in value.items() for e in violations(v, extra, version, f"{path}.{k}")]
+    if kind == "array":
+        if not isinstance(value, list):
+            return [f"{path}: expected an array"]
+        return [
+            e
+            for i, v in enumerate(value)
+            for e in violations(v, spec["items"], version, f"{path}[{i}]")
+        ]
+    expected = {
+        "string": str,
+        "boolean": bool,
+        "integer": (int, str),  # int64 travels as a string
+        "number": (int, float),
+    }.get(str(kind))
+    if expected and not isinstance(value, expected):
+        return [f"{path}: expected {kind}, found {type(value).__name__}"]
+    if "enum" in spec and value not in spec["enum"]:
+        return [f"{path}: {value!r} is not one of {spec['enum']}"]
+    return []
+
+
+def _check(body: dict[str, Any], schema: str, version: str) -> None:
+    spec = _document(version)["schemas"][f"{VERSIONS[version]}{schema}"]
+    assert violations(body, spec, version) == []
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_what_the_emulator_writes_is_in_the_schema(version: str, tmp_path: Path) -> None:
+    golden = {
+        "agentData": agent_data(
+            [user("Weather in Paris?"), call("get_weather", city="Paris"), reply("Sunny.")]
+        )
+    }
+    candidate = {"candidate": "agent", **golden}
+    no_golden = request_item("no golden", candidates=[{"candidate": "a", "text": "x"}])
+    with Emulator() as emulator, emulator.client(retry=None) as client:
+        items = [
+            client.create_item(request_item("ok", golden=golden, candidates=[candidate])),
+            client.create_item(no_golden),
+        ]
+        evaluation_set = client.create_set(display_name="s", items=items)
+        run = client.create_run(
+            evaluation_set=evaluation_set,
+            metrics=["tool_trajectory_avg_score", "response_match_score", "exact_match"],
+        )
+        done = client.wait_for_run(run, timeout=60, poll_interval=0.05)
+        assert done.state == "SUCCEEDED"
+        # The bodies as served, not as our models read them.
+        raw = client._transport.request
+        result_set = done.evaluation_results.evaluation_set
+        bodies = {
+            "EvaluationRun": [done],
+            "EvaluationSet": [evaluation_set, result_set],
+            "EvaluationItem": [*items, *client.get_set(result_set).evaluation_items],
+        }
+        for schema, resources in bodies.items():
+            for resource in resources:
+                name = resource if isinstance(resource, str) else resource.name
+                body = raw(ApiCall("GET", str(name)))
+                _check(body, schema, version)
+        assert done.metadata is None
+        assert done.evaluation_set_snapshot == evaluation_set.name
+        assert set(done.summary) == {
+            f"{m}/{k}"
+            for m in ("tool_trajectory_avg_score", "response_match_score", "exact_match")
+            for k in ("AVERAGE", "STANDARD_DEVIATION")
+        }
+
+
+def test_the_walk_finds_what_is_not_in_the_schema() -> None:
+    spec = _document("v1beta1")["schemas"]["GoogleCloudAiplatformV1beta1EvaluationRun"]
+    body = {
+        "state": "DONE",
+        "platformEvalProgress": {"completedItems": 1},
+        "evaluationResults": {"summaryMetrics": {"totalItems": 1, "bogus": 2}},
+        "metadata": {"anything": ["goes"]},
+    }
+    assert violations(body, spec, "v1beta1") == [
+        "$.state: 'DONE' is not one of ['STATE_UNSPECIFIED', 'PENDING', 'RUNNING', 'SUCCEEDED', "
+        "'FAILED', 'CANCELLED', 'INFERENCE', 'GENERATING_RUBRICS', 'GENERATING_LOSS_CLUSTERS']",
+        "$.platformEvalProgress: not in GoogleCloudAiplatformV1beta1EvaluationRun",
+        "$.evaluationResults.summaryMetrics.bogus: not in GoogleCloudAiplatformV1beta1SummaryMetrics",
+    ]
