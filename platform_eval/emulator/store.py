@@ -24,6 +24,8 @@ CREATE TABLE IF NOT EXISTS resources (
     annotations TEXT,
     UNIQUE (parent, collection, rid)
 );
+-- A page of a list is a range of this index, however many resources there are.
+CREATE INDEX IF NOT EXISTS resources_listing ON resources (parent, collection, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS resources_request_id
     ON resources (parent, collection, request_id) WHERE request_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS cancel_requests (
