@@ -63,14 +63,22 @@ def _json_attribute(span: Span, key: str) -> Any:
     return semconv.parse_json(span.attributes.get(key))
 
 
+def _latest_user_text(
+    newest_first: Iterable[genai_types.Content | None],
+) -> genai_types.Content | None:
+    """The turn's user message: the newest message the user wrote with text in it. Lazy, so a
+    long history is read only back to it."""
+    for message in newest_first:
+        if message and message.role == "user" and any(p.text for p in message.parts or []):
+            return message
+    return None
+
+
 def _user_message(request: Any) -> genai_types.Content | None:
     if not isinstance(request, dict):
         return None
-    for raw in reversed(request.get("contents") or []):
-        content = read_content(raw)
-        if content and content.role == "user" and any(p.text for p in content.parts or []):
-            return content
-    return None
+    contents = request.get("contents") or []
+    return _latest_user_text(read_content(raw) for raw in reversed(contents))
 
 
 class _Tree:
@@ -179,7 +187,7 @@ class _TurnReader:
         legacy = any(_is_legacy_llm(s) for s in spans)
         agents = [self.turn_span, *(s for s in spans if s.operation == "invoke_agent")]
         read_tools: set[str] = set()
-        if not any(_is_legacy_llm(s) or _is_semconv_llm(s) for s in spans):
+        if not legacy and not any(_is_semconv_llm(s) for s in spans):
             read_tools = self.transcript(agents, spans)
         for span in spans:
             if span.operation == "invoke_agent":
@@ -223,21 +231,25 @@ class _TurnReader:
         if agent is None or not calls:
             return set()  # a final answer alone: agent_output reads it
         tools = [s for s in spans if s.operation == "execute_tool"]
+        tool_ids = {s.span_id for s in tools}
+        #: Each tool span's nearest tool span above it (an agent used as a tool), or None.
+        outer_tool = {
+            s.span_id: next(
+                (a.span_id for a in self.tree.ancestors(s) if a.span_id in tool_ids), None
+            )
+            for s in tools
+        }
         done: set[str] = set()
-
-        def outer_tool(span: Span) -> str | None:
-            found = next((a for a in self.tree.ancestors(span) if a in tools), None)
-            return found.span_id if found else None
 
         def run(tool: Span) -> None:
             done.add(tool.span_id)
             for inner in tools:
-                if inner.span_id not in done and outer_tool(inner) == tool.span_id:
+                if inner.span_id not in done and outer_tool[inner.span_id] == tool.span_id:
                     run(inner)
             self.tool(tool)
 
         def span_of(call: genai_types.FunctionCall) -> Span | None:
-            unread = [s for s in tools if s.span_id not in done and outer_tool(s) is None]
+            unread = [s for s in tools if s.span_id not in done and outer_tool[s.span_id] is None]
             by_id = [s for s in unread if call.id and _tool_call_id(s) == call.id]
             by_name = [s for s in unread if _tool_name(s) == call.name]
             return next(iter(by_id or by_name), None)
@@ -249,7 +261,7 @@ class _TurnReader:
                 if tool is not None:
                     run(tool)
         for tool in tools:
-            if tool.span_id not in done and outer_tool(tool) is None:
+            if tool.span_id not in done and outer_tool[tool.span_id] is None:
                 run(tool)
         return done
 
@@ -261,9 +273,8 @@ class _TurnReader:
                 f"span {span.span_id} input",
                 self.notes,
             )
-            for message in reversed(inputs):
-                if message.role == "user" and any(p.text for p in message.parts or []):
-                    return message
+            if found := _latest_user_text(reversed(inputs)):
+                return found
         return None
 
     def agent_output(self, agents: list[Span]) -> None:
@@ -317,19 +328,15 @@ class _TurnReader:
 
     def semconv_llm(self, span: Span) -> None:
         where = f"span {span.span_id}"
-        inputs = semconv.messages(
-            span.attributes.get(semconv.INPUT_MESSAGES), f"{where} input", self.notes
-        )
-        self.tool_responses(span, inputs)
-        if self.user is None:
-            self.user = next(
-                (
-                    m
-                    for m in reversed(inputs)
-                    if m.role == "user" and any(p.text for p in m.parts or [])
-                ),
-                None,
+        # The request holds the whole conversation so far: read it only for what is missing,
+        # the user's message or a response to this turn's calls, not at every LLM call.
+        if self.user is None or self.called.keys() - self.answered:
+            inputs = semconv.messages(
+                span.attributes.get(semconv.INPUT_MESSAGES), f"{where} input", self.notes
             )
+            self.tool_responses(span, inputs)
+            if self.user is None:
+                self.user = _latest_user_text(reversed(inputs))
         self.instruction(
             span, semconv.system_text(span.attributes.get(semconv.SYSTEM_INSTRUCTIONS))
         )
