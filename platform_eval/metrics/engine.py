@@ -53,8 +53,8 @@ def aligned_invocations(subject: Subject) -> list[tuple[Invocation, Invocation]]
         )
     pairs = list(zip(actual, expected, strict=True))
     for index, (turn, golden_turn) in enumerate(pairs, 1):
-        said, asked = turn.user_text, golden_turn.user_text
-        if _said(said) and _said(asked) and _said(said) != _said(asked):
+        said, asked = _flat(turn.user_text), _flat(golden_turn.user_text)
+        if said and asked and said.casefold() != asked.casefold():
             # A recorded session whose turns are not the eval case's (reordered, another
             # conversation): scoring turn by turn would compare answers to other questions.
             raise NotEvaluatedError(
@@ -64,12 +64,11 @@ def aligned_invocations(subject: Subject) -> list[tuple[Invocation, Invocation]]
     return pairs
 
 
-def _said(text: str) -> str:
-    return " ".join(text.split()).casefold()
+def _flat(text: str) -> str:
+    return " ".join(text.split())
 
 
-def _short(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split())
+def _short(flat: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
