@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import formats, metrics
 from ..target import Target
-from ..traces import Conversation, conversations_from, load_traces
+from ..traces import conversations_from, load_traces
 from ._common import EXIT_OK, EXIT_USAGE, emit, error, note
 from ._traces import trace_sources
 
@@ -85,11 +85,8 @@ def migrate(args: argparse.Namespace) -> int:
 
 def convert_traces(args: argparse.Namespace, target: Target | None = None) -> int:
     conversations = []
-    sources = trace_sources(args.traces, target) or []
-    read = [s for s in sources if isinstance(s, Conversation)]
     # Files are one recording, as for upload and run: spans and their logs may be apart.
-    read += load_traces([s for s in sources if not isinstance(s, Conversation)])
-    for conversation in read:
+    for conversation in load_traces(trace_sources(args.traces, target) or []):
         for line in conversation.notes:
             note(f"{conversation.source}: {conversation.id}: {line}", quiet=args.quiet)
         conversations.append(

@@ -283,10 +283,9 @@ def _traces_job(
     report: UploadReport | None = None,
 ) -> _Upload:
     eval_set, where = _eval_set(eval_set_source)
-    conversations = [t for t in traces if isinstance(t, Conversation)]
     # Files are read as one recording: a session's traces, or spans and the log records with
     # their content, may be in different files.
-    conversations += load_traces([t for t in traces if not isinstance(t, Conversation)])
+    conversations = load_traces(traces)
     for conversation in conversations:
         # What a trace reader could not read is said per conversation, never dropped silently.
         for note in conversation.notes:

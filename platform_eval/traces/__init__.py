@@ -59,17 +59,19 @@ def trace_files(paths: Sequence[str | Path]) -> list[Path]:
     return found
 
 
-def load_traces(paths: Sequence[str | Path]) -> list[Conversation]:
-    """Every conversation in these files, read as one recording.
+def load_traces(sources: Sequence[str | Path | Conversation]) -> list[Conversation]:
+    """Every conversation in these files, read as one recording; conversations already read
+    (``Conversation`` objects among the sources) are kept as they are, first.
 
     Session exports and event lists are conversations of their own. The spans and log records
     of all trace files are read together: a session's traces are one conversation whichever
     file holds them, and log records find their spans in another file. Raises FormatError for
     a file that is none of these, or trace files that hold no conversation.
     """
-    conversations: list[Conversation] = []
+    conversations = [s for s in sources if isinstance(s, Conversation)]
     records = Records()
-    sources: list[str] = []
+    sources_read: list[str] = []
+    paths = [s for s in sources if not isinstance(s, Conversation)]
     for path in trace_files(paths):
         source = str(path)
         if path.suffix.lower() in PROTOBUF_SUFFIXES:
@@ -79,17 +81,17 @@ def load_traces(paths: Sequence[str | Path]) -> list[Conversation]:
             except OSError as exc:
                 raise FormatError([Problem(source, "$", f"cannot read: {exc}")]) from None
             records.extend(records_from_protobuf(payload, source))
-            sources.append(source)
+            sources_read.append(source)
             continue
         data = read_data(path)
         kind = detect(data)
         if kind in _SPAN_KINDS:
             records.extend(records_from_data(data, source))
-            sources.append(source)
+            sources_read.append(source)
         else:
             conversations += conversations_from(data, kind, source)
-    if sources:
-        conversations += _span_conversations(records, ", ".join(sources))
+    if sources_read:
+        conversations += _span_conversations(records, ", ".join(sources_read))
     return conversations
 
 
