@@ -102,22 +102,25 @@ class _ClientBase:
     def is_emulator(self) -> bool:
         return self._settings.emulator
 
+    def _emulator_get(self, path: str, resource: str) -> ApiCall:
+        """A GET of what only the emulator serves, under ``/_emulator/`` beside the API."""
+        url = f"{self.api_endpoint.rstrip('/')}/_emulator/{path}"
+        return ApiCall("GET", f"_emulator/{path}", url=url, resource=resource)
+
     def _recorded_telemetry(self) -> Op[list[dict[str, Any]]]:
         if not self.is_emulator:
             raise ConfigurationError(
                 "recorded telemetry comes from the emulator's OTLP receiver; this client points "
                 f"at {self.api_endpoint}, not at an emulator"
             )
-        url = f"{self.api_endpoint.rstrip('/')}/_emulator/otlp"
-        call = ApiCall("GET", "_emulator/otlp", url=url, resource="recorded telemetry")
+        call = self._emulator_get("otlp", "recorded telemetry")
         return Op(call, lambda body: body if isinstance(body, list) else [])
 
     def _run_progress(self, run: Any) -> Op[tuple[int, int] | None] | None:
         if not self.is_emulator:
             return None  # the service reports no progress
         name = self._ops.name("evaluationRuns", run)
-        url = f"{self.api_endpoint.rstrip('/')}/_emulator/progress/{name}"
-        call = ApiCall("GET", f"_emulator/progress/{name}", url=url, resource=name)
+        call = self._emulator_get(f"progress/{name}", name)
 
         def parse(body: Any) -> tuple[int, int] | None:
             if not isinstance(body, dict) or "completedItems" not in body:

@@ -1,11 +1,20 @@
-"""Answering from raw ASGI middleware (faults, the auth check), where no Response exists yet."""
+"""The emulator's google.rpc error answers: as a Response for routes, and from raw ASGI
+middleware (faults, the auth check), where no Response exists yet."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 
+from starlette.responses import JSONResponse
 from starlette.types import Send
+
+from .backend import ApiError
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    """The error as a route answers it: its google.rpc body with its HTTP status."""
+    return JSONResponse(error.body(), status_code=error.http_status)
 
 
 async def send_rpc_error(

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 
 from .._names import is_valid_id
 from .._transport import REQUEST_ID_HEADER
+from ._asgi import error_response
 from .access import RequireToken
 from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, RUNS, SETS, ApiError, Backend
 from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_body
@@ -30,19 +31,15 @@ _PROJECT = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$|^\d{1,20}$")
 _LOCATION = re.compile(r"^[a-z0-9-]{1,40}$")
 
 
-def _error(error: ApiError) -> JSONResponse:
-    return JSONResponse(error.body(), status_code=error.http_status)
-
-
 async def _http_error(request: Request, exc: Exception) -> Response:
     # Starlette's own answers (no route, method not allowed) in the API's error shape.
     status = exc.status_code if isinstance(exc, HTTPException) else 400
     rpc = {404: "NOT_FOUND", 405: "NOT_FOUND"}.get(status, "INVALID_ARGUMENT")
-    return _error(ApiError(rpc, f"no such method: {request.method} {request.url.path!r}"))
+    return error_response(ApiError(rpc, f"no such method: {request.method} {request.url.path!r}"))
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
-    return _error(ApiError("INTERNAL", f"the emulator failed: {type(exc).__name__}"))
+    return error_response(ApiError("INTERNAL", f"the emulator failed: {type(exc).__name__}"))
 
 
 def _page_size(request: Request) -> int | None:
@@ -103,7 +100,7 @@ class EmulatorApp:
         name = request.path_params["name"]
         found = self.backend.store.progress(name)
         if found is None:
-            return _error(ApiError("NOT_FOUND", f"no progress recorded for {name}"))
+            return error_response(ApiError("NOT_FOUND", f"no progress recorded for {name}"))
         done, total = found
         return JSONResponse({"completedItems": done, "totalItems": total})
 
@@ -126,9 +123,9 @@ class EmulatorApp:
             # All or nothing: one bad entry registers none of them.
             faults = [Fault.from_json(entry) for entry in entries]
         except ApiError as error:
-            return _error(error)
+            return error_response(error)
         except ValueError as exc:
-            return _error(ApiError("INVALID_ARGUMENT", f"bad fault: {exc}"))
+            return error_response(ApiError("INVALID_ARGUMENT", f"bad fault: {exc}"))
         for fault in faults:
             self.faults.add(fault)
         return JSONResponse({"faults": self.faults.pending()})
@@ -139,7 +136,7 @@ class EmulatorApp:
         try:
             return await self._dispatch(request)
         except ApiError as error:
-            return _error(error)
+            return error_response(error)
 
     async def _dispatch(self, request: Request) -> Response:
         match = _API_PATH.match(request.url.path)

@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from ..formats._problems import FormatError
 from ..traces.containers import otlp_json_from_protobuf, records_from_data
+from ._asgi import error_response
 from .backend import ApiError
 from .bodies import parse_json_object, read_body
 from .store import Store
@@ -30,10 +31,6 @@ PROTOBUF = "application/x-protobuf"
 
 #: The OTLP JSON key of each signal's export.
 _SIGNAL_KEYS = {"traces": "resourceSpans", "logs": "resourceLogs"}
-
-
-def _rpc_error(error: ApiError) -> Response:
-    return JSONResponse(error.body(), status_code=error.http_status)
 
 
 def _decompressed(body: bytes, encoding: str, limit: int) -> bytes:
@@ -68,10 +65,11 @@ class TelemetryStore:
                 (signal, json.dumps(export, separators=(",", ":"), ensure_ascii=False)),
             )
 
-    def exports(self) -> list[dict[str, Any]]:
+    def exports_json(self) -> str:
+        """The exports as one JSON list, from the JSON they are kept as, not decoded again."""
         with self.store.transaction() as db:
             rows = db.execute("SELECT body FROM telemetry ORDER BY seq").fetchall()
-        return [json.loads(body) for (body,) in rows]
+        return "[" + ",".join(body for (body,) in rows) + "]"
 
     def clear(self) -> None:
         with self.store.transaction() as db:
@@ -100,7 +98,7 @@ class OtlpRoutes:
         if request.method == "DELETE":
             self.telemetry.clear()
             return JSONResponse({})
-        return JSONResponse(self.telemetry.exports())
+        return Response(self.telemetry.exports_json(), media_type="application/json")
 
     async def _receive(self, request: Request, signal: str) -> Response:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -112,7 +110,7 @@ class OtlpRoutes:
             )
             export = self._export(body, content_type, signal)
         except ApiError as error:
-            return _rpc_error(error)
+            return error_response(error)
         if export:  # an empty export is valid and holds nothing
             self.telemetry.add(signal, export)
         if content_type == PROTOBUF:
