@@ -10,6 +10,9 @@ _NAME = re.compile(
     r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/(?P<collection>[A-Za-z]+)/(?P<id>[^/]+)$"
 )
 
+_OPERATION = re.compile(r"^projects/[^/]+/locations/[^/]+/(?:[A-Za-z]+/[^/]+/)*operations/[^/]+$")
+_OPERATIONS_OWNER = re.compile(r"^projects/[^/]+/locations/[^/]+/[A-Za-z]+/[^/]+$")
+
 ITEMS = "evaluationItems"
 SETS = "evaluationSets"
 RUNS = "evaluationRuns"
@@ -43,3 +46,23 @@ def resource_name(parent: str, collection: str, name_or_id: str) -> str:
 
 def is_valid_id(value: str) -> bool:
     return bool(_ID.match(value))
+
+
+def operation_name(value: str) -> str:
+    """A long-running operation's full name, checked: ``{resource}/operations/{id}``."""
+    if not _OPERATION.match(value.strip()):
+        raise ValueError(
+            f"{value!r} is not an operation name (expected projects/{{project}}/locations/"
+            "{location}/{collection}/{id}/operations/{operation})"
+        )
+    return value.strip()
+
+
+def operations_owner(value: str) -> str:
+    """The full name of a resource whose operations are listed."""
+    if not _OPERATIONS_OWNER.match(value.strip()):
+        raise ValueError(
+            f"{value!r} is not a resource name (expected projects/{{project}}/locations/"
+            "{location}/{collection}/{id})"
+        )
+    return value.strip()

@@ -25,6 +25,7 @@ from .types import (
     EvaluationRunDataSource,
     EvaluationRunMetric,
     EvaluationSet,
+    Operation,
     WireModel,
 )
 
@@ -64,6 +65,11 @@ ITEMS_PAGE_SIZE = 1000
 
 def _ignore(_: Any) -> None:
     return None
+
+
+def _operation(body: Any) -> Operation:
+    # A delete answered with google.protobuf.Empty (``{}``) is an operation already done.
+    return Operation.from_wire(body or {})
 
 
 def to_metric(metric: MetricLike) -> EvaluationRunMetric:
@@ -114,9 +120,9 @@ class Operations:
         name = self.name(collection, obj)
         return Op(ApiCall("GET", name, resource=name), model.from_wire)
 
-    def _delete(self, collection: str, obj: Any) -> Op[None]:
+    def _delete(self, collection: str, obj: Any) -> Op[Operation]:
         name = self.name(collection, obj)
-        return Op(ApiCall("DELETE", name, resource=name), _ignore)
+        return Op(ApiCall("DELETE", name, resource=name), _operation)
 
     def _list_page(
         self,
@@ -127,6 +133,7 @@ class Operations:
         page_size: int | None,
         page_token: str | None,
         order_by: str | None = None,
+        parent: str | None = None,
     ) -> Op[Page[M]]:
         params: dict[str, str] = {}
         if filter:
@@ -147,8 +154,38 @@ class Operations:
                 next_page_token=body.get("nextPageToken") or None,
             )
 
-        path = f"{self.parent}/{collection}"
+        path = f"{parent or self.parent}/{collection}"
         return Op(ApiCall("GET", path, params=params, resource=path), parse)
+
+    # -- operations (google.longrunning) ------------------------------------------------
+
+    def get_operation(self, operation: Any) -> Op[Operation]:
+        name = _names.operation_name(_names.name_of(operation, "operation"))
+        return Op(ApiCall("GET", name, resource=name), _operation)
+
+    def wait_operation(self, operation: Any, timeout: float | None) -> Op[Operation]:
+        """The service's ``:wait``: answers when the operation is done or ``timeout`` passed."""
+        name = _names.operation_name(_names.name_of(operation, "operation"))
+        body = {} if timeout is None else {"timeout": f"{max(timeout, 0):.3f}s"}
+        return Op(ApiCall("POST", f"{name}:wait", body=body, resource=name), _operation)
+
+    def delete_operation(self, operation: Any) -> Op[None]:
+        name = _names.operation_name(_names.name_of(operation, "operation"))
+        return Op(ApiCall("DELETE", name, resource=name), _ignore)
+
+    def list_operations_page(
+        self, resource: Any, filter: str | None, page_size: int | None, page_token: str | None
+    ) -> Op[Page[Operation]]:
+        """The operations of one resource (an item, a set, a run, a metric)."""
+        owner = _names.operations_owner(_names.name_of(resource, "resource"))
+        return self._list_page(
+            "operations",
+            Operation,
+            filter=filter,
+            page_size=page_size,
+            page_token=page_token,
+            parent=owner,
+        )
 
     # -- evaluationItems ------------------------------------------------------------------
 
@@ -177,7 +214,7 @@ class Operations:
             )
         return item.model_copy(update={"evaluation_request": EvaluationRequest.from_wire(payload)})
 
-    def delete_item(self, item: Any) -> Op[None]:
+    def delete_item(self, item: Any) -> Op[Operation]:
         return self._delete(ITEMS, item)
 
     def list_items_page(
@@ -223,7 +260,7 @@ class Operations:
     def get_set(self, evaluation_set: Any) -> Op[EvaluationSet]:
         return self._get(SETS, EvaluationSet, evaluation_set)
 
-    def delete_set(self, evaluation_set: Any) -> Op[None]:
+    def delete_set(self, evaluation_set: Any) -> Op[Operation]:
         return self._delete(SETS, evaluation_set)
 
     def list_sets_page(
@@ -282,7 +319,7 @@ class Operations:
     def get_run(self, run: Any) -> Op[EvaluationRun]:
         return self._get(RUNS, EvaluationRun, run)
 
-    def delete_run(self, run: Any) -> Op[None]:
+    def delete_run(self, run: Any) -> Op[Operation]:
         return self._delete(RUNS, run)
 
     def cancel_run(self, run: Any) -> Op[None]:

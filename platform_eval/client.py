@@ -21,13 +21,16 @@ from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
 from ._retry import RetryPolicy
 from ._transport import ApiCall, AsyncTransport, SyncTransport, TransportConfig
+from ._waiting import Waiter
 from .errors import ConfigurationError, NotFound, PlatformEvalError, WaitTimeoutError
+from .lro import AsyncOperationFuture, OperationFuture
 from .types import (
     EvaluationItem,
     EvaluationItemType,
     EvaluationRun,
     EvaluationRunState,
     EvaluationSet,
+    Operation,
 )
 
 T = TypeVar("T")
@@ -168,30 +171,12 @@ def _only_results(items: Iterable[EvaluationItem]) -> list[EvaluationItem]:
     return [i for i in items if i.evaluation_item_type in (EvaluationItemType.RESULT, None)]
 
 
-class _Waiter:
-    """Poll timing for wait_for_run: starts at poll_interval, grows 1.5x to max_interval."""
+def _no_result(_: dict[str, Any]) -> None:
+    return None
 
-    def __init__(self, timeout: float | None, poll_interval: float, max_interval: float) -> None:
-        if poll_interval <= 0:
-            raise ValueError("poll_interval must be > 0")
-        self._deadline = None if timeout is None else time.monotonic() + timeout
-        self._interval = poll_interval
-        self._max = max(max_interval, poll_interval)
-        self.timeout = timeout
 
-    def next_delay(self) -> float | None:
-        """Seconds to sleep before the next poll, or None once the deadline passed."""
-        delay = self._interval
-        self._interval = min(self._interval * 1.5, self._max)
-        if self._deadline is None:
-            return delay
-        remaining = self._deadline - time.monotonic()
-        if remaining <= 0:
-            return None
-        return min(delay, remaining)
-
-    def timed_out(self, run: EvaluationRun) -> WaitTimeoutError:
-        return WaitTimeoutError(f"run {run.name} still {run.state} after {self.timeout} s", run=run)
+def _run_timed_out(waiter: Waiter, run: EvaluationRun) -> WaitTimeoutError:
+    return WaitTimeoutError(f"run {run.name} still {run.state} after {waiter.timeout} s", run=run)
 
 
 class Client(_ClientBase):
@@ -253,6 +238,39 @@ class Client(_ClientBase):
         as OTLP JSON (``traces.records_from_data`` reads them). Emulator only."""
         return self._run(self._recorded_telemetry())
 
+    # -- operations -----------------------------------------------------------------------
+
+    def _future(
+        self, operation: Operation, parse: Callable[[dict[str, Any]], T]
+    ) -> OperationFuture[T]:
+        return OperationFuture(operation, self.get_operation, parse)
+
+    def _deleting(self, op: Op[Operation], wait: bool) -> OperationFuture[None]:
+        future = self._future(self._run(op), _no_result)
+        if wait:
+            future.wait()
+        return future
+
+    def get_operation(self, operation: Any) -> Operation:
+        """A long-running operation, by its name (``{resource}/operations/{id}``)."""
+        return self._run(self._ops.get_operation(operation))
+
+    def wait_operation(self, operation: Any, *, timeout: float | None = None) -> Operation:
+        """The service's own wait: answers once the operation is done or ``timeout`` passed."""
+        return self._run(self._ops.wait_operation(operation, timeout))
+
+    def list_operations(
+        self, resource: Any, *, filter: str | None = None, page_size: int | None = None
+    ) -> Pager[Operation]:
+        """The long-running operations of one resource (an item, set, run or metric)."""
+        return self._pager(
+            lambda token: self._ops.list_operations_page(resource, filter, page_size, token)
+        )
+
+    def delete_operation(self, operation: Any) -> None:
+        """Forgets a finished operation (the work it did is not undone)."""
+        self._run(self._ops.delete_operation(operation))
+
     # -- evaluationItems ------------------------------------------------------------------
 
     def create_item(
@@ -274,8 +292,9 @@ class Client(_ClientBase):
     ) -> Pager[EvaluationItem]:
         return self._pager(lambda token: self._ops.list_items_page(filter, page_size, token))
 
-    def delete_item(self, item: Any) -> None:
-        self._run(self._ops.delete_item(item))
+    def delete_item(self, item: Any, *, wait: bool = False) -> OperationFuture[None]:
+        """Deletes an item: a long-running operation, waited on with ``wait=True``."""
+        return self._deleting(self._ops.delete_item(item), wait)
 
     # -- evaluationSets -------------------------------------------------------------------
 
@@ -308,8 +327,9 @@ class Client(_ClientBase):
         """Patches a set; without ``update_mask``, the fields set on ``evaluation_set``."""
         return self._run(self._ops.update_set(evaluation_set, update_mask))
 
-    def delete_set(self, evaluation_set: Any) -> None:
-        self._run(self._ops.delete_set(evaluation_set))
+    def delete_set(self, evaluation_set: Any, *, wait: bool = False) -> OperationFuture[None]:
+        """Deletes a set (not its items): a long-running operation."""
+        return self._deleting(self._ops.delete_set(evaluation_set), wait)
 
     # -- evaluationRuns -------------------------------------------------------------------
 
@@ -344,8 +364,9 @@ class Client(_ClientBase):
     def cancel_run(self, run: Any) -> None:
         self._run(self._ops.cancel_run(run))
 
-    def delete_run(self, run: Any) -> None:
-        self._run(self._ops.delete_run(run))
+    def delete_run(self, run: Any, *, wait: bool = False) -> OperationFuture[None]:
+        """Deletes a run (cancelling it if it is running): a long-running operation."""
+        return self._deleting(self._ops.delete_run(run), wait)
 
     def wait_for_run(
         self,
@@ -360,7 +381,7 @@ class Client(_ClientBase):
 
         Raises WaitTimeoutError after ``timeout`` seconds (the run keeps going).
         """
-        waiter = _Waiter(timeout, poll_interval, max_poll_interval)
+        waiter = Waiter(timeout, poll_interval, max_poll_interval)
         while True:
             current = self.get_run(run)
             if on_progress:
@@ -369,7 +390,7 @@ class Client(_ClientBase):
                 return current
             delay = waiter.next_delay()
             if delay is None:
-                raise waiter.timed_out(current)
+                raise _run_timed_out(waiter, current)
             time.sleep(delay)
 
     def get_results(self, run: Any) -> list[EvaluationItem]:
@@ -439,6 +460,35 @@ class AsyncClient(_ClientBase):
         """The OTLP exports the emulator received (``Client.recorded_telemetry``)."""
         return await self._run(self._recorded_telemetry())
 
+    # -- operations -----------------------------------------------------------------------
+
+    def _future(
+        self, operation: Operation, parse: Callable[[dict[str, Any]], T]
+    ) -> AsyncOperationFuture[T]:
+        return AsyncOperationFuture(operation, self.get_operation, parse)
+
+    async def _deleting(self, op: Op[Operation], wait: bool) -> AsyncOperationFuture[None]:
+        future = self._future(await self._run(op), _no_result)
+        if wait:
+            await future.wait()
+        return future
+
+    async def get_operation(self, operation: Any) -> Operation:
+        return await self._run(self._ops.get_operation(operation))
+
+    async def wait_operation(self, operation: Any, *, timeout: float | None = None) -> Operation:
+        return await self._run(self._ops.wait_operation(operation, timeout))
+
+    def list_operations(
+        self, resource: Any, *, filter: str | None = None, page_size: int | None = None
+    ) -> AsyncPager[Operation]:
+        return self._pager(
+            lambda token: self._ops.list_operations_page(resource, filter, page_size, token)
+        )
+
+    async def delete_operation(self, operation: Any) -> None:
+        await self._run(self._ops.delete_operation(operation))
+
     # -- evaluationItems ------------------------------------------------------------------
 
     async def create_item(
@@ -458,8 +508,8 @@ class AsyncClient(_ClientBase):
     ) -> AsyncPager[EvaluationItem]:
         return self._pager(lambda token: self._ops.list_items_page(filter, page_size, token))
 
-    async def delete_item(self, item: Any) -> None:
-        await self._run(self._ops.delete_item(item))
+    async def delete_item(self, item: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
+        return await self._deleting(self._ops.delete_item(item), wait)
 
     # -- evaluationSets -------------------------------------------------------------------
 
@@ -490,8 +540,10 @@ class AsyncClient(_ClientBase):
     ) -> EvaluationSet:
         return await self._run(self._ops.update_set(evaluation_set, update_mask))
 
-    async def delete_set(self, evaluation_set: Any) -> None:
-        await self._run(self._ops.delete_set(evaluation_set))
+    async def delete_set(
+        self, evaluation_set: Any, *, wait: bool = False
+    ) -> AsyncOperationFuture[None]:
+        return await self._deleting(self._ops.delete_set(evaluation_set), wait)
 
     # -- evaluationRuns -------------------------------------------------------------------
 
@@ -525,8 +577,8 @@ class AsyncClient(_ClientBase):
     async def cancel_run(self, run: Any) -> None:
         await self._run(self._ops.cancel_run(run))
 
-    async def delete_run(self, run: Any) -> None:
-        await self._run(self._ops.delete_run(run))
+    async def delete_run(self, run: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
+        return await self._deleting(self._ops.delete_run(run), wait)
 
     async def wait_for_run(
         self,
@@ -537,7 +589,7 @@ class AsyncClient(_ClientBase):
         max_poll_interval: float = 10.0,
         on_progress: ProgressCallback | None = None,
     ) -> EvaluationRun:
-        waiter = _Waiter(timeout, poll_interval, max_poll_interval)
+        waiter = Waiter(timeout, poll_interval, max_poll_interval)
         while True:
             current = await self.get_run(run)
             if on_progress:
@@ -546,7 +598,7 @@ class AsyncClient(_ClientBase):
                 return current
             delay = waiter.next_delay()
             if delay is None:
-                raise waiter.timed_out(current)
+                raise _run_timed_out(waiter, current)
             await asyncio.sleep(delay)
 
     async def get_results(self, run: Any) -> list[EvaluationItem]:

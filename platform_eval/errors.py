@@ -57,6 +57,7 @@ __all__ = [
     "Unauthorized",
     "WaitTimeoutError",
     "from_response",
+    "from_status",
 ]
 
 _BY_RPC_STATUS: dict[str, type[GoogleAPICallError]] = {
@@ -143,3 +144,38 @@ def _fallback_message(status_code: int, body: Any) -> str:
         snippet = body.strip().splitlines()[0]
         return snippet[:200]
     return f"HTTP {status_code}"
+
+
+#: google.rpc.Code numbers, as a long-running operation's ``error.code`` carries them.
+_RPC_STATUS_BY_CODE = {
+    1: "CANCELLED",
+    2: "UNKNOWN",
+    3: "INVALID_ARGUMENT",
+    4: "DEADLINE_EXCEEDED",
+    5: "NOT_FOUND",
+    6: "ALREADY_EXISTS",
+    7: "PERMISSION_DENIED",
+    8: "RESOURCE_EXHAUSTED",
+    9: "FAILED_PRECONDITION",
+    10: "ABORTED",
+    11: "OUT_OF_RANGE",
+    12: "UNIMPLEMENTED",
+    13: "INTERNAL",
+    14: "UNAVAILABLE",
+    15: "DATA_LOSS",
+    16: "UNAUTHENTICATED",
+}
+
+
+def from_status(status: Any, *, resource: str | None) -> GoogleAPICallError:
+    """The exception for a google.rpc.Status (a failed long-running operation's ``error``)."""
+    code = getattr(status, "code", None)
+    rpc_status = _RPC_STATUS_BY_CODE.get(code) if isinstance(code, int) else None
+    message = getattr(status, "message", None) or f"the operation failed (code {code})"
+    details = getattr(status, "details", None) or []
+    where = f" [{resource}]" if resource else ""
+    cls = _BY_RPC_STATUS.get(rpc_status or "", core.Unknown)
+    exc = cls(f"{message}{where}", details=details)
+    exc.resource = resource  # type: ignore[attr-defined]
+    exc.rpc_status = rpc_status  # type: ignore[attr-defined]
+    return exc

@@ -16,7 +16,7 @@ from .._names import is_valid_id
 from .._transport import REQUEST_ID_HEADER
 from ._asgi import error_response
 from .access import RequireToken
-from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, RUNS, SETS, ApiError, Backend
+from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, OPERATIONS, RUNS, SETS, ApiError, Backend
 from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
@@ -25,7 +25,9 @@ from .otlp import OtlpRoutes
 
 _API_PATH = re.compile(
     r"^/(?P<version>v1beta1|v1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
-    r"/(?P<collection>[A-Za-z]+)(?:/(?P<rid>[^/:]+))?(?::(?P<verb>[a-zA-Z]+))?$"
+    r"/(?P<collection>[A-Za-z]+)"
+    r"(?:/(?P<rid>[^/:]+)(?:/(?P<sub>[A-Za-z]+)(?:/(?P<subid>[^/:]+))?)?)?"
+    r"(?::(?P<verb>[a-zA-Z]+))?$"
 )
 _PROJECT = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$|^\d{1,20}$")
 _LOCATION = re.compile(r"^[a-z0-9-]{1,40}$")
@@ -153,6 +155,8 @@ class EmulatorApp:
         parent = f"projects/{project}/locations/{location}"
         method = request.method
         request_id = request.headers.get(REQUEST_ID_HEADER)
+        if match["sub"] is not None:
+            return await self._sub_resource(request, f"{parent}/{collection}/{rid}", match)
 
         if rid is None:
             if verb is not None:
@@ -187,10 +191,39 @@ class EmulatorApp:
         if method == "GET":
             return JSONResponse(self.backend.get(parent, collection, rid))
         if method == "DELETE":
-            self.backend.delete(parent, collection, rid)
-            return JSONResponse({})
+            return JSONResponse(self.backend.delete(parent, collection, rid, match["version"]))
         if method == "PATCH" and collection == SETS:
             body = await self._json_body(request)
             mask = request.query_params.get("updateMask") or request.query_params.get("update_mask")
             return JSONResponse(self.backend.patch_set(parent, rid, body, mask))
         raise ApiError("NOT_FOUND", f"{method} is not a method of {collection}/{{id}}")
+
+    async def _sub_resource(self, request: Request, owner: str, match: re.Match[str]) -> Response:
+        """``{resource}/operations[/{id}[:wait]]``."""
+        sub, subid, verb, method = match["sub"], match["subid"], match["verb"], request.method
+        if sub != OPERATIONS:
+            raise ApiError("NOT_FOUND", f"no such collection {sub!r} under {owner}")
+        if subid is not None and not is_valid_id(subid):
+            raise ApiError("INVALID_ARGUMENT", f"invalid operation id {subid!r}")
+        if subid is None:
+            if method != "GET" or verb is not None:
+                raise ApiError("NOT_FOUND", f"{method} is not a method of {owner}/operations")
+            params = request.query_params
+            return JSONResponse(
+                self.backend.list_resources(
+                    owner,
+                    OPERATIONS,
+                    filter=params.get("filter"),
+                    page_size=_page_size(request),
+                    page_token=params.get("pageToken") or params.get("page_token"),
+                )
+            )
+        if verb == "wait" and method == "POST":
+            # Every operation of the emulator is done when it is answered: nothing to wait for.
+            return JSONResponse(self.backend.get_operation(owner, subid))
+        if verb is None and method == "GET":
+            return JSONResponse(self.backend.get_operation(owner, subid))
+        if verb is None and method == "DELETE":
+            self.backend.delete_operation(owner, subid)
+            return JSONResponse({})
+        raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")

@@ -34,6 +34,9 @@ from .store import Store
 ITEMS, SETS, RUNS = "evaluationItems", "evaluationSets", "evaluationRuns"
 EXPERIMENTS = "evaluationExperiments"
 COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS)
+#: Each resource's long-running operations are kept under its name, as the service names them.
+OPERATIONS = "operations"
+_EMPTY = "type.googleapis.com/google.protobuf.Empty"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 _SET_MUTABLE = ("display_name", "evaluation_items", "metadata")
@@ -119,6 +122,11 @@ def split_name(name: str, collection: str) -> tuple[str, str]:
     return "/".join(parts[:4]), parts[5]
 
 
+def type_url(version: str, message: str) -> str:
+    """The ``@type`` of an aiplatform message in an Operation's metadata or response."""
+    return f"type.googleapis.com/google.cloud.aiplatform.{version}.{message}"
+
+
 def cancelled_status() -> Status:
     """The ``error`` of a cancelled run (google.rpc CANCELLED), as the service reports it."""
     return Status(code=1, message="the run was cancelled")
@@ -176,11 +184,52 @@ class Backend:
         stored, _created = self.store.insert(parent, collection, rid, body, request_id, annotations)
         return stored
 
-    def delete(self, parent: str, collection: str, rid: str) -> None:
+    def delete(self, parent: str, collection: str, rid: str, version: str) -> dict[str, Any]:
+        """Deletes a resource; answers with the (finished) long-running operation."""
         if collection == RUNS:
             self.cancel_run(parent, rid, quiet=True)
         if not self.store.delete(parent, collection, rid):
             raise ApiError("NOT_FOUND", f"{parent}/{collection}/{rid} not found")
+        return self.finished_operation(
+            f"{parent}/{collection}/{rid}",
+            metadata=type_url(version, "DeleteOperationMetadata"),
+            response={"@type": _EMPTY},
+        )
+
+    # -- long-running operations ----------------------------------------------------------
+
+    def finished_operation(
+        self,
+        owner: str,
+        *,
+        metadata: str,
+        response: dict[str, Any] | None = None,
+        error: Status | None = None,
+    ) -> dict[str, Any]:
+        """Records an operation of ``owner`` that is already done (the emulator does the work
+        before answering) and returns it. ``metadata`` is the metadata message's ``@type``."""
+        rid = new_id()
+        stamp = now_rfc3339()
+        generic = {"createTime": stamp, "updateTime": stamp}
+        if metadata.endswith(".GenericOperationMetadata"):
+            meta: dict[str, Any] = {"@type": metadata, **generic}
+        else:
+            meta = {"@type": metadata, "genericMetadata": generic}
+        body: dict[str, Any] = {"name": f"{owner}/{OPERATIONS}/{rid}", "metadata": meta}
+        body["done"] = True
+        if error is not None:
+            body["error"] = error.to_wire()
+        else:
+            body["response"] = response or {"@type": _EMPTY}
+        self.store.insert(owner, OPERATIONS, rid, body, None, None)
+        return body
+
+    def get_operation(self, owner: str, rid: str) -> dict[str, Any]:
+        return self._get(owner, OPERATIONS, rid)
+
+    def delete_operation(self, owner: str, rid: str) -> None:
+        if not self.store.delete(owner, OPERATIONS, rid):
+            raise ApiError("NOT_FOUND", f"{owner}/{OPERATIONS}/{rid} not found")
 
     def list_resources(
         self,

@@ -20,6 +20,7 @@ from .items import (
     UserScenario,
     request_mode_problem,
 )
+from .operations import Operation
 from .rubrics import Rubric, RubricContent, RubricContentProperty, RubricGroup, RubricVerdict
 from .runs import (
     AutoraterConfig,
@@ -72,6 +73,7 @@ __all__ = [
     "Importance",
     "InlineRubrics",
     "MetricConfig",
+    "Operation",
     "OutputConfig",
     "Part",
     "PredefinedMetricSpec",
