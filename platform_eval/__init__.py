@@ -6,12 +6,15 @@ from ._pagination import AsyncPager, Page, Pager
 from ._retry import RetryPolicy
 from ._version import __version__
 from .client import AsyncClient, Client
+from .lro import AsyncOperationFuture, OperationFuture
 from .target import Target, connect
 
 __all__ = [
     "AsyncClient",
+    "AsyncOperationFuture",
     "AsyncPager",
     "Client",
+    "OperationFuture",
     "Page",
     "Pager",
     "RetryPolicy",

@@ -6,6 +6,7 @@ implementation of everything that is not I/O.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -25,6 +26,11 @@ from .types import (
     EvaluationRunDataSource,
     EvaluationRunMetric,
     EvaluationSet,
+    GcsDestination,
+    ImportEvaluationSetRequest,
+    ImportGcsSource,
+    ImportInlineSource,
+    ImportSchemaConfig,
     Operation,
     WireModel,
 )
@@ -58,6 +64,9 @@ def _request_body(resource: WireModel) -> dict[str, Any]:
     return resource.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_OUTPUT_ONLY)
 
 
+#: ``evaluationSets:import`` takes inline data under 4 MB; above, it goes through Cloud Storage.
+INLINE_IMPORT_LIMIT = 4_000_000
+
 #: Items come by the thousand (results, uploads found again): a round trip per 1,000 rather
 #: than the server's default 100. A server caps it at its largest page (AIP-158).
 ITEMS_PAGE_SIZE = 1000
@@ -65,6 +74,23 @@ ITEMS_PAGE_SIZE = 1000
 
 def _ignore(_: Any) -> None:
     return None
+
+
+def jsonl(items: Iterable[EvaluationItem | Mapping[str, Any]]) -> bytes:
+    """Items as JSON Lines of their wire form (the JSONL an import reads), checked as typed."""
+    return b"\n".join(
+        json.dumps(
+            _request_body(_coerce(EvaluationItem, item)), separators=(",", ":"), ensure_ascii=False
+        ).encode()
+        for item in items
+    )
+
+
+def _split_gs_uri(gcs_uri: str) -> tuple[str, str]:
+    bucket, _, name = gcs_uri.removeprefix("gs://").partition("/")
+    if not gcs_uri.startswith("gs://") or not bucket or not name:
+        raise ValueError(f"{gcs_uri!r} is not a gs://bucket/object URI")
+    return bucket, name
 
 
 def _operation(body: Any) -> Operation:
@@ -89,13 +115,27 @@ class Operations:
 
     def read_object(self, gcs_uri: str) -> Op[Any]:
         """Downloads a ``gs://`` JSON object (an item's payload kept in Cloud Storage)."""
-        if not gcs_uri.startswith("gs://") or "/" not in gcs_uri[5:]:
-            raise ValueError(f"{gcs_uri!r} is not a gs://bucket/object URI")
-        bucket, name = gcs_uri[5:].split("/", 1)
+        bucket, name = _split_gs_uri(gcs_uri)
         where = f"b/{quote(bucket, safe='')}/o/{quote(name, safe='')}"
         url = f"{self.storage_url}/download/storage/v1/{where}"
         # Without alt=media Cloud Storage answers with the object's metadata, not its bytes.
         call = ApiCall("GET", gcs_uri, params={"alt": "media"}, url=url, resource=gcs_uri)
+        return Op(call, lambda body: body)
+
+    def write_object(self, gcs_uri: str, data: bytes, content_type: str) -> Op[Any]:
+        """Uploads ``data`` to a ``gs://`` object (a large import's source), replacing it."""
+        bucket, name = _split_gs_uri(gcs_uri)
+        url = f"{self.storage_url}/upload/storage/v1/b/{quote(bucket, safe='')}/o"
+        params = {"uploadType": "media", "name": name}
+        call = ApiCall(
+            "POST",
+            gcs_uri,
+            params=params,
+            url=url,
+            resource=gcs_uri,
+            raw=data,
+            raw_type=content_type,
+        )
         return Op(call, lambda body: body)
 
     def name(self, collection: str, obj: Any) -> str:
@@ -256,6 +296,63 @@ class Operations:
         self, evaluation_set: EvaluationSet, request_id: str | None
     ) -> Op[EvaluationSet]:
         return self._create(SETS, EvaluationSet, self._with_item_names(evaluation_set), request_id)
+
+    @staticmethod
+    def build_import(
+        items: Iterable[EvaluationItem | Mapping[str, Any]] | None,
+        *,
+        evaluation_set: EvaluationSet | Mapping[str, Any] | None,
+        display_name: str | None,
+        gcs_destination: str,
+        source_uri: str | None,
+        staging_uri: str | None,
+    ) -> tuple[ImportEvaluationSetRequest, bytes | None]:
+        """The import request, and the JSON Lines to upload to ``staging_uri`` first (if any)."""
+        if (items is None) == (source_uri is None):
+            raise ValueError("import_set needs either items or source_uri (a gs:// JSONL object)")
+        if evaluation_set is not None and display_name is not None:
+            raise ValueError("pass either an evaluation set or display_name, not both")
+        wanted = (
+            _coerce(EvaluationSet, evaluation_set)
+            if evaluation_set is not None
+            else EvaluationSet(display_name=display_name)
+        )
+        config = ImportSchemaConfig(data_format="JSONL")
+        request = ImportEvaluationSetRequest(
+            evaluation_set=wanted, gcs_destination=GcsDestination(output_uri_prefix=gcs_destination)
+        )
+        _split_gs_uri(gcs_destination.rstrip("/") + "/x")
+        if source_uri is not None:
+            _split_gs_uri(source_uri)
+            request.gcs_source = ImportGcsSource(gcs_uri=source_uri, import_schema_config=config)
+            return request, None
+        assert items is not None
+        data = jsonl(items)
+        if staging_uri is not None:
+            _split_gs_uri(staging_uri)
+            request.gcs_source = ImportGcsSource(gcs_uri=staging_uri, import_schema_config=config)
+            return request, data
+        if len(data) >= INLINE_IMPORT_LIMIT:
+            raise ValueError(
+                f"{len(data):,} bytes of items is over the 4 MB an inline import takes: pass "
+                "staging_uri='gs://bucket/object.jsonl' to import them through Cloud Storage"
+            )
+        request.inline_source = ImportInlineSource(content=data, import_schema_config=config)
+        return request, None
+
+    def import_set(
+        self, request: ImportEvaluationSetRequest, request_id: str | None
+    ) -> Op[Operation]:
+        path = f"{self.parent}/{SETS}:import"
+        call = ApiCall(
+            "POST",
+            path,
+            body=request.to_wire(),
+            resource=f"{self.parent}/{SETS}",
+            is_create=True,
+            request_id=request_id,
+        )
+        return Op(call, _operation)
 
     def get_set(self, evaluation_set: Any) -> Op[EvaluationSet]:
         return self._get(SETS, EvaluationSet, evaluation_set)

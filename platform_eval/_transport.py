@@ -47,6 +47,9 @@ class ApiCall:
     request_id: str | None = None
     #: A full URL instead of ``path`` under the API root (Cloud Storage downloads).
     url: str | None = None
+    #: Bytes to send as they are instead of a JSON ``body`` (a Cloud Storage upload).
+    raw: bytes | None = None
+    raw_type: str = "application/octet-stream"
 
     @property
     def idempotent(self) -> bool:
@@ -90,6 +93,8 @@ class _TransportBase:
         return headers
 
     def content(self, call: ApiCall) -> bytes | None:
+        if call.raw is not None:
+            return call.raw
         if call.body is None:
             return None
         try:
@@ -315,7 +320,9 @@ def _with_request_id(call: ApiCall) -> ApiCall:
 
 
 def _json_headers(headers: dict[str, str], call: ApiCall) -> dict[str, str]:
-    if call.body is not None:
+    if call.raw is not None:
+        headers["content-type"] = call.raw_type
+    elif call.body is not None:
         headers["content-type"] = "application/json"
     return headers
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from platform_eval import AsyncClient, AsyncPager, Client, RetryPolicy
+from platform_eval import AsyncClient, AsyncOperationFuture, AsyncPager, Client, RetryPolicy
 from platform_eval.emulator import Emulator
 
 #: Real files from public projects, beside the repository in CI; a user's clone has none.
@@ -109,6 +109,20 @@ def project() -> str:
     return f"test-project-{next(_project_counter)}"
 
 
+class _SyncFuture:
+    """An AsyncOperationFuture whose wait() is driven to completion."""
+
+    def __init__(self, future: AsyncOperationFuture[Any], loop: asyncio.AbstractEventLoop) -> None:
+        self._future = future
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._future, name)
+
+    def wait(self, *args: Any, **kwargs: Any) -> Any:
+        return self._loop.run_until_complete(self._future.wait(*args, **kwargs))
+
+
 class AsyncAsSync:
     """Runs an AsyncClient's methods to completion so one test body covers both clients."""
 
@@ -124,9 +138,11 @@ class AsyncAsSync:
         def call(*args: Any, **kwargs: Any) -> Any:
             result = attr(*args, **kwargs)
             if inspect.isawaitable(result):
-                return self._loop.run_until_complete(result)
+                result = self._loop.run_until_complete(result)
             if isinstance(result, AsyncPager):
                 return self._loop.run_until_complete(result.to_list())
+            if isinstance(result, AsyncOperationFuture):
+                return _SyncFuture(result, self._loop)
             return result
 
         return call

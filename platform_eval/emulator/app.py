@@ -20,6 +20,7 @@ from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, OPERATIONS, RUNS, SETS, Ap
 from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
+from .imports import SetImporter
 from .openapi import openapi_document
 from .otlp import OtlpRoutes
 
@@ -64,6 +65,7 @@ class EmulatorApp:
         auth_token: str | None = None,
     ) -> None:
         self.backend = backend
+        self.import_set = SetImporter(backend, objects)
         self.faults = faults
         self.max_body_bytes = max_body_bytes
         routes = [
@@ -159,6 +161,9 @@ class EmulatorApp:
             return await self._sub_resource(request, f"{parent}/{collection}/{rid}", match)
 
         if rid is None:
+            if collection == SETS and verb == "import" and method == "POST":
+                body = await self._json_body(request)
+                return JSONResponse(self.import_set(parent, body, match["version"], request_id))
             if verb is not None:
                 raise ApiError("NOT_FOUND", f"no such method :{verb}")
             if method == "GET":

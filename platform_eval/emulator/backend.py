@@ -127,6 +127,29 @@ def type_url(version: str, message: str) -> str:
     return f"type.googleapis.com/google.cloud.aiplatform.{version}.{message}"
 
 
+def operation_body(
+    owner: str,
+    *,
+    metadata: str,
+    response: dict[str, Any] | None = None,
+    error: Status | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """(id, body) of a finished operation of ``owner``."""
+    rid = new_id()
+    stamp = now_rfc3339()
+    generic = {"createTime": stamp, "updateTime": stamp}
+    if metadata.endswith(".GenericOperationMetadata"):
+        meta: dict[str, Any] = {"@type": metadata, **generic}
+    else:
+        meta = {"@type": metadata, "genericMetadata": generic}
+    body: dict[str, Any] = {"name": f"{owner}/{OPERATIONS}/{rid}", "metadata": meta, "done": True}
+    if error is not None:
+        body["error"] = error.to_wire()
+    else:
+        body["response"] = response or {"@type": _EMPTY}
+    return rid, body
+
+
 def cancelled_status() -> Status:
     """The ``error`` of a cancelled run (google.rpc CANCELLED), as the service reports it."""
     return Status(code=1, message="the run was cancelled")
@@ -208,19 +231,7 @@ class Backend:
     ) -> dict[str, Any]:
         """Records an operation of ``owner`` that is already done (the emulator does the work
         before answering) and returns it. ``metadata`` is the metadata message's ``@type``."""
-        rid = new_id()
-        stamp = now_rfc3339()
-        generic = {"createTime": stamp, "updateTime": stamp}
-        if metadata.endswith(".GenericOperationMetadata"):
-            meta: dict[str, Any] = {"@type": metadata, **generic}
-        else:
-            meta = {"@type": metadata, "genericMetadata": generic}
-        body: dict[str, Any] = {"name": f"{owner}/{OPERATIONS}/{rid}", "metadata": meta}
-        body["done"] = True
-        if error is not None:
-            body["error"] = error.to_wire()
-        else:
-            body["response"] = response or {"@type": _EMPTY}
+        rid, body = operation_body(owner, metadata=metadata, response=response, error=error)
         self.store.insert(owner, OPERATIONS, rid, body, None, None)
         return body
 
@@ -260,6 +271,11 @@ class Backend:
     def create_item(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, ITEMS, request_id)):
             return earlier
+        return self._insert(parent, ITEMS, self.new_item(body).to_wire(), request_id)
+
+    @staticmethod
+    def new_item(body: Any) -> EvaluationItem:
+        """An item as a create or an import receives it, checked as the service checks it."""
         item: EvaluationItem = _parse(EvaluationItem, body, "EvaluationItem")
         if item.evaluation_item_type not in (EvaluationItemType.REQUEST, EvaluationItemType.RESULT):
             raise ApiError(
@@ -277,7 +293,7 @@ class Backend:
                 "an EvaluationItem needs a payload: evaluationRequest, evaluationResponse "
                 "or gcsUri",
             )
-        return self._insert(parent, ITEMS, item.to_wire(), request_id)
+        return item
 
     def create_result_item(
         self, parent: str, body: dict[str, Any], *, run: str | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -154,6 +155,32 @@ class Store:
                 ),
             )
         return body, True
+
+    def insert_batch(
+        self,
+        resources: Sequence[tuple[str, str, str, dict[str, Any], str | None]],
+        objects: Sequence[tuple[str, str, bytes, str]] = (),
+    ) -> None:
+        """Resources ``(parent, collection, rid, body, request id)`` and Cloud Storage objects
+        ``(bucket, name, data, content type)`` in one transaction: an import lands whole or not
+        at all."""
+        generation = time.time_ns()
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT INTO objects (bucket, name, data, content_type, generation) "
+                "VALUES (?,?,?,?,?) "
+                "ON CONFLICT (bucket, name) DO UPDATE SET data=excluded.data, "
+                "content_type=excluded.content_type, generation=excluded.generation",
+                [(b, n, d, c, generation) for b, n, d, c in objects],
+            )
+            db.executemany(
+                "INSERT INTO resources (parent, collection, rid, body, request_id) "
+                "VALUES (?,?,?,?,?)",
+                [
+                    (p, c, r, json.dumps(body), request_id)
+                    for p, c, r, body, request_id in resources
+                ],
+            )
 
     def replace(self, parent: str, collection: str, rid: str, body: dict[str, Any]) -> None:
         with self._lock:

@@ -41,7 +41,13 @@ from .runs import (
     RunPredefinedMetricSpec,
     SummaryMetrics,
 )
-from .sets import EvaluationSet
+from .sets import (
+    EvaluationSet,
+    ImportEvaluationSetRequest,
+    ImportGcsSource,
+    ImportInlineSource,
+    ImportSchemaConfig,
+)
 from .status import Status
 
 __all__ = [
@@ -70,6 +76,10 @@ __all__ = [
     "FunctionCall",
     "FunctionResponse",
     "GcsDestination",
+    "ImportEvaluationSetRequest",
+    "ImportGcsSource",
+    "ImportInlineSource",
+    "ImportSchemaConfig",
     "Importance",
     "InlineRubrics",
     "MetricConfig",

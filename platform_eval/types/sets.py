@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from ._base import WireModel
+from .runs import GcsDestination
 
 
 class EvaluationSet(WireModel):
@@ -19,3 +20,50 @@ class EvaluationSet(WireModel):
     @property
     def id(self) -> str | None:
         return self.name.rsplit("/", 1)[-1] if self.name else None
+
+
+class ImportSchemaConfig(WireModel):
+    """``ImportEvaluationSetRequest.ImportSchemaConfig``: what the source's bytes are."""
+
+    #: ``JSONL`` (one EvaluationItem per line), ``OTEL_JSON`` or ``OTEL_PROTO``.
+    data_format: str | None = None
+    data_format_version: str | None = None
+
+
+class ImportInlineSource(WireModel):
+    """``ImportEvaluationSetRequest.InlineSource``: the data in the request (under 4 MB)."""
+
+    content: bytes | None = None
+    import_schema_config: ImportSchemaConfig | None = None
+
+
+class ImportGcsSource(WireModel):
+    """``ImportEvaluationSetRequest.GcsSource``: the data in a Cloud Storage object."""
+
+    gcs_uri: str | None = None
+    import_schema_config: ImportSchemaConfig | None = None
+
+
+class ImportEvaluationSetRequest(WireModel):
+    """The body of ``evaluationSets:import``: a new set and the one source of its items."""
+
+    evaluation_set: EvaluationSet | None = None
+    gcs_destination: GcsDestination | None = None
+    inline_source: ImportInlineSource | None = None
+    gcs_source: ImportGcsSource | None = None
+    # The sources the emulator does not read, kept as sent (Cloud Trace, Agent Engine, ...).
+    bigquery_source: dict[str, Any] | None = None
+    cloud_trace_source: dict[str, Any] | None = None
+    agent_engine_source: dict[str, Any] | None = None
+    interactions_source: dict[str, Any] | None = None
+    harbor_dataset: dict[str, Any] | None = None
+    import_mode: str | None = None
+
+    def sources(self) -> list[str]:
+        """The wire names of the sources set (the API wants exactly one)."""
+        fields = type(self).model_fields
+        return [
+            fields[field].alias or field
+            for field in fields
+            if field.endswith(("_source", "_dataset")) and getattr(self, field) is not None
+        ]

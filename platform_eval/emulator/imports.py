@@ -1,0 +1,185 @@
+"""``evaluationSets:import``: a new set, and its items, from JSON Lines inline or in Cloud Storage.
+
+As the service does, the request is checked when it arrives (one source, a destination), and the
+data when it is read: a line that is not an EvaluationItem fails the operation, naming the line,
+and nothing of the import is kept. Each item's payload is written under the destination and the
+item keeps its ``gcsUri``, as the API documents for ``gcsDestination``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..types import EvaluationItem, EvaluationSet, ImportEvaluationSetRequest, Status
+from .backend import (
+    ITEMS,
+    OPERATIONS,
+    SETS,
+    ApiError,
+    Backend,
+    _describe,
+    new_id,
+    now_rfc3339,
+    operation_body,
+    type_url,
+)
+from .gcs import ObjectStore, parse_gs_uri
+
+#: Sources the emulator reads; the others need a cloud service behind them.
+_READ = ("inlineSource", "gcsSource")
+_INVALID_ARGUMENT = 3
+#: Where the operation each request id was answered with is kept (never listed by the API).
+_ANSWERED = "evaluationSets:import"
+
+Row = tuple[str, str, str, dict[str, Any], str | None]
+
+
+class UnusableImportError(Exception):
+    """The data of an import cannot be used: the operation finishes with this error."""
+
+
+class SetImporter:
+    def __init__(self, backend: Backend, objects: ObjectStore) -> None:
+        self.backend = backend
+        self.objects = objects
+
+    def __call__(
+        self, parent: str, body: Any, version: str, request_id: str | None
+    ) -> dict[str, Any]:
+        # Like a create, an import is answered once per request id: a retry whose first answer
+        # was lost gets the first operation, not a second set.
+        if request_id and (
+            earlier := self.backend.store.by_request_id(parent, _ANSWERED, request_id)
+        ):
+            return earlier
+        request = self._request(body)
+        set_id = new_id()
+        owner = f"{parent}/{SETS}/{set_id}"
+        metadata = type_url(version, "GenericOperationMetadata")
+        try:
+            resources, objects, stored = self._read(parent, set_id, request)
+        except UnusableImportError as failure:
+            error = Status(code=_INVALID_ARGUMENT, message=str(failure))
+            resources, objects = [], []
+            op_id, operation = operation_body(owner, metadata=metadata, error=error)
+        else:
+            response = {"@type": type_url(version, "EvaluationSet"), **stored}
+            op_id, operation = operation_body(owner, metadata=metadata, response=response)
+        resources.append((owner, OPERATIONS, op_id, operation, None))
+        if request_id:
+            resources.append((parent, _ANSWERED, op_id, operation, request_id))
+        self.backend.store.insert_batch(resources, objects)
+        return operation
+
+    @staticmethod
+    def _request(body: Any) -> ImportEvaluationSetRequest:
+        if not isinstance(body, dict):
+            raise ApiError("INVALID_ARGUMENT", "the request body must be a JSON object")
+        try:
+            request = ImportEvaluationSetRequest.model_validate(body)
+        except ValidationError as error:
+            raise ApiError(
+                "INVALID_ARGUMENT", f"invalid ImportEvaluationSetRequest: {_describe(error)}"
+            ) from None
+        sources = request.sources()
+        if len(sources) != 1:
+            raise ApiError(
+                "INVALID_ARGUMENT", f"exactly one source is required, got {sources or 'none'}"
+            )
+        if sources[0] not in _READ:
+            raise ApiError(
+                "UNIMPLEMENTED",
+                f"the emulator does not import from {sources[0]}; use inlineSource or gcsSource",
+            )
+        if request.import_mode not in (None, "IMPORT_MODE_UNSPECIFIED"):
+            raise ApiError("INVALID_ARGUMENT", "importMode OVERWRITE is only for harborDataset")
+        if request.evaluation_set is None:
+            raise ApiError("INVALID_ARGUMENT", "evaluationSet is required")
+        prefix = request.gcs_destination.output_uri_prefix if request.gcs_destination else None
+        if not prefix:
+            raise ApiError("INVALID_ARGUMENT", "gcsDestination.outputUriPrefix is required")
+        parse_gs_uri(prefix if "/" in prefix[5:] else prefix + "/")
+        source = request.inline_source or request.gcs_source
+        assert source is not None
+        data_format = (
+            source.import_schema_config.data_format if source.import_schema_config else None
+        )
+        if data_format != "JSONL":
+            raise ApiError(
+                "UNIMPLEMENTED"
+                if data_format in ("OTEL_JSON", "OTEL_PROTO")
+                else "INVALID_ARGUMENT",
+                f"importSchemaConfig.dataFormat {data_format!r}: the emulator imports JSONL",
+            )
+        return request
+
+    def _data(self, parent: str, request: ImportEvaluationSetRequest) -> bytes:
+        if request.inline_source is not None:
+            return request.inline_source.content or b""
+        uri = request.gcs_source.gcs_uri if request.gcs_source else None
+        if not uri:
+            raise ApiError("INVALID_ARGUMENT", "gcsSource.gcsUri is required")
+        bucket, name = parse_gs_uri(uri)
+        self.objects.claim(bucket, parent.split("/")[1])
+        try:
+            data, _ = self.objects.get(bucket, name)
+        except ApiError as error:
+            raise UnusableImportError(f"cannot read {uri}: {error.message}") from None
+        return data
+
+    def _read(
+        self, parent: str, set_id: str, request: ImportEvaluationSetRequest
+    ) -> tuple[list[Row], list[tuple[str, str, bytes, str]], dict[str, Any]]:
+        """The rows and objects the import writes, and the new set."""
+        project = parent.split("/")[1]
+        assert request.gcs_destination and request.gcs_destination.output_uri_prefix
+        bucket, folder = parse_gs_uri(request.gcs_destination.output_uri_prefix.rstrip("/") + "/x")
+        folder = folder[:-1]
+        self.objects.claim(bucket, project)
+        stamp = now_rfc3339()
+        resources: list[Row] = []
+        objects: list[tuple[str, str, bytes, str]] = []
+        names: list[str] = []
+        for number, line in enumerate(self._data(parent, request).splitlines(), start=1):
+            if not line.strip():
+                continue
+            item = _item_of(line, number)
+            rid = new_id()
+            body = item.to_wire()
+            payload = body.pop("evaluationRequest", None) or body.pop("evaluationResponse", None)
+            if payload is not None:
+                object_name = f"{folder}evaluationItems/{rid}.json"
+                objects.append(
+                    (bucket, object_name, json.dumps(payload).encode(), "application/json")
+                )
+                body["gcsUri"] = f"gs://{bucket}/{object_name}"
+            name = f"{parent}/{ITEMS}/{rid}"
+            body.update(name=name, createTime=stamp)
+            resources.append((parent, ITEMS, rid, body, None))
+            names.append(name)
+        if not names:
+            raise UnusableImportError("the source holds no items")
+        given = request.evaluation_set or EvaluationSet()
+        evaluation_set = EvaluationSet(
+            name=f"{parent}/{SETS}/{set_id}",
+            display_name=given.display_name,
+            metadata=given.metadata,
+            evaluation_items=names,
+        ).to_wire()
+        evaluation_set.update(createTime=stamp, updateTime=stamp)
+        resources.append((parent, SETS, set_id, evaluation_set, None))
+        return resources, objects, evaluation_set
+
+
+def _item_of(line: bytes, number: int) -> EvaluationItem:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        raise UnusableImportError(f"line {number}: not JSON") from None
+    try:
+        return Backend.new_item(value)
+    except ApiError as error:
+        raise UnusableImportError(f"line {number}: {error.message}") from None
