@@ -306,10 +306,14 @@ class Operations:
         gcs_destination: str,
         source_uri: str | None,
         staging_uri: str | None,
+        content: bytes | None = None,
     ) -> tuple[ImportEvaluationSetRequest, bytes | None]:
         """The import request, and the JSON Lines to upload to ``staging_uri`` first (if any)."""
-        if (items is None) == (source_uri is None):
-            raise ValueError("import_set needs either items or source_uri (a gs:// JSONL object)")
+        if sum(given is not None for given in (items, source_uri, content)) != 1:
+            raise ValueError(
+                "import_set needs one of items, content (JSON Lines) or source_uri (a gs:// "
+                "JSONL object)"
+            )
         if evaluation_set is not None and display_name is not None:
             raise ValueError("pass either an evaluation set or display_name, not both")
         wanted = (
@@ -326,8 +330,7 @@ class Operations:
             _split_gs_uri(source_uri)
             request.gcs_source = ImportGcsSource(gcs_uri=source_uri, import_schema_config=config)
             return request, None
-        assert items is not None
-        data = jsonl(items)
+        data = content if content is not None else jsonl(items or ())
         if staging_uri is not None:
             _split_gs_uri(staging_uri)
             request.gcs_source = ImportGcsSource(gcs_uri=staging_uri, import_schema_config=config)

@@ -326,13 +326,15 @@ class Client(_ClientBase):
         evaluation_set: EvaluationSet | Mapping[str, Any] | None = None,
         source_uri: str | None = None,
         staging_uri: str | None = None,
+        content: bytes | None = None,
         request_id: str | None = None,
         wait: bool = False,
     ) -> OperationFuture[EvaluationSet]:
         """Creates a set with its items in one call (``evaluationSets:import``).
 
-        ``items`` travel inline (under 4 MB), or are uploaded as JSON Lines to ``staging_uri``
-        first; ``source_uri`` imports a JSONL object already in Cloud Storage. The service
+        ``items`` (or ``content``, items already as JSON Lines) travel inline (under 4 MB), or
+        are uploaded to ``staging_uri`` first; ``source_uri`` imports a JSONL object already in
+        Cloud Storage. The service
         writes each item's payload under ``gcs_destination``. Returns the long-running
         operation; its ``wait()`` returns the new EvaluationSet.
         """
@@ -343,6 +345,7 @@ class Client(_ClientBase):
             gcs_destination=gcs_destination,
             source_uri=source_uri,
             staging_uri=staging_uri,
+            content=content,
         )
         if staged is not None and staging_uri is not None:
             self._run(self._ops.write_object(staging_uri, staged, JSONL_TYPE))
@@ -574,6 +577,7 @@ class AsyncClient(_ClientBase):
         evaluation_set: EvaluationSet | Mapping[str, Any] | None = None,
         source_uri: str | None = None,
         staging_uri: str | None = None,
+        content: bytes | None = None,
         request_id: str | None = None,
         wait: bool = False,
     ) -> AsyncOperationFuture[EvaluationSet]:
@@ -584,6 +588,7 @@ class AsyncClient(_ClientBase):
             gcs_destination=gcs_destination,
             source_uri=source_uri,
             staging_uri=staging_uri,
+            content=content,
         )
         if staged is not None and staging_uri is not None:
             await self._run(self._ops.write_object(staging_uri, staged, JSONL_TYPE))

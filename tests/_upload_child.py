@@ -5,7 +5,7 @@ import sys
 from platform_eval import Client, jobs
 from platform_eval.formats import adk
 
-count, manifest = int(sys.argv[1]), sys.argv[2]
+count, manifest, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 eval_set = adk.EvalSet.model_validate(
     {
         "eval_set_id": "generated",
@@ -19,4 +19,6 @@ eval_set = adk.EvalSet.model_validate(
     }
 )
 with Client() as client:
-    jobs.upload_eval_set(client, eval_set, manifest=manifest, concurrency=4)
+    jobs.upload_eval_set(
+        client, eval_set, manifest=manifest, concurrency=4, bulk_import=mode == "import"
+    )

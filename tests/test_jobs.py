@@ -100,6 +100,7 @@ def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
             str(Path(__file__).with_name("_upload_child.py")),
             str(count),
             str(manifest),
+            "create",
         ],
         env=env,
     )
@@ -130,6 +131,52 @@ def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
             assert client.get_item(members[index]).metadata["evalCaseId"] == f"case-{index}"
 
 
+def test_an_upload_killed_during_its_import_ends_with_every_item_exactly_once(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "import.jsonl"
+    count = 200
+    # Hold the import long enough to kill the uploader while it waits for the answer.
+    emulator.inject_fault(path="evaluationSets:import", method="POST", kind="delay", delay=1.0)
+    env = {
+        **os.environ,
+        "PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port,
+        "GOOGLE_CLOUD_PROJECT": project,
+    }
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("_upload_child.py")),
+            str(count),
+            str(manifest),
+            "import",
+        ],
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    while emulator.pending_faults() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert not emulator.pending_faults(), "the import never reached the emulator"
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    time.sleep(1.5)  # the emulator finishes the import the killed uploader asked for
+
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        report = jobs.UploadReport()
+        evaluation_set = jobs.upload_eval_set(
+            client, _eval_set(count), manifest=manifest, report=report
+        )
+        # The import landed though its answer was lost: found by label, nothing made twice.
+        assert report.resumed == count
+        counts = _items_by_case(client)
+        assert len(counts) == count and set(counts.values()) == {1}
+        members = evaluation_set.evaluation_items
+        assert len(members) == count
+        assert client.get_item(members[-1]).metadata["evalCaseId"] == f"case-{count - 1}"
+        # The set the killed import made on the way is gone; only the upload's set is left.
+        assert [s.name for s in client.list_sets()] == [evaluation_set.name]
+
+
 def test_creates_lost_before_the_manifest_was_written_are_recovered(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:
@@ -156,7 +203,9 @@ def test_permanent_failures_are_reported_per_item_and_the_rest_uploaded(
     with emulator.client(project, retry=FAST_RETRY) as client:
         emulator.inject_fault(path="evaluationItems", method="POST", status=400, times=2)
         with pytest.raises(jobs.UploadIncompleteError) as caught:
-            jobs.upload_eval_set(client, _eval_set(6), manifest=manifest, concurrency=1)
+            jobs.upload_eval_set(
+                client, _eval_set(6), manifest=manifest, concurrency=1, bulk_import=False
+            )
         report = caught.value.report
         assert len(report.failures) == 2
         assert all("injected fault" in f.reason for f in report.failures)
@@ -181,6 +230,7 @@ def test_allow_partial_creates_the_set_from_what_uploaded(
             allow_partial=True,
             concurrency=1,
             report=report,
+            bulk_import=False,
         )
         assert len(report.failures) == 1
         assert len(evaluation_set.evaluation_items) == 2
@@ -190,8 +240,55 @@ def test_transient_failures_say_so(emulator: Emulator, project: str, tmp_path: P
     with emulator.client(project, retry=FAST_RETRY) as client:
         emulator.inject_fault(path="evaluationItems", method="POST", status=503, times=4)
         with pytest.raises(jobs.UploadIncompleteError) as caught:
-            jobs.upload_eval_set(client, _eval_set(1), manifest=tmp_path / "m.jsonl")
+            jobs.upload_eval_set(
+                client, _eval_set(1), manifest=tmp_path / "m.jsonl", bulk_import=False
+            )
         assert "transient: re-run to retry" in caught.value.report.failures[0].reason
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        # A target without the method: every item is created one by one.
+        {"status": 501},
+        # The import landed but its answer was lost (retries get the first operation back
+        # from the emulator, so the loss is final only after them): found by label.
+        {"kind": "drop_after", "times": 10},
+    ],
+)
+def test_an_import_that_fails_falls_back_to_creates_without_duplicates(
+    emulator: Emulator, project: str, tmp_path: Path, fault: dict[str, Any]
+) -> None:
+    emulator.inject_fault(path="evaluationSets:import", method="POST", **fault)
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        report = jobs.UploadReport()
+        evaluation_set = jobs.upload_eval_set(
+            client, _eval_set(5), manifest=tmp_path / "m.jsonl", report=report
+        )
+        assert len(evaluation_set.evaluation_items) == 5
+        assert sorted(_items_by_case(client).values()) == [1] * 5
+        assert [s.name for s in client.list_sets()] == [evaluation_set.name]
+
+
+def test_a_fresh_upload_is_one_import_and_a_rerun_creates_nothing(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "m.jsonl"
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        # Any create of an item would fail: everything goes through the import.
+        emulator.inject_fault(path="evaluationItems", method="POST", status=400, times=100)
+        evaluation_set = jobs.upload_eval_set(client, _eval_set(40), manifest=manifest)
+        assert len(evaluation_set.evaluation_items) == 40
+        assert manifest.read_text().count('"item"') == 40
+        again = jobs.UploadReport()
+        jobs.upload_eval_set(client, _eval_set(40), manifest=manifest, report=again)
+        assert again.resumed == 40
+        assert sorted(_items_by_case(client).values()) == [1] * 40
+        # The import's own set was a step on the way: only the upload's set is left.
+        assert [s.name for s in client.list_sets()] == [evaluation_set.name]
+        first = client.get_item(evaluation_set.evaluation_items[0])
+        assert first.gcs_uri.startswith(f"gs://{project}-platform-eval/imports/")
+        assert first.metadata["evalCaseId"] == "case-0"
 
 
 def test_manifest_of_another_project_is_refused(

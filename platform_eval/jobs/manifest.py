@@ -90,8 +90,10 @@ class Manifest:
                 ]
             )
 
-    def _append(self, entry: dict[str, Any]) -> None:
-        line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n"
+    def _append(self, *entries: dict[str, Any]) -> None:
+        line = "".join(
+            json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n" for entry in entries
+        )
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab+") as handle:
@@ -105,6 +107,11 @@ class Manifest:
     def record_item(self, key: str, name: str) -> None:
         self.items[key] = name
         self._append({"key": key, "item": name})
+
+    def record_items(self, pairs: list[tuple[str, str]]) -> None:
+        """Many items in one append (an import's)."""
+        self.items.update(pairs)
+        self._append(*({"key": key, "item": name} for key, name in pairs))
 
     def record_set(self, key: str, name: str) -> None:
         self.sets[key] = name

@@ -36,6 +36,7 @@ from .upload import (
     ProgressCallback,
     UploadResult,
     default_manifest_path,
+    import_destination,
     set_identity,
     upload_items_async,
 )
@@ -184,6 +185,7 @@ class _Upload:
     set_key: str = "eval-set"
     candidates: Mapping[str, list[CandidateResponse]] | None = None
     matches: MatchReport | None = None
+    bulk_import: bool | str = True
 
     @property
     def set_id(self) -> str:
@@ -207,6 +209,7 @@ class _Upload:
             concurrency=self.concurrency,
             on_progress=self.on_progress,
             allow_partial=self.allow_partial,
+            import_destination=import_destination(client, self.bulk_import),
         )
         return _finish_upload(result, conversion, self.report, self.matches)
 
@@ -221,6 +224,7 @@ def upload_eval_set(
     on_progress: ProgressCallback | None = None,
     allow_partial: bool = False,
     report: UploadReport | None = None,
+    bulk_import: bool | str = True,
 ) -> Any:
     """Uploads an ADK eval set (file or object) as REQUEST items grouped in an evaluation set.
 
@@ -229,6 +233,10 @@ def upload_eval_set(
     finishes the job with each item created exactly once. When items fail, the others stay
     uploaded and UploadIncompleteError lists each failure with its reason (``allow_partial=True``
     makes the set from what was uploaded instead). Pass ``report=UploadReport()`` for the detail.
+
+    ``bulk_import``: a set the target holds nothing of goes up with ``evaluationSets:import``,
+    megabytes per call, where the target allows it: on the emulator always, on the service when
+    given the ``gs://`` prefix to write the items' payloads under. False: one create per item.
     """
     job = _eval_set_job(
         source,
@@ -238,6 +246,7 @@ def upload_eval_set(
         on_progress=on_progress,
         allow_partial=allow_partial,
         report=report,
+        bulk_import=bulk_import,
     )
     return run_or_defer(client, job)
 
@@ -251,6 +260,7 @@ def _eval_set_job(
     on_progress: ProgressCallback | None = None,
     allow_partial: bool = False,
     report: UploadReport | None = None,
+    bulk_import: bool | str = True,
 ) -> _Upload:
     eval_set, where = _eval_set(source)
     return _Upload(
@@ -262,6 +272,7 @@ def _eval_set_job(
         on_progress=on_progress,
         allow_partial=allow_partial,
         report=report,
+        bulk_import=bulk_import,
     )
 
 
@@ -281,6 +292,7 @@ def _traces_job(
     on_progress: ProgressCallback | None = None,
     allow_partial: bool = False,
     report: UploadReport | None = None,
+    bulk_import: bool | str = True,
 ) -> _Upload:
     eval_set, where = _eval_set(eval_set_source)
     # Files are read as one recording: a session's traces, or spans and the log records with
@@ -305,6 +317,7 @@ def _traces_job(
         on_progress=on_progress,
         allow_partial=allow_partial,
         report=report,
+        bulk_import=bulk_import,
         set_key=f"traces:{candidate}",
         candidates=_candidates(matches, candidate),
         matches=matches,
@@ -342,6 +355,7 @@ def upload_traces(
     on_progress: ProgressCallback | None = None,
     allow_partial: bool = False,
     report: UploadReport | None = None,
+    bulk_import: bool | str = True,
 ) -> Any:
     """Uploads the eval cases that have traces, each with its traces as candidate responses.
 
@@ -361,6 +375,7 @@ def upload_traces(
         on_progress=on_progress,
         allow_partial=allow_partial,
         report=report,
+        bulk_import=bulk_import,
     )
     return run_or_defer(client, job)
 
@@ -410,6 +425,7 @@ def evaluate(
     mapping: Mapping[str, str] | None = None,
     wait: bool = True,
     on_run_progress: Callable[[EvaluationRun], None] | None = None,
+    bulk_import: bool | str = True,
 ) -> Any:
     """Uploads (with traces as candidates when given), starts a run, waits, returns results.
 
@@ -430,10 +446,15 @@ def evaluate(
             manifest=manifest,
             on_progress=on_progress,
             report=report,
+            bulk_import=bulk_import,
         )
         if traces is not None
         else _eval_set_job(
-            eval_set_source, manifest=manifest, on_progress=on_progress, report=report
+            eval_set_source,
+            manifest=manifest,
+            on_progress=on_progress,
+            report=report,
+            bulk_import=bulk_import,
         )
     )
 

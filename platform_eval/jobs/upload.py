@@ -28,6 +28,7 @@ from pathlib import Path
 
 from google.api_core import exceptions as core
 
+from .._operations import jsonl
 from ..client import AsyncClient
 from ..errors import APIConnectionError
 from ..types import EvaluationItem, EvaluationSet
@@ -39,8 +40,13 @@ SET_LABEL = "platform-eval-set"
 KEY_LABEL = "platform-eval-key"
 #: Key in an EvaluationSet's ``metadata`` with the set's identity (sets have no labels).
 SET_MARKER = "platformEvalSet"
+#: Key in the metadata of a set an import made on the way (an import always makes a set); it
+#: names the set it belongs to, and is deleted once that set holds its items.
+IMPORT_MARKER = "platformEvalImportPart"
 DEFAULT_CONCURRENCY = 16
 LIST_PAGE_SIZE = 1000
+#: Bytes of JSON Lines per import: under the 4 MB an inline source takes.
+IMPORT_CHUNK_BYTES = 3_500_000
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,20 @@ def default_manifest_path(target: str, set_id: str) -> Path:
     return Path(".platform-eval") / "manifests" / f"{set_id[:16]}.{digest}.jsonl"
 
 
+def import_destination(client: AsyncClient, bulk_import: bool | str) -> str | None:
+    """Where an upload's imports write payloads, or None to create items one by one.
+
+    ``bulk_import`` is a ``gs://`` prefix, or True for the default: a bucket of the project on
+    the emulator; on the service, which needs a bucket the user owns, no import."""
+    if isinstance(bulk_import, str):
+        if not bulk_import.startswith("gs://") or len(bulk_import) <= len("gs://"):
+            raise ValueError(f"bulk_import must be a gs:// prefix or a bool, got {bulk_import!r}")
+        return bulk_import
+    if bulk_import and client.is_emulator:
+        return f"gs://{client.project}-platform-eval/imports/"
+    return None
+
+
 def _is_permanent(error: BaseException) -> bool:
     if isinstance(error, APIConnectionError):
         return False
@@ -121,22 +141,132 @@ async def _find_items(client: AsyncClient, set_id: str, wanted: Iterable[str]) -
 
 
 async def _find_set(
-    client: AsyncClient, manifest: Manifest, set_id: str, notes: list[str]
+    client: AsyncClient,
+    manifest: Manifest,
+    set_id: str,
+    notes: list[str],
+    parts: list[str] | None = None,
 ) -> EvaluationSet | None:
+    """The set named ``set_id`` on the target; the import parts seen go into ``parts``."""
     remembered = manifest.sets.get(set_id)
     if remembered:
         try:
             return await client.get_set(remembered)
         except core.NotFound:
             notes.append(f"{remembered} is gone from the target; the set is made again")
+    found: EvaluationSet | None = None
     async for candidate in client.list_sets(page_size=LIST_PAGE_SIZE):
-        marker = (
-            candidate.metadata.get(SET_MARKER) if isinstance(candidate.metadata, dict) else None
-        )
-        if marker == set_id and candidate.name:
+        metadata = candidate.metadata if isinstance(candidate.metadata, dict) else {}
+        if metadata.get(SET_MARKER) == set_id and candidate.name and found is None:
             manifest.record_set(set_id, candidate.name)
-            return candidate
-    return None
+            found = candidate
+            if parts is None:
+                break
+        elif metadata.get(IMPORT_MARKER) == set_id and candidate.name and parts is not None:
+            parts.append(candidate.name)
+    return found
+
+
+@dataclass
+class _Imported:
+    created: dict[str, str] = field(default_factory=dict)
+    #: Entries an import did not create, or whose answer was lost: looked for, then created.
+    leftover: list[PendingItem] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+
+
+def _labelled(key: str, build: Callable[[], EvaluationItem], set_id: str) -> EvaluationItem:
+    item = build()
+    labels = {**(item.labels or {}), SET_LABEL: set_id, KEY_LABEL: key_label(key)}
+    return item.model_copy(update={"labels": labels})
+
+
+def _import_chunks(
+    todo: list[PendingItem], set_id: str, report: Callable[[int, Failure | None], None]
+) -> Iterator[tuple[list[PendingItem], bytes]]:
+    """``todo`` as JSON Lines in chunks an inline import takes; items that cannot be built are
+    reported as failures."""
+    entries: list[PendingItem] = []
+    lines: list[bytes] = []
+    size = 0
+    for key, build in todo:
+        try:
+            line = jsonl([_labelled(key, build, set_id)])
+        except Exception as error:
+            report(0, Failure(key, str(error)))
+            continue
+        if lines and size + len(line) + 1 > IMPORT_CHUNK_BYTES:
+            yield entries, b"\n".join(lines)
+            entries, lines, size = [], [], 0
+        entries.append((key, build))
+        lines.append(line)
+        size += len(line) + 1
+    if lines:
+        yield entries, b"\n".join(lines)
+
+
+async def _import_items(
+    client: AsyncClient,
+    todo: list[PendingItem],
+    *,
+    set_id: str,
+    destination: str,
+    display_name: str,
+    manifest: Manifest,
+    concurrency: int,
+    report: Callable[[int, Failure | None], None],
+) -> _Imported:
+    """Creates ``todo`` with ``evaluationSets:import``, some megabytes per call."""
+    outcome = _Imported()
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one(entries: list[PendingItem], data: bytes) -> None:
+        keys = [key for key, _ in entries]
+        part = EvaluationSet(
+            display_name=f"{display_name} (import part)", metadata={IMPORT_MARKER: set_id}
+        )
+        try:
+            async with limit:
+                future = await client.import_set(
+                    content=data,
+                    evaluation_set=part,
+                    gcs_destination=destination,
+                    request_id=f"pe-import-{key_label(set_id + '|' + '|'.join(keys))}",
+                )
+                imported = await future.wait()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Refused (a bad item, or no import on this target) or answer lost: the items are
+            # looked for, and created one by one, each failure with its own reason.
+            outcome.leftover.extend(entries)
+            return
+        if imported.name:
+            outcome.parts.append(imported.name)
+        names = imported.evaluation_items or []
+        if len(names) != len(keys):
+            outcome.leftover.extend(entries)
+            return
+        outcome.created.update(zip(keys, names, strict=True))
+        manifest.record_items(list(zip(keys, names, strict=True)))
+        report(len(keys), None)
+
+    await asyncio.gather(*(one(e, d) for e, d in _import_chunks(todo, set_id, report)))
+    return outcome
+
+
+async def _drop_parts(client: AsyncClient, parts: list[str], notes: list[str]) -> None:
+    """Deletes the sets imports made on the way (their items stay: the set holds them)."""
+    kept = 0
+    for name in parts:
+        try:
+            await client.delete_set(name)
+        except core.NotFound:
+            continue
+        except Exception:
+            kept += 1
+    if kept:
+        notes.append(f"{kept} sets made by imports on the way could not be deleted")
 
 
 async def _create_items(
@@ -155,9 +285,7 @@ async def _create_items(
     async def worker() -> None:
         for key, build in queue:
             try:
-                item = build()
-                labels = {**(item.labels or {}), SET_LABEL: set_id, KEY_LABEL: key_label(key)}
-                item = item.model_copy(update={"labels": labels})
+                item = _labelled(key, build, set_id)
                 request_id = f"pe-{set_id[:16]}-{key_label(key)}"
                 item = await client.create_item(item, request_id=request_id)
             except asyncio.CancelledError:
@@ -183,9 +311,10 @@ async def _point_set(
     names: list[str],
     display_name: str,
     notes: list[str],
+    parts: list[str],
 ) -> EvaluationSet:
     """The set with exactly ``names``: found and patched, or created once."""
-    existing = await _find_set(client, manifest, set_id, notes)
+    existing = await _find_set(client, manifest, set_id, notes, parts)
     if existing is not None:
         if list(existing.evaluation_items or []) == names:
             return existing
@@ -218,8 +347,14 @@ async def upload_items_async(
     concurrency: int = DEFAULT_CONCURRENCY,
     on_progress: ProgressCallback | None = None,
     allow_partial: bool = False,
+    import_destination: str | None = None,
 ) -> UploadResult:
-    """Makes the target's set hold exactly ``pending``, creating only what it lacks."""
+    """Makes the target's set hold exactly ``pending``, creating only what it lacks.
+
+    With ``import_destination`` (a ``gs://`` prefix for the payloads), a set the target holds
+    nothing of is sent with ``evaluationSets:import``, megabytes per call, instead of one create
+    per item; whatever an import does not create is created one by one.
+    """
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     entries = list(pending)
@@ -251,10 +386,32 @@ async def upload_items_async(
 
     report(0, None)
     todo = [(k, build) for k, build in entries if k not in found.items]
-    created = await _create_items(
-        client, todo, set_id=set_id, manifest=manifest, concurrency=concurrency, report=report
+    there = dict(found.items)
+    parts: list[str] = []
+    if import_destination and todo and not found.items and not found.unwanted:
+        imported = await _import_items(
+            client,
+            todo,
+            set_id=set_id,
+            destination=import_destination,
+            display_name=display_name,
+            manifest=manifest,
+            concurrency=concurrency,
+            report=report,
+        )
+        there.update(imported.created)
+        parts = imported.parts
+        todo = imported.leftover
+        if todo:
+            landed = await _find_items(client, set_id, [key for key, _ in todo])
+            there.update(landed.items)
+            report(len(landed.items), None)
+            todo = [(k, build) for k, build in todo if k not in landed.items]
+    there.update(
+        await _create_items(
+            client, todo, set_id=set_id, manifest=manifest, concurrency=concurrency, report=report
+        )
     )
-    there = {**found.items, **created}
     result.items = [there[k] for k in keys if k in there]
     if result.failures and not allow_partial:
         notes.append(
@@ -262,8 +419,15 @@ async def upload_items_async(
         )
         return result
     result.evaluation_set = await _point_set(
-        client, manifest, set_id=set_id, names=result.items, display_name=display_name, notes=notes
+        client,
+        manifest,
+        set_id=set_id,
+        names=result.items,
+        display_name=display_name,
+        notes=notes,
+        parts=parts,
     )
+    await _drop_parts(client, sorted(set(parts)), notes)
     if found.unwanted:
         result.removed = len(found.unwanted)
         notes.append(
