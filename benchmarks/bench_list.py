@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import statistics
 import tempfile
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _serve import emulator_process
 
 from platform_eval import Client
 from platform_eval.emulator.store import Store
@@ -62,18 +62,6 @@ def seed(db: str, items: int) -> None:
     store.close()
 
 
-def _serve(port_queue: Any, db: str, drop_index: bool) -> None:
-    from platform_eval.emulator import Emulator
-
-    emulator = Emulator(db=db)
-    if drop_index:  # the store creates it at start: take it away again
-        emulator.store._db.execute("DROP INDEX IF EXISTS resources_listing")
-    emulator.start()
-    port_queue.put(emulator.port)
-    while True:
-        time.sleep(3600)
-
-
 def _pages_raw(url: str, page_size: int) -> list[float]:
     times, token = [], None
     with httpx.Client() as http:
@@ -97,13 +85,8 @@ def _pages_client(client: Client, page_size: int | None) -> tuple[float, int]:
 def measure(
     db: str, items: int, page_size: int, rounds: int, *, drop_index: bool = False
 ) -> dict[str, float]:
-    queue: Any = multiprocessing.Queue()
-    server = multiprocessing.Process(target=_serve, args=(queue, db, drop_index), daemon=True)
-    server.start()
-    port = queue.get(timeout=60)
-    base = f"http://127.0.0.1:{port}"
-    url = f"{base}/v1beta1/projects/bench-2/locations/us-central1/evaluationItems"
-    try:
+    with emulator_process(db, drop_index=drop_index) as base:
+        url = f"{base}/v1beta1/projects/bench-2/locations/us-central1/evaluationItems"
         raw, full, small = [], [], []
         for _ in range(rounds):
             raw.append(statistics.median(_pages_raw(url, page_size)) * 1000)
@@ -118,8 +101,6 @@ def measure(
             "list_all_s": statistics.median(full),
             "list_all_100_s": statistics.median(small),
         }
-    finally:
-        server.kill()
 
 
 def main() -> None:

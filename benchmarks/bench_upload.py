@@ -1,59 +1,65 @@
-"""Upload N generated multi-turn cases with AgentData candidates to the emulator.
+"""Bulk create N multi-turn agent cases on the emulator: platform-eval beside the official client.
 
-Measures the bulk job (``jobs.upload_items_async``, concurrent) against the same work done one
-item at a time with the sync client, and prints items per second and peak memory of each.
+    python benchmarks/bench_upload.py [--cases 5000] [--turns 3] [--rounds 3] [--latency-ms 0]
 
-    python benchmarks/bench_upload.py [--cases 5000] [--turns 3] [--concurrency 8] [--latency-ms 0]
+Every contender starts from the same wire dicts (an EvaluationItem of ~2.5 KB with an AgentData
+candidate of ``--turns`` turns) and ends with the same thing on the server: every item created,
+with its payload in Cloud Storage, and one evaluation set listing them.
 
-The emulator runs in a separate process, so the memory figures are the uploader's own. Each
-mode runs twice: once timed, once under tracemalloc for its peak Python memory (tracing slows
-it down, so the two are not mixed). ``--latency-ms`` makes the emulator wait that long before
-answering each create, as a real service's round trip does.
+- ``platform-eval (import)``: ``jobs.upload_items_async`` as the CLI runs it, which sends a set
+  the target holds nothing of with ``evaluationSets:import``, 3.5 MB per call.
+- ``platform-eval (creates x16)``: the same job with ``bulk_import`` off: 16 async workers.
+- ``official, sequential``: what the official client (``vertexai.Client().evals``) offers: its
+  ``create_evaluation_item`` takes a ``gcs_uri``, so each payload is written with
+  google-cloud-storage, then the item created, one after the other.
+- ``official, 16 threads``: the same in a pool of 16 threads, as a user would add.
+
+Each contender runs in a process of its own (so its peak RSS is its own), after its imports;
+``--latency-ms`` delays every request the emulator answers by that much, for all alike.
+Figures: median of ``--rounds`` rounds of items/s and client CPU seconds (user + system time of
+the contender's process while it works). The emulator runs in another process.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
+import os
 import resource
+import statistics
 import tempfile
 import time
-import tracemalloc
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from platform_eval import Client
-from platform_eval.jobs import Manifest, upload_items_async
-from platform_eval.types import EvaluationItem
+import httpx
+from _serve import emulator_process
 
-
-def _serve(port_queue: Any, db: str) -> None:
-    from platform_eval.emulator import Emulator
-
-    emulator = Emulator(db=db)
-    emulator.start()
-    port_queue.put(emulator.port)
-    while True:
-        time.sleep(3600)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
+THREADS = 16
 
 
 def _event(author: str, role: str, part: dict[str, Any]) -> dict[str, Any]:
     return {"author": author, "content": {"role": role, "parts": [part]}}
 
 
-def make_item(index: int, turns: int) -> EvaluationItem:
+def make_item(index: int, turns: int) -> dict[str, Any]:
+    """One case as the wire has it: a REQUEST item whose candidate is a multi-turn agent run."""
     agent_turns = []
     for turn in range(turns):
+        city = f"city-{turn}"
         agent_turns.append(
             {
                 "turnIndex": turn,
                 "turnId": f"c{index}-t{turn}",
                 "events": [
                     _event(
-                        "user",
-                        "user",
-                        {"text": f"Case {index}, turn {turn}: what is the weather in city {turn}?"},
+                        "user", "user", {"text": f"Case {index}, turn {turn}: weather in {city}?"}
                     ),
                     _event(
                         "weather_agent",
@@ -61,7 +67,7 @@ def make_item(index: int, turns: int) -> EvaluationItem:
                         {
                             "functionCall": {
                                 "name": "get_weather",
-                                "args": {"city": f"city-{turn}", "days": 3},
+                                "args": {"city": city, "days": 3},
                             }
                         },
                     ),
@@ -76,131 +82,213 @@ def make_item(index: int, turns: int) -> EvaluationItem:
                         },
                     ),
                     _event(
-                        "weather_agent",
-                        "model",
-                        {"text": f"It is {20 + turn} degrees and clear in city {turn}."},
+                        "weather_agent", "model", {"text": f"It is {20 + turn} degrees in {city}."}
                     ),
                 ],
             }
         )
-    return EvaluationItem.model_validate(
-        {
-            "displayName": f"case-{index}",
-            "evaluationItemType": "REQUEST",
-            "evaluationRequest": {
-                "prompt": {"text": f"Case {index}"},
-                "goldenResponse": {"text": "It is 20 degrees and clear."},
-                "candidateResponses": [{"candidate": "agent", "agentData": {"turns": agent_turns}}],
-            },
-        }
-    )
+    return {
+        "displayName": f"case-{index}",
+        "evaluationItemType": "REQUEST",
+        "evaluationRequest": {
+            "prompt": {"text": f"Case {index}"},
+            "goldenResponse": {"text": "It is 20 degrees and clear."},
+            "candidateResponses": [{"candidate": "agent", "agentData": {"turns": agent_turns}}],
+        },
+    }
 
 
-def bulk(url: str, cases: int, turns: int, concurrency: int, manifest: Path, project: str) -> float:
+# -- contenders: each returns once everything is on the server --------------------------------
+
+
+def ours(url: str, project: str, cases: list[dict[str, Any]], bulk_import: bool) -> None:
+    from platform_eval import Client
+    from platform_eval.jobs import Manifest, upload_items_async
+    from platform_eval.jobs.upload import import_destination
+    from platform_eval.types import EvaluationItem
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-manifest-"))
     with Client(project, api_endpoint=url) as client:
         async_client = client.to_async()
-        pending = [(f"case-{i}", lambda i=i: make_item(i, turns)) for i in range(cases)]
+        pending = [
+            (f"case-{i}", lambda case=case: EvaluationItem.model_validate(case))
+            for i, case in enumerate(cases)
+        ]
 
         async def main() -> None:
             try:
-                await upload_items_async(
+                result = await upload_items_async(
                     async_client,
                     pending,
-                    manifest=Manifest(manifest, parent=client.parent, source="bench"),
-                    total=cases,
-                    set_key="bench",
+                    manifest=Manifest(workdir / "m.jsonl", parent=client.parent, source="bench"),
+                    set_id="bench",
                     display_name="bench",
-                    concurrency=concurrency,
+                    concurrency=THREADS,
+                    import_destination=import_destination(async_client, bulk_import),
                 )
+                assert result.ok and len(result.items) == len(cases), result.failures[:3]
             finally:
                 await async_client.close()
 
-        started = time.perf_counter()
         asyncio.run(main())
-        return time.perf_counter() - started
 
 
-def one_at_a_time(url: str, cases: int, turns: int, project: str) -> float:
-    with Client(project, api_endpoint=url) as client:
-        started = time.perf_counter()
-        names = [client.create_item(make_item(i, turns)).name for i in range(cases)]
-        client.create_set(display_name="sequential", items=names)
-        return time.perf_counter() - started
+def official(
+    url: str, project: str, cases: list[dict[str, Any]], threads: int, staged: bool = False
+) -> None:
+    """``staged``: the payloads are written to Cloud Storage before the clock starts, so only
+    the items are created (the official client's best case)."""
+    os.environ["STORAGE_EMULATOR_HOST"] = url
+    import vertexai
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+    from google.oauth2.credentials import Credentials
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        evals = vertexai.Client(
+            project=project,
+            location="us-central1",
+            credentials=Credentials(token="bench"),
+            http_options={"base_url": url},
+        ).evals
+    bucket = storage.Client(project=project, credentials=AnonymousCredentials()).bucket(
+        f"bench-{project}"
+    )
+
+    def write(index: int) -> None:
+        blob = bucket.blob(f"requests/{index}.json")
+        payload = json.dumps(cases[index]["evaluationRequest"])
+        blob.upload_from_string(payload, content_type="application/json")
+
+    def create(index: int) -> str:
+        case = cases[index]
+        if not staged:
+            write(index)
+        item = evals.create_evaluation_item(
+            evaluation_item_type="REQUEST",
+            gcs_uri=f"gs://{bucket.name}/requests/{index}.json",
+            display_name=case["displayName"],
+        )
+        return str(item.name)
+
+    if staged:
+        with ThreadPoolExecutor(THREADS) as pool:
+            list(pool.map(write, range(len(cases))))
+        _clock.started = time.perf_counter()
+        _clock.cpu = _cpu()
+    if threads > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            names = list(pool.map(create, range(len(cases))))
+    else:
+        names = [create(i) for i in range(len(cases))]
+    evals.create_evaluation_set(evaluation_items=names, display_name="bench")
 
 
-def measure(work: Any) -> tuple[float, float]:
-    """(seconds of an untraced run, peak MiB of a traced run)."""
-    seconds = work("timed")
-    tracemalloc.start()
-    work("traced")
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return seconds, peak / 2**20
+CONTENDERS: dict[str, Callable[[str, str, list[dict[str, Any]]], None]] = {
+    "platform-eval (import)": lambda u, p, c: ours(u, p, c, bulk_import=True),
+    f"platform-eval (creates x{THREADS})": lambda u, p, c: ours(u, p, c, bulk_import=False),
+    "official, sequential": lambda u, p, c: official(u, p, c, threads=1),
+    f"official, {THREADS} threads": lambda u, p, c: official(u, p, c, threads=THREADS),
+    f"official, {THREADS} threads, payloads written beforehand": lambda u, p, c: official(
+        u, p, c, threads=THREADS, staged=True
+    ),
+}
 
 
-def _add_latency(url: str, milliseconds: float, count: int) -> None:
-    if milliseconds <= 0:
-        return
-    import httpx
+class _Clock:
+    """When the timed work started; a contender may move it past its untimed preparation."""
 
-    fault = {
-        "path": "evaluationItems",
-        "method": "POST",
-        "kind": "delay",
-        "delay": milliseconds / 1000,
-        "times": count,
-    }
-    httpx.post(f"{url}/_emulator/faults", json=fault).raise_for_status()
+    started = 0.0
+    cpu = 0.0
+
+
+_clock = _Clock()
+
+
+def _cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _contender(name: str, url: str, project: str, cases: int, turns: int, out: Any) -> None:
+    data = [make_item(i, turns) for i in range(cases)]
+    work = CONTENDERS[name]
+    # Import everything the contender uses before the clock starts.
+    if name.startswith("official"):
+        import vertexai  # noqa: F401
+        from google.cloud import storage  # noqa: F401
+    else:
+        import platform_eval.jobs  # noqa: F401
+    _clock.started, _clock.cpu = time.perf_counter(), _cpu()
+    work(url, project, data)
+    wall = time.perf_counter() - _clock.started
+    cpu = _cpu() - _clock.cpu
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out.put((wall, cpu, rss))
+
+
+def run(name: str, url: str, project: str, cases: int, turns: int) -> tuple[float, float, float]:
+    queue: Any = multiprocessing.Queue()
+    process = multiprocessing.Process(
+        target=_contender, args=(name, url, project, cases, turns, queue)
+    )
+    process.start()
+    result = queue.get(timeout=3600)
+    process.join()
+    return result
+
+
+def _latency(url: str, milliseconds: float) -> None:
+    httpx.delete(f"{url}/_emulator/faults").raise_for_status()
+    if milliseconds > 0:
+        fault = {"path": "", "method": "*", "kind": "delay", "delay": milliseconds / 1000}
+        httpx.post(f"{url}/_emulator/faults", json={**fault, "times": 10**9}).raise_for_status()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=5000)
     parser.add_argument("--turns", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--only", action="append", help="run only contenders starting with this")
     args = parser.parse_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="bench-upload-"))
-    queue: Any = multiprocessing.Queue()
-    server = multiprocessing.Process(
-        target=_serve, args=(queue, str(workdir / "emulator.sqlite")), daemon=True
+    size = len(json.dumps(make_item(0, args.turns)))
+    print(f"## Bulk create: {args.cases} cases x {args.turns} turns")
+    print()
+    print(
+        f"Item JSON ~{size} bytes; added latency {args.latency_ms:g} ms per request; median of "
+        f"{args.rounds} rounds; each contender in its own process."
     )
-    server.start()
-    url = f"http://127.0.0.1:{queue.get(timeout=30)}"
-    try:
-        size = len(make_item(0, args.turns).model_dump_json())
+    print()
+    names = [n for n in CONTENDERS if not args.only or any(n.startswith(o) for o in args.only)]
+    figures: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
+    with emulator_process() as url:
+        _latency(url, args.latency_ms)
+        for round_ in range(args.rounds):
+            for index, name in enumerate(names):
+                project = f"bench-r{round_}-c{index}"
+                figures[name].append(run(name, url, project, args.cases, args.turns))
+    print("| contender | items/s | client CPU s | CPU ms per item | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|")
+    rates = {}
+    for name, rounds in figures.items():
+        wall = statistics.median(r[0] for r in rounds)
+        cpu = statistics.median(r[1] for r in rounds)
+        rss = max(r[2] for r in rounds)
+        rates[name] = args.cases / wall
         print(
-            f"{args.cases} cases x {args.turns} turns (item JSON ~{size} bytes), "
-            f"added latency {args.latency_ms} ms per create, emulator at {url}"
+            f"| {name} | {rates[name]:.0f} | {cpu:.1f} | {1000 * cpu / args.cases:.2f} "
+            f"| {rss:.0f} |"
         )
-        _add_latency(url, args.latency_ms, 4 * args.cases)
-        bulk_s, bulk_mb = measure(
-            lambda tag: bulk(
-                url,
-                args.cases,
-                args.turns,
-                args.concurrency,
-                workdir / f"{tag}.jsonl",
-                f"bulk-{tag}",
-            )
-        )
-        seq_s, seq_mb = measure(
-            lambda tag: one_at_a_time(url, args.cases, args.turns, f"sequential-{tag}")
-        )
-
-        def line(label: str, seconds: float, mib: float) -> str:
-            rate = args.cases / seconds
-            timing = f"{rate:8.1f} items/s, {seconds:6.2f} s"
-            return f"{label:<24}{timing}, peak traced memory {mib:6.1f} MiB"
-
-        print(line(f"bulk, concurrency {args.concurrency}:", bulk_s, bulk_mb))
-        print(line("one at a time:", seq_s, seq_mb))
-        max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"speed-up: {seq_s / bulk_s:.2f}x; process max RSS {max_rss:.0f} MiB")
-    finally:
-        server.terminate()
-        server.join(timeout=10)
+    print()
+    best_official = max((r for n, r in rates.items() if n.startswith("official")), default=None)
+    for name, rate in rates.items():
+        if name.startswith("platform-eval") and best_official:
+            print(f"- {name}: {rate / best_official:.2f}x the best official contender")
+    print()
 
 
 if __name__ == "__main__":

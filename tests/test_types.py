@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import base64
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from platform_eval import types as t
@@ -145,3 +150,76 @@ def test_rubric_shorthand_and_description() -> None:
         "type": "TEXT_CONTAINS",
         "content": {"property": {"description": "Mentions the city"}},
     }
+
+
+# -- google-genai Content built without its per-part validation (issue 11) -------------------
+
+_text = st.text(max_size=8)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | _text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
+    max_leaves=6,
+)
+_b64 = st.binary(max_size=6).map(lambda b: base64.b64encode(b).decode())
+
+
+def _spelled(camel: str, snake: str) -> st.SearchStrategy[str]:
+    return st.sampled_from([camel, snake])
+
+
+_part_fields = {
+    ("text", "text"): _text,
+    ("thought", "thought"): st.booleans(),
+    ("thoughtSignature", "thought_signature"): _b64 | _text,
+    ("functionCall", "function_call"): st.fixed_dictionaries(
+        {}, optional={"name": _text, "id": _text, "args": st.dictionaries(_text, _json, max_size=3)}
+    ),
+    ("functionResponse", "function_response"): st.fixed_dictionaries(
+        {}, optional={"name": _text, "id": _text, "response": st.dictionaries(_text, _json)}
+    ),
+    ("inlineData", "inline_data"): st.fixed_dictionaries(
+        {}, optional={"mimeType": _text, "data": _b64, "displayName": _text}
+    ),
+    ("fileData", "file_data"): st.fixed_dictionaries(
+        {}, optional={"fileUri": _text, "mimeType": _text}
+    ),
+    # Shapes the fast path leaves to google-genai: another field, a wrong type, a null.
+    ("videoMetadata", "video_metadata"): st.just({"fps": 1.0}),
+    ("text ", "text "): st.integers(),
+}
+
+
+@st.composite
+def _parts(draw: st.DrawFn) -> dict[str, Any]:
+    chosen = draw(st.lists(st.sampled_from(sorted(_part_fields)), max_size=3, unique=True))
+    return {draw(_spelled(*names)): draw(_part_fields[names]) for names in chosen}
+
+
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "role": st.sampled_from(["user", "model"]) | st.none() | st.integers(),
+            "parts": st.lists(_parts(), max_size=3),
+        },
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_content_built_fast_is_the_content_google_genai_builds(value: dict[str, Any]) -> None:
+    from google.genai import types as genai
+    from pydantic import ValidationError
+
+    from platform_eval.types._fast_content import fast_content
+
+    fast = fast_content(value)
+    try:
+        slow = genai.Content.model_validate(value)
+    except ValidationError:
+        assert fast is None  # what google-genai refuses is left to it, to refuse
+        return
+    if fast is not None:
+        assert fast == slow
+        assert fast.model_fields_set == slow.model_fields_set
+        assert fast.model_dump(mode="json") == slow.model_dump(mode="json")
+        for ours, theirs in zip(fast.parts or [], slow.parts or [], strict=True):
+            assert ours.model_fields_set == theirs.model_fields_set

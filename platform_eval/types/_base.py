@@ -27,6 +27,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from ._fast_content import fast_content
+
 _logger = logging.getLogger("platform_eval")
 
 #: Validation context key set while parsing data that came from a server.
@@ -136,5 +138,15 @@ def _lenient_genai(value: Any, handler: ValidatorFunctionWrapHandler, info: Vali
         return handler(cleaned)
 
 
-Content = Annotated[genai_types.Content, WrapValidator(_lenient_genai)]
+def _content(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    # Agent data is mostly Content: its common shapes are built without google-genai's
+    # per-part validation (the same objects, see _fast_content); the rest takes its path.
+    if type(value) is dict:
+        built = fast_content(value)
+        if built is not None:
+            return built
+    return _lenient_genai(value, handler, info)
+
+
+Content = Annotated[genai_types.Content, WrapValidator(_content)]
 Tool = Annotated[genai_types.Tool, WrapValidator(_lenient_genai)]

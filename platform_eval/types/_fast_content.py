@@ -1,0 +1,133 @@
+"""google-genai ``Content`` built from JSON without google-genai's per-part validation.
+
+google-genai validates every ``Part`` through a custom ``__init__`` and a before-validator that
+walks all of its fields; on agent items that is most of the time spent parsing (issue 11). The
+shapes agent data is made of (text, thoughts, function calls and responses, inline and file
+data) are built here directly, each value type-checked as pydantic would; anything else (another
+field, a value of another type, a null) returns None and takes google-genai's own path, so the
+result is always the same object google-genai would build, and errors are always its errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from google.genai import types as genai
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+_BYTES: TypeAdapter[bytes] = TypeAdapter(bytes, config=ConfigDict(val_json_bytes="base64"))
+
+Builder = Callable[[Any], Any]
+
+
+def _string(value: Any) -> Any:
+    return value if type(value) is str else _MISS
+
+
+def _boolean(value: Any) -> Any:
+    return value if type(value) is bool else _MISS
+
+
+def _mapping(value: Any) -> Any:
+    return value if type(value) is dict else _MISS
+
+
+def _bytes(value: Any) -> Any:
+    if type(value) is not str:
+        return _MISS
+    try:
+        return _BYTES.validate_python(value)
+    except ValidationError:
+        return _MISS
+
+
+class _Miss:
+    """A value the fast path does not build: google-genai's own path decides."""
+
+
+_MISS = _Miss()
+
+
+def _model(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> Builder:
+    """A builder of ``cls`` from a dict whose keys are ``fields`` (by wire or Python name)."""
+    # What pydantic's model_construct does, without its per-call walk over the fields: every
+    # field of these google-genai models defaults to None.
+    defaults = {name: None for name in cls.model_fields}
+    assert all(f.default is None for f in cls.model_fields.values()), cls
+    new = object.__new__
+    set_attribute = object.__setattr__
+
+    def construct(given: dict[str, Any]) -> Any:
+        instance = new(cls)
+        set_attribute(instance, "__dict__", {**defaults, **given})
+        set_attribute(instance, "__pydantic_fields_set__", set(given))
+        set_attribute(instance, "__pydantic_extra__", None)
+        set_attribute(instance, "__pydantic_private__", None)
+        return instance
+
+    def build(value: Any) -> Any:
+        if type(value) is not dict:
+            return _MISS
+        given: dict[str, Any] = {}
+        for key, raw in value.items():
+            known = fields.get(key)
+            if known is None or raw is None:
+                return _MISS
+            name, builder = known
+            if name in given:
+                return _MISS  # the same field under both spellings
+            built = builder(raw)
+            if built is _MISS:
+                return _MISS
+            given[name] = built
+        return construct(given)
+
+    return build
+
+
+def _spellings(**fields: Builder) -> dict[str, tuple[str, Builder]]:
+    out: dict[str, tuple[str, Builder]] = {}
+    for name, builder in fields.items():
+        head, *rest = name.split("_")
+        camel = head + "".join(word.title() for word in rest)
+        out[name] = out[camel] = (name, builder)
+    return out
+
+
+_function_call = _model(genai.FunctionCall, _spellings(id=_string, name=_string, args=_mapping))
+_function_response = _model(
+    genai.FunctionResponse, _spellings(id=_string, name=_string, response=_mapping)
+)
+_blob = _model(genai.Blob, _spellings(data=_bytes, mime_type=_string, display_name=_string))
+_file_data = _model(
+    genai.FileData, _spellings(file_uri=_string, mime_type=_string, display_name=_string)
+)
+_part = _model(
+    genai.Part,
+    _spellings(
+        text=_string,
+        thought=_boolean,
+        thought_signature=_bytes,
+        function_call=_function_call,
+        function_response=_function_response,
+        inline_data=_blob,
+        file_data=_file_data,
+    ),
+)
+
+
+def _parts(value: Any) -> Any:
+    if type(value) is not list:
+        return _MISS
+    built = [_part(part) for part in value]
+    return _MISS if any(part is _MISS for part in built) else built
+
+
+_content = _model(genai.Content, _spellings(role=_string, parts=_parts))
+
+
+def fast_content(value: Any) -> genai.Content | None:
+    """The Content google-genai would build from ``value``, or None to let it build it."""
+    built = _content(value)
+    return None if built is _MISS else built
