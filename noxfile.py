@@ -33,9 +33,10 @@ def samples(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def bench(session: nox.Session) -> None:
+    """Every benchmark, side by side with the official client and google-adk; writes
+    benchmarks/RESULTS.md (`nox -s bench -- --quick` for a smoke run)."""
     session.install("-e", ".[test]")
-    for script in sorted(__import__("pathlib").Path("benchmarks").glob("bench_*.py")):
-        session.run("python", str(script), *session.posargs)
+    session.run("python", "benchmarks/run_all.py", *session.posargs)
 
 
 @nox.session(python="3.11")

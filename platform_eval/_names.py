@@ -16,6 +16,8 @@ _OPERATIONS_OWNER = re.compile(r"^projects/[^/]+/locations/[^/]+/[A-Za-z]+/[^/]+
 ITEMS = "evaluationItems"
 SETS = "evaluationSets"
 RUNS = "evaluationRuns"
+METRICS = "evaluationMetrics"
+EXPERIMENTS = "evaluationExperiments"
 
 
 def name_of(obj: Any, kind: str) -> str:

@@ -13,12 +13,14 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from . import _names
-from ._names import ITEMS, RUNS, SETS
+from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
 from ._pagination import Page
 from ._transport import ApiCall
 from .types import (
+    EvaluationExperiment,
     EvaluationItem,
     EvaluationItemType,
+    EvaluationMetric,
     EvaluationRequest,
     EvaluationResult,
     EvaluationRun,
@@ -374,16 +376,19 @@ class Operations:
         self, evaluation_set: EvaluationSet | Mapping[str, Any], update_mask: Sequence[str] | None
     ) -> Op[EvaluationSet]:
         typed = self._with_item_names(_coerce(EvaluationSet, evaluation_set))
-        name = self.name(SETS, typed)
-        body = _request_body(typed)
-        # Without an explicit mask, update exactly the fields the caller set.
+        return self._update(SETS, typed, update_mask)
+
+    def _update(self, collection: str, resource: M, update_mask: Sequence[str] | None) -> Op[M]:
+        name = self.name(collection, resource)
+        body = _request_body(resource)
+        # Without an explicit mask, update exactly the fields the caller set ("*": every one).
         mask = list(update_mask) if update_mask is not None else sorted(body)
         if not mask:
-            raise ValueError("update_set needs at least one field to update")
+            raise ValueError(f"updating {collection} needs at least one field to update")
         call = ApiCall(
             "PATCH", name, params={"updateMask": ",".join(mask)}, body=body, resource=name
         )
-        return Op(call, EvaluationSet.from_wire)
+        return Op(call, type(resource).from_wire)
 
     # -- evaluationRuns -------------------------------------------------------------------
 
@@ -431,4 +436,55 @@ class Operations:
     ) -> Op[Page[EvaluationRun]]:
         return self._list_page(
             RUNS, EvaluationRun, filter=filter, page_size=page_size, page_token=page_token
+        )
+
+    # -- evaluationMetrics ----------------------------------------------------------------
+
+    def create_metric(
+        self, metric: EvaluationMetric | Mapping[str, Any], request_id: str | None
+    ) -> Op[EvaluationMetric]:
+        return self._create(METRICS, EvaluationMetric, metric, request_id)
+
+    def get_metric(self, metric: Any) -> Op[EvaluationMetric]:
+        return self._get(METRICS, EvaluationMetric, metric)
+
+    def delete_metric(self, metric: Any) -> Op[Operation]:
+        return self._delete(METRICS, metric)
+
+    def list_metrics_page(
+        self, filter: str | None, page_size: int | None, page_token: str | None
+    ) -> Op[Page[EvaluationMetric]]:
+        return self._list_page(
+            METRICS, EvaluationMetric, filter=filter, page_size=page_size, page_token=page_token
+        )
+
+    # -- evaluationExperiments ------------------------------------------------------------
+
+    def create_experiment(
+        self, experiment: EvaluationExperiment | Mapping[str, Any], request_id: str | None
+    ) -> Op[EvaluationExperiment]:
+        return self._create(EXPERIMENTS, EvaluationExperiment, experiment, request_id)
+
+    def get_experiment(self, experiment: Any) -> Op[EvaluationExperiment]:
+        return self._get(EXPERIMENTS, EvaluationExperiment, experiment)
+
+    def update_experiment(
+        self,
+        experiment: EvaluationExperiment | Mapping[str, Any],
+        update_mask: Sequence[str] | None,
+    ) -> Op[EvaluationExperiment]:
+        return self._update(EXPERIMENTS, _coerce(EvaluationExperiment, experiment), update_mask)
+
+    def delete_experiment(self, experiment: Any) -> Op[Operation]:
+        return self._delete(EXPERIMENTS, experiment)
+
+    def list_experiments_page(
+        self, filter: str | None, page_size: int | None, page_token: str | None
+    ) -> Op[Page[EvaluationExperiment]]:
+        return self._list_page(
+            EXPERIMENTS,
+            EvaluationExperiment,
+            filter=filter,
+            page_size=page_size,
+            page_token=page_token,
         )

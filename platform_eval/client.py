@@ -25,8 +25,10 @@ from ._waiting import Waiter
 from .errors import ConfigurationError, NotFound, PlatformEvalError, WaitTimeoutError
 from .lro import AsyncOperationFuture, OperationFuture
 from .types import (
+    EvaluationExperiment,
     EvaluationItem,
     EvaluationItemType,
+    EvaluationMetric,
     EvaluationRun,
     EvaluationRunState,
     EvaluationSet,
@@ -375,6 +377,60 @@ class Client(_ClientBase):
         """Deletes a set (not its items): a long-running operation."""
         return self._deleting(self._ops.delete_set(evaluation_set), wait)
 
+    # -- evaluationExperiments ------------------------------------------------------------
+
+    def create_experiment(
+        self,
+        experiment: EvaluationExperiment | Mapping[str, Any],
+        *,
+        request_id: str | None = None,
+    ) -> EvaluationExperiment:
+        """Groups runs to compare (``display_name``, ``evaluation_runs``, labels, metadata)."""
+        return self._run(self._ops.create_experiment(experiment, request_id))
+
+    def get_experiment(self, experiment: Any) -> EvaluationExperiment:
+        return self._run(self._ops.get_experiment(experiment))
+
+    def list_experiments(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> Pager[EvaluationExperiment]:
+        return self._pager(lambda token: self._ops.list_experiments_page(filter, page_size, token))
+
+    def update_experiment(
+        self,
+        experiment: EvaluationExperiment | Mapping[str, Any],
+        *,
+        update_mask: Sequence[str] | None = None,
+    ) -> EvaluationExperiment:
+        """Patches an experiment; without ``update_mask``, the fields set on ``experiment``."""
+        return self._run(self._ops.update_experiment(experiment, update_mask))
+
+    def delete_experiment(self, experiment: Any, *, wait: bool = False) -> OperationFuture[None]:
+        return self._deleting(self._ops.delete_experiment(experiment), wait)
+
+    # -- evaluationMetrics ----------------------------------------------------------------
+
+    def create_metric(
+        self,
+        metric: EvaluationMetric | Mapping[str, Any],
+        *,
+        request_id: str | None = None,
+    ) -> EvaluationMetric:
+        """Registers a metric (an LLM-based or custom code one) that runs name by its
+        resource name (``EvaluationRunMetric.metric_resource_name``)."""
+        return self._run(self._ops.create_metric(metric, request_id))
+
+    def get_metric(self, metric: Any) -> EvaluationMetric:
+        return self._run(self._ops.get_metric(metric))
+
+    def list_metrics(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> Pager[EvaluationMetric]:
+        return self._pager(lambda token: self._ops.list_metrics_page(filter, page_size, token))
+
+    def delete_metric(self, metric: Any, *, wait: bool = False) -> OperationFuture[None]:
+        return self._deleting(self._ops.delete_metric(metric), wait)
+
     # -- evaluationRuns -------------------------------------------------------------------
 
     def create_run(
@@ -618,6 +674,58 @@ class AsyncClient(_ClientBase):
         self, evaluation_set: Any, *, wait: bool = False
     ) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_set(evaluation_set), wait)
+
+    # -- evaluationExperiments ------------------------------------------------------------
+
+    async def create_experiment(
+        self,
+        experiment: EvaluationExperiment | Mapping[str, Any],
+        *,
+        request_id: str | None = None,
+    ) -> EvaluationExperiment:
+        return await self._run(self._ops.create_experiment(experiment, request_id))
+
+    async def get_experiment(self, experiment: Any) -> EvaluationExperiment:
+        return await self._run(self._ops.get_experiment(experiment))
+
+    def list_experiments(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> AsyncPager[EvaluationExperiment]:
+        return self._pager(lambda token: self._ops.list_experiments_page(filter, page_size, token))
+
+    async def update_experiment(
+        self,
+        experiment: EvaluationExperiment | Mapping[str, Any],
+        *,
+        update_mask: Sequence[str] | None = None,
+    ) -> EvaluationExperiment:
+        return await self._run(self._ops.update_experiment(experiment, update_mask))
+
+    async def delete_experiment(
+        self, experiment: Any, *, wait: bool = False
+    ) -> AsyncOperationFuture[None]:
+        return await self._deleting(self._ops.delete_experiment(experiment), wait)
+
+    # -- evaluationMetrics ----------------------------------------------------------------
+
+    async def create_metric(
+        self,
+        metric: EvaluationMetric | Mapping[str, Any],
+        *,
+        request_id: str | None = None,
+    ) -> EvaluationMetric:
+        return await self._run(self._ops.create_metric(metric, request_id))
+
+    async def get_metric(self, metric: Any) -> EvaluationMetric:
+        return await self._run(self._ops.get_metric(metric))
+
+    def list_metrics(
+        self, *, filter: str | None = None, page_size: int | None = None
+    ) -> AsyncPager[EvaluationMetric]:
+        return self._pager(lambda token: self._ops.list_metrics_page(filter, page_size, token))
+
+    async def delete_metric(self, metric: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
+        return await self._deleting(self._ops.delete_metric(metric), wait)
 
     # -- evaluationRuns -------------------------------------------------------------------
 

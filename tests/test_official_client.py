@@ -139,3 +139,41 @@ def test_gcs_json_api_subset(bucket: Any, emulator: Emulator) -> None:
     assert again is not None and again.size == 8 and again.content_type == "application/json"
     assert json.loads(again.download_as_bytes()) == {"a": 1}
     assert bucket.get_blob("missing.json") is None
+
+
+def test_official_client_registers_reads_lists_and_deletes_metrics(
+    official: Any, emulator: Emulator, project: str
+) -> None:
+    from vertexai import types as vt
+
+    metric = vt.LLMMetric(name="politeness", prompt_template="Is {response} polite? Score 1-5.")
+    name = official.create_evaluation_metric(metric=metric, description="polite answers")
+    assert name.startswith(f"projects/{project}/locations/us-central1/evaluationMetrics/")
+    fetched = official.get_evaluation_metric(metric_resource_name=name)
+    assert fetched.display_name == "politeness" and fetched.description == "polite answers"
+    listed = official.list_evaluation_metrics()
+    assert [m.name for m in listed.evaluation_metrics] == [name]
+    official.delete_evaluation_metric(metric_resource_name=name)
+    with emulator.client(project) as ours:
+        assert list(ours.list_metrics()) == []
+
+
+def test_official_client_manages_experiments(
+    official: Any, emulator: Emulator, project: str
+) -> None:
+    created = official.create_evaluation_experiment(
+        display_name="prompt v2", labels={"team": "a"}, metadata={"owner": "me"}
+    )
+    assert created.name.startswith(
+        f"projects/{project}/locations/us-central1/evaluationExperiments/"
+    )
+    assert official.get_evaluation_experiment(name=created.name).display_name == "prompt v2"
+    listed = official.list_evaluation_experiments()
+    assert created.name in [e.name for e in listed.evaluation_experiments]
+    updated = official.update_evaluation_experiment(
+        name=created.name, config={"display_name": "prompt v3", "update_mask": "displayName"}
+    )
+    assert updated.display_name == "prompt v3"
+    official.delete_evaluation_experiment(name=created.name)
+    with emulator.client(project) as ours:
+        assert created.name not in [e.name for e in ours.list_experiments()]

@@ -16,7 +16,17 @@ from .._names import is_valid_id
 from .._transport import REQUEST_ID_HEADER
 from ._asgi import error_response
 from .access import RequireToken
-from .backend import COLLECTIONS, EXPERIMENTS, ITEMS, OPERATIONS, RUNS, SETS, ApiError, Backend
+from .backend import (
+    COLLECTIONS,
+    EXPERIMENTS,
+    ITEMS,
+    METRICS,
+    OPERATIONS,
+    RUNS,
+    SETS,
+    ApiError,
+    Backend,
+)
 from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
@@ -184,6 +194,7 @@ class EmulatorApp:
                     SETS: self.backend.create_set,
                     RUNS: self.backend.create_run,
                     EXPERIMENTS: self.backend.create_experiment,
+                    METRICS: self.backend.create_metric,
                 }[collection]
                 return JSONResponse(create(parent, body, request_id))
             raise ApiError("NOT_FOUND", f"{method} is not a method of {collection}")
@@ -197,10 +208,11 @@ class EmulatorApp:
             return JSONResponse(self.backend.get(parent, collection, rid))
         if method == "DELETE":
             return JSONResponse(self.backend.delete(parent, collection, rid, match["version"]))
-        if method == "PATCH" and collection == SETS:
+        if method == "PATCH" and collection in (SETS, EXPERIMENTS):
             body = await self._json_body(request)
             mask = request.query_params.get("updateMask") or request.query_params.get("update_mask")
-            return JSONResponse(self.backend.patch_set(parent, rid, body, mask))
+            patch = self.backend.patch_set if collection == SETS else self.backend.patch_experiment
+            return JSONResponse(patch(parent, rid, body, mask))
         raise ApiError("NOT_FOUND", f"{method} is not a method of {collection}/{{id}}")
 
     async def _sub_resource(self, request: Request, owner: str, match: re.Match[str]) -> Response:

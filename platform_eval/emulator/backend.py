@@ -20,9 +20,12 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from .. import metrics
 from ..types import (
+    EvaluationExperiment,
     EvaluationItem,
     EvaluationItemType,
+    EvaluationMetric,
     EvaluationRun,
+    EvaluationRunMetric,
     EvaluationRunState,
     EvaluationSet,
     Status,
@@ -33,13 +36,15 @@ from .store import Store
 
 ITEMS, SETS, RUNS = "evaluationItems", "evaluationSets", "evaluationRuns"
 EXPERIMENTS = "evaluationExperiments"
-COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS)
+METRICS = "evaluationMetrics"
+COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS, METRICS)
 #: Each resource's long-running operations are kept under its name, as the service names them.
 OPERATIONS = "operations"
 _EMPTY = "type.googleapis.com/google.protobuf.Empty"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 _SET_MUTABLE = ("display_name", "evaluation_items", "metadata")
+_EXPERIMENT_MUTABLE = ("display_name", "evaluation_runs", "labels", "metadata", "merge_strategy")
 
 _HTTP_FOR_STATUS = {
     "INVALID_ARGUMENT": 400,
@@ -335,23 +340,51 @@ class Backend:
     def patch_set(
         self, parent: str, rid: str, body: Any, update_mask: str | None
     ) -> dict[str, Any]:
-        current = EvaluationSet.from_wire(self._get(parent, SETS, rid))
-        patch: EvaluationSet = _parse(EvaluationSet, body, "EvaluationSet")
+        def check(updated: Any) -> None:
+            self._check_items_exist(parent, updated.evaluation_items or [])
+
+        return self._patch(parent, SETS, rid, EvaluationSet, body, update_mask, _SET_MUTABLE, check)
+
+    def patch_experiment(
+        self, parent: str, rid: str, body: Any, update_mask: str | None
+    ) -> dict[str, Any]:
+        return self._patch(
+            parent, EXPERIMENTS, rid, EvaluationExperiment, body, update_mask, _EXPERIMENT_MUTABLE
+        )
+
+    def _patch(
+        self,
+        parent: str,
+        collection: str,
+        rid: str,
+        model: type[WireModel],
+        body: Any,
+        update_mask: str | None,
+        mutable: tuple[str, ...],
+        check: Callable[[Any], None] | None = None,
+    ) -> dict[str, Any]:
+        """AIP-134: the fields the mask names (``*``: every updatable one; no mask: those the
+        body sets) take the body's values; a masked field the body leaves out is cleared."""
+        current: Any = model.from_wire(self._get(parent, collection, rid))
+        patch = _parse(model, body, model.__name__)
         paths = [f.strip() for f in (update_mask or "").split(",") if f.strip()]
-        fields = [to_snake(p) for p in paths] or sorted(patch.model_fields_set)
+        if paths == ["*"]:
+            fields = list(mutable)
+        else:
+            fields = [to_snake(p) for p in paths] or sorted(patch.model_fields_set)
         for field in fields:
-            if field not in _SET_MUTABLE:
-                updatable = sorted(to_camel(f) for f in _SET_MUTABLE)
+            if field not in mutable:
+                updatable = sorted(to_camel(f) for f in mutable)
                 raise ApiError(
                     "INVALID_ARGUMENT",
                     f"updateMask: {to_camel(field)!r} cannot be updated; updatable: {updatable}",
                 )
-            # A masked field the patch leaves out is cleared, as the mask says.
             setattr(current, field, getattr(patch, field))
-        self._check_items_exist(parent, current.evaluation_items or [])
+        if check is not None:
+            check(current)
         current.update_time = now()
-        updated = current.to_wire()
-        self.store.replace(parent, SETS, rid, updated)
+        updated: dict[str, Any] = current.to_wire()
+        self.store.replace(parent, collection, rid, updated)
         return updated
 
     # -- evaluationExperiments (the official client makes one before each run) -----------
@@ -359,9 +392,71 @@ class Backend:
     def create_experiment(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, EXPERIMENTS, request_id)):
             return earlier
-        if not isinstance(body, dict):
-            raise ApiError("INVALID_ARGUMENT", "the request body must be a JSON object")
-        return self._insert(parent, EXPERIMENTS, body, request_id)
+        experiment: EvaluationExperiment = _parse(
+            EvaluationExperiment, body, "EvaluationExperiment"
+        )
+        stored = experiment.to_wire()
+        stored["updateTime"] = now_rfc3339()
+        return self._insert(parent, EXPERIMENTS, stored, request_id)
+
+    # -- evaluationMetrics ----------------------------------------------------------------
+
+    def create_metric(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
+        if request_id and (earlier := self.store.by_request_id(parent, METRICS, request_id)):
+            return earlier
+        metric: EvaluationMetric = _parse(EvaluationMetric, body, "EvaluationMetric")
+        if not metric.display_name:
+            raise ApiError("INVALID_ARGUMENT", "displayName is required")
+        config = metric.metric
+        if config is not None and not (
+            config.llm_based_metric_spec or config.custom_code_execution_spec
+        ):
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                "metric: only an LLM-based metric (llmBasedMetricSpec) or a custom code "
+                "execution metric (customCodeExecutionSpec) can be registered",
+            )
+        if config is None and not metric.gcs_uri:
+            raise ApiError("INVALID_ARGUMENT", "an EvaluationMetric needs metric or gcsUri")
+        stored = metric.to_wire()
+        stored["updateTime"] = now_rfc3339()
+        return self._insert(parent, METRICS, stored, request_id)
+
+    def _registered(
+        self, parent: str, index: int, metric: EvaluationRunMetric
+    ) -> EvaluationRunMetric:
+        """A run's metric that names a registered one, with that one's configuration."""
+        where = f"evaluationConfig.metrics[{index}].metricResourceName"
+        try:
+            metric_parent, rid = split_name(metric.metric_resource_name or "", METRICS)
+        except ApiError:
+            raise ApiError("INVALID_ARGUMENT", f"{where}: not an EvaluationMetric name") from None
+        body = self.store.get(metric_parent, METRICS, rid) if metric_parent == parent else None
+        if body is None:
+            raise ApiError("INVALID_ARGUMENT", f"{where}: {metric.metric_resource_name} not found")
+        registered = EvaluationMetric.from_wire(body)
+        return metric.model_copy(
+            update={
+                "metric": metric.metric or registered.display_name,
+                "metric_config": metric.metric_config or registered.metric,
+            }
+        )
+
+    def resolve_metrics(
+        self, parent: str, configured: list[EvaluationRunMetric]
+    ) -> list[metrics.MetricSpec]:
+        """A run's metrics as the engine computes them (registered ones looked up)."""
+        specs = []
+        for index, metric in enumerate(configured):
+            if metric.metric_resource_name:
+                metric = self._registered(parent, index, metric)
+            try:
+                specs.append(metrics.resolve(metric))
+            except metrics.MetricError as exc:
+                raise ApiError(
+                    "INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {exc}"
+                ) from None
+        return specs
 
     # -- evaluationRuns -------------------------------------------------------------------
 
@@ -382,13 +477,7 @@ class Backend:
         configured = run.evaluation_config.metrics if run.evaluation_config else None
         if not configured:
             raise ApiError("INVALID_ARGUMENT", "evaluationConfig.metrics needs at least one metric")
-        for index, metric in enumerate(configured):
-            try:
-                metrics.resolve(metric)
-            except metrics.MetricError as exc:
-                raise ApiError(
-                    "INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {exc}"
-                ) from None
+        self.resolve_metrics(parent, configured)
         pending = run.model_copy(
             update={
                 "state": EvaluationRunState.PENDING,

@@ -156,9 +156,11 @@ class RunExecutor:
         if run is None:
             return
         parent, _ = split_name(name, RUNS)
-        specs = [metrics.resolve(m) for m in (run.evaluation_config.metrics or [])]  # type: ignore[union-attr]
         set_name = run.data_source.evaluation_set if run.data_source else None
         try:
+            configured = run.evaluation_config.metrics if run.evaluation_config else None
+            # A registered metric deleted since the run was created fails the run here.
+            specs = self._backend.resolve_metrics(parent, configured or [])
             source = EvaluationSet.from_wire(self._backend.get_by_name(set_name or "", SETS))
         except ApiError as exc:
             self._finish(name, EvaluationRunState.FAILED, error=exc.message)

@@ -26,6 +26,7 @@ from .runs import (
     AutoraterConfig,
     BleuSpec,
     ComputationBasedMetricSpec,
+    EvaluationMetric,
     EvaluationRun,
     EvaluationRunConfig,
     EvaluationRunDataSource,
@@ -42,6 +43,7 @@ from .runs import (
     SummaryMetrics,
 )
 from .sets import (
+    EvaluationExperiment,
     EvaluationSet,
     ImportEvaluationSetRequest,
     ImportGcsSource,
@@ -61,8 +63,10 @@ __all__ = [
     "ComputationBasedMetricSpec",
     "Content",
     "ConversationTurn",
+    "EvaluationExperiment",
     "EvaluationItem",
     "EvaluationItemType",
+    "EvaluationMetric",
     "EvaluationPrompt",
     "EvaluationRequest",
     "EvaluationResult",

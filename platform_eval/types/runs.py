@@ -41,6 +41,11 @@ class MetricConfig(WireModel):
     rouge_spec: RougeSpec | None = None
     custom_code_execution_spec: dict[str, Any] | None = None
     pointwise_metric_spec: dict[str, Any] | None = None
+    pairwise_metric_spec: dict[str, Any] | None = None
+    exact_match_spec: dict[str, Any] | None = None
+    step_based_llm_metric_spec: dict[str, Any] | None = None
+    aggregation_metrics: list[str] | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class AutoraterConfig(WireModel):
@@ -158,3 +163,22 @@ class EvaluationRun(WireModel):
         if results and results.summary_metrics and results.summary_metrics.metrics:
             return dict(results.summary_metrics.metrics)
         return {}
+
+
+class EvaluationMetric(WireModel):
+    """A metric registered in a project, for runs to name by ``metricResourceName``."""
+
+    name: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+    #: Only an LLM-based or a custom code execution metric can be registered.
+    metric: MetricConfig | None = None
+    gcs_uri: str | None = None
+    labels: dict[str, str] | None = None
+    encryption_spec: dict[str, Any] | None = None
+    create_time: datetime | None = None
+    update_time: datetime | None = None
+
+    @property
+    def id(self) -> str | None:
+        return self.name.rsplit("/", 1)[-1] if self.name else None

@@ -67,3 +67,21 @@ class ImportEvaluationSetRequest(WireModel):
             for field in fields
             if field.endswith(("_source", "_dataset")) and getattr(self, field) is not None
         ]
+
+
+class EvaluationExperiment(WireModel):
+    """A group of runs to compare (the official client makes one before each run)."""
+
+    name: str | None = None
+    display_name: str | None = None
+    evaluation_runs: list[str] | None = None
+    labels: dict[str, str] | None = None
+    metadata: Any = None
+    #: Sent by the official client, though not in the discovery documents of 2026-11-06.
+    merge_strategy: str | None = None
+    create_time: datetime | None = None
+    update_time: datetime | None = None
+
+    @property
+    def id(self) -> str | None:
+        return self.name.rsplit("/", 1)[-1] if self.name else None

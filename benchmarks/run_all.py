@@ -1,0 +1,87 @@
+"""Runs every ``bench_*.py`` and writes ``benchmarks/RESULTS.md`` with the machine and the date.
+
+    python benchmarks/run_all.py [--quick]
+
+``nox -s bench`` runs this. ``--quick`` passes each script smaller sizes (a smoke run, not
+figures to quote). A script's own output is kept as it printed it: markdown as it is, plain
+text in a code block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+HERE = Path(__file__).parent
+QUICK = {
+    "bench_upload.py": ["--cases", "300", "--rounds", "1"],
+    "bench_list.py": ["--items", "2000", "--rounds", "1"],
+    "bench_metrics.py": ["--invocations", "1000"],
+}
+PACKAGES = ("platform-eval", "google-cloud-aiplatform", "google-genai", "google-adk", "pydantic")
+
+
+def _machine() -> list[str]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = []
+    for name in PACKAGES:
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} (not installed)")
+    return [
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- machine: {cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}",
+        f"- Python {platform.python_version()}; {', '.join(versions)}",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
+    args = parser.parse_args()
+    sections = ["# Benchmark results", "", *_machine(), ""]
+    if args.quick:
+        sections += ["Quick sizes (a smoke run): not figures to quote.", ""]
+    for script in sorted(HERE.glob("bench_*.py")):
+        extra = QUICK.get(script.name, []) if args.quick else []
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, str(script), *extra],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        seconds = time.perf_counter() - started
+        output = done.stdout.strip()
+        sections.append(f"<!-- {script.name}: {seconds:.0f} s, exit {done.returncode} -->")
+        if output.startswith("## "):
+            sections.append(output)
+        else:
+            sections += [f"## {script.name}", "", "```", output, "```"]
+        if done.returncode:
+            sections += ["", "```", done.stderr.strip()[-2000:], "```"]
+        sections.append("")
+        print(f"{script.name}: {seconds:.0f} s, exit {done.returncode}", file=sys.stderr)
+    args.output.write_text("\n".join(sections) + "\n")
+    print(f"wrote {args.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""``evaluationExperiments``: runs grouped to be compared, patched with AIP-134 update masks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_discovery import VERSIONS, _document, violations
+
+from platform_eval import errors
+from platform_eval._transport import ApiCall
+from platform_eval.emulator import Emulator
+
+
+def test_an_experiment_is_created_read_listed_patched_and_deleted(client: Any) -> None:
+    created = client.create_experiment(
+        {"displayName": "prompt v2", "labels": {"team": "a"}, "metadata": {"notes": ["x"]}}
+    )
+    assert created.name.startswith(f"{client.parent}/evaluationExperiments/")
+    assert client.get_experiment(created.id) == created
+    assert [e.name for e in client.list_experiments()] == [created.name]
+
+    runs = [f"{client.parent}/evaluationRuns/1", f"{client.parent}/evaluationRuns/2"]
+    updated = client.update_experiment({"name": created.name, "evaluationRuns": runs})
+    assert updated.evaluation_runs == runs and updated.display_name == "prompt v2"
+    assert updated.update_time >= created.update_time
+
+    # A masked field the body leaves out is cleared; the others are kept.
+    cleared = client.update_experiment({"name": created.name}, update_mask=["labels"])
+    assert cleared.labels is None and cleared.evaluation_runs == runs
+
+    client.delete_experiment(created, wait=True)
+    with pytest.raises(errors.NotFound):
+        client.get_experiment(created.name)
+
+
+def test_update_mask_star_replaces_every_updatable_field(sync_client: Any) -> None:
+    created = sync_client.create_experiment({"displayName": "a", "labels": {"k": "v"}})
+    replaced = sync_client.update_experiment(
+        {"name": created.name, "displayName": "b"}, update_mask=["*"]
+    )
+    assert replaced.display_name == "b" and replaced.labels is None
+    evaluation_set = sync_client.create_set(display_name="s", items=[])
+    star = sync_client.update_set(
+        {"name": evaluation_set.name, "displayName": "t"}, update_mask=["*"]
+    )
+    assert star.display_name == "t"
+
+
+def test_a_field_that_cannot_be_updated_is_named(sync_client: Any) -> None:
+    created = sync_client.create_experiment({"displayName": "a"})
+    with pytest.raises(errors.InvalidArgument, match="'createTime' cannot be updated"):
+        sync_client.update_experiment({"name": created.name}, update_mask=["createTime"])
+    with pytest.raises(ValueError, match="displayNme"):
+        sync_client.create_experiment({"displayNme": "typo"})
+
+
+@pytest.mark.parametrize("version", ["v1beta1"])
+def test_served_experiments_are_in_the_schema(
+    version: str, emulator: Emulator, project: str
+) -> None:
+    assert version in VERSIONS  # v1 has no evaluationExperiments
+    with emulator.client(project, api_version=version) as client:
+        created = client.create_experiment({"displayName": "x", "evaluationRuns": []})
+        served = client._transport.request(ApiCall("GET", str(created.name)))
+        spec = _document(version)["schemas"]["GoogleCloudAiplatformV1beta1EvaluationExperiment"]
+        assert violations(served, spec, version) == []
