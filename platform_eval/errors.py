@@ -124,16 +124,26 @@ def from_response(
     if not isinstance(error, dict):
         error = {}
     server_message = error.get("message") or _fallback_message(status_code, body)
-    details = error.get("details") if isinstance(error.get("details"), list) else []
+    given = error.get("details")
+    details: list[Any] = given if isinstance(given, list) else []
     rpc_status = error.get("status")
     where = f" [{method} {resource}]" if resource else f" [{method}]"
     message = f"{server_message}{where}"
+    # AIP-193's ErrorInfo gives the exception its ``reason``, ``domain`` and ``metadata``.
+    error_info = next(
+        (
+            d
+            for d in details
+            if isinstance(d, dict) and d.get("@type") == "type.googleapis.com/google.rpc.ErrorInfo"
+        ),
+        None,
+    )
     cls = _BY_RPC_STATUS.get(rpc_status) if isinstance(rpc_status, str) else None
     if cls is not None:
-        exc: GoogleAPICallError = cls(message, details=details)
+        exc: GoogleAPICallError = cls(message, details=details, error_info=error_info)
         exc.code = status_code  # keep the HTTP code; the class tells the rpc status
     else:
-        exc = core.from_http_status(status_code, message, details=details)
+        exc = core.from_http_status(status_code, message, details=details, error_info=error_info)
     exc.resource = resource  # type: ignore[attr-defined]
     exc.rpc_status = rpc_status  # type: ignore[attr-defined]
     return exc

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from platform_eval import errors
 from platform_eval.emulator import Emulator
 
 SETS = "evaluationSets"
@@ -188,3 +189,27 @@ def test_a_client_that_gives_up_on_a_delayed_request_leaves_no_error_in_the_log(
     time.sleep(0.8)
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert "Traceback" not in caplog.text
+
+
+def test_errors_carry_aip_193_details(emulator: Emulator, project: str) -> None:
+    url = f"{emulator.url}/v1beta1/projects/{project}/locations/us-central1/evaluationItems"
+    body = {"evaluationItemType": "REQUEST", "evaluationRequest": {"prompt": {"txt": "x"}}}
+    error = httpx.post(url, json=body).json()["error"]
+    info, bad_request = error["details"]
+    assert info == {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "INVALID_ARGUMENT",
+        "domain": "aiplatform.googleapis.com",
+    }
+    assert bad_request["@type"] == "type.googleapis.com/google.rpc.BadRequest"
+    [violation] = bad_request["fieldViolations"]
+    assert violation["field"] == "evaluationRequest.prompt"
+    assert "unknown field 'txt'" in violation["description"]
+
+    with emulator.client(project) as client:
+        with pytest.raises(errors.NotFound) as caught:
+            client.get_item("404")
+        assert (caught.value.reason, caught.value.domain) == (
+            "NOT_FOUND",
+            "aiplatform.googleapis.com",
+        )

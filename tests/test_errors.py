@@ -105,5 +105,12 @@ def test_emulator_error_body_is_google_rpc(emulator: Emulator) -> None:
             "code": 404,
             "message": "projects/p/locations/l/evaluationItems/77 not found",
             "status": "NOT_FOUND",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "NOT_FOUND",
+                    "domain": "aiplatform.googleapis.com",
+                }
+            ],
         }
     }

@@ -63,6 +63,18 @@ def test_bad_filter_is_invalid_argument(client: Any) -> None:
         list(client.list_items(filter='display_name = "a" OR display_name = "b"'))
 
 
+def test_a_filter_on_a_field_the_resource_lacks_is_refused(client: Any) -> None:
+    # AIP-160: an error naming the field, not an empty list that looks like "nothing matched".
+    with pytest.raises(errors.InvalidArgument, match="unknown field 'dispaly_name'"):
+        list(client.list_items(filter='dispaly_name = "a"'))
+    with pytest.raises(errors.InvalidArgument, match="unknown field 'state'"):
+        list(client.list_sets(filter="state = SUCCEEDED"))
+    # Nested fields and map keys are under a known field; the run a result belongs to is too.
+    assert list(client.list_items(filter='evaluation_request.prompt.text = "x"')) == []
+    assert list(client.list_items(filter='labels.anything = "x"')) == []
+    assert list(client.list_items(filter='evaluation_run = "x"')) == []
+
+
 def test_projects_and_locations_are_isolated(emulator: Emulator, project: str) -> None:
     with (
         emulator.client(project, "us-central1") as here,

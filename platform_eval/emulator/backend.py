@@ -7,6 +7,7 @@ by construction. Errors are ``ApiError`` with the google.rpc status the real ser
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import secrets
@@ -28,6 +29,7 @@ from ..types import (
     EvaluationRunMetric,
     EvaluationRunState,
     EvaluationSet,
+    Operation,
     Status,
     WireModel,
 )
@@ -64,18 +66,52 @@ _HTTP_FOR_STATUS = {
 }
 
 
+#: The service's domain in ErrorInfo (AIP-193).
+ERROR_DOMAIN = "aiplatform.googleapis.com"
+
+
 class ApiError(Exception):
-    def __init__(self, status: str, message: str) -> None:
+    """A google.rpc error; ``violations`` are (field path, description) of a bad request."""
+
+    def __init__(
+        self, status: str, message: str, violations: list[tuple[str, str]] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.violations = violations or []
 
     @property
     def http_status(self) -> int:
         return _HTTP_FOR_STATUS.get(self.status, 500)
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"code": self.http_status, "message": self.message, "status": self.status}}
+        # AIP-193: every error carries an ErrorInfo; a bad request names its fields.
+        details: list[dict[str, Any]] = [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": self.status,
+                "domain": ERROR_DOMAIN,
+            }
+        ]
+        if self.violations:
+            details.append(
+                {
+                    "@type": "type.googleapis.com/google.rpc.BadRequest",
+                    "fieldViolations": [
+                        {"field": field, "description": description}
+                        for field, description in self.violations
+                    ],
+                }
+            )
+        return {
+            "error": {
+                "code": self.http_status,
+                "message": self.message,
+                "status": self.status,
+                "details": details,
+            }
+        }
 
 
 def now() -> datetime:
@@ -91,13 +127,19 @@ def new_id() -> str:
     return str(10**17 + secrets.randbelow(9 * 10**17))
 
 
+def _violations(error: ValidationError) -> list[tuple[str, str]]:
+    """(field path, description) of each problem pydantic found."""
+    return [
+        (
+            ".".join(str(p) for p in err["loc"]) or "(root)",
+            err["msg"].removeprefix("Value error, "),
+        )
+        for err in error.errors()
+    ]
+
+
 def _describe(error: ValidationError) -> str:
-    problems = []
-    for err in error.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        message = err["msg"].removeprefix("Value error, ")
-        problems.append(f"{where}: {message}")
-    return "; ".join(problems)
+    return "; ".join(f"{where}: {message}" for where, message in _violations(error))
 
 
 def _parse(model: type[WireModel], body: Any, what: str) -> Any:
@@ -106,7 +148,9 @@ def _parse(model: type[WireModel], body: Any, what: str) -> Any:
     try:
         return model.model_validate(body)
     except ValidationError as error:
-        raise ApiError("INVALID_ARGUMENT", f"invalid {what}: {_describe(error)}") from None
+        raise ApiError(
+            "INVALID_ARGUMENT", f"invalid {what}: {_describe(error)}", _violations(error)
+        ) from None
 
 
 def project_of(name: str) -> str:
@@ -260,7 +304,7 @@ class Backend:
             raise ApiError("INVALID_ARGUMENT", "pageSize must not be negative")
         size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
         try:
-            where, args = compile_filter(filter)
+            where, args = compile_filter(filter, _filterable(collection))
         except FilterError as exc:
             raise ApiError("INVALID_ARGUMENT", f"invalid filter: {exc}") from None
         binding = hashlib.sha256(f"{parent}|{collection}|{filter or ''}".encode()).hexdigest()[:16]
@@ -526,6 +570,23 @@ class Backend:
             if update(run):
                 self.store.replace(parent, RUNS, rid, run.to_wire())
             return run
+
+
+@functools.cache
+def _filterable(collection: str) -> frozenset[str] | None:
+    """The fields a filter on ``collection`` may name: its resource's (camelCase)."""
+    models: dict[str, type[WireModel]] = {
+        ITEMS: EvaluationItem,
+        SETS: EvaluationSet,
+        RUNS: EvaluationRun,
+        METRICS: EvaluationMetric,
+        EXPERIMENTS: EvaluationExperiment,
+        OPERATIONS: Operation,
+    }
+    model = models.get(collection)
+    if model is None:
+        return None
+    return frozenset(field.alias or to_camel(name) for name, field in model.model_fields.items())
 
 
 def _page_token(after_seq: int, binding: str) -> str:

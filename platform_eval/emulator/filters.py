@@ -111,8 +111,21 @@ def _value(kind: str, raw: str) -> Any:
     return raw
 
 
-def compile_filter(text: str | None) -> tuple[str, list[Any]]:
-    """SQL condition and its arguments for a filter expression (empty for no filter)."""
+def _check_field(field: str, known: frozenset[str] | None) -> None:
+    # AIP-160: a filter on a field the resource does not have is an error, not an empty list.
+    if known is None or field in _SHORTCUTS:
+        return
+    head = field.split(".", 1)[0]
+    if to_camel(head) not in known:
+        raise FilterError(
+            f"unknown field {head!r} in the filter; fields of this resource: {sorted(known)}"
+        )
+
+
+def compile_filter(text: str | None, known: frozenset[str] | None = None) -> tuple[str, list[Any]]:
+    """SQL condition and its arguments for a filter expression (empty for no filter).
+
+    ``known``: the resource's fields (camelCase); a filter on another one is refused."""
     if not text or not text.strip():
         return "", []
     tokens = _tokens(text)
@@ -125,6 +138,7 @@ def compile_filter(text: str | None) -> tuple[str, list[Any]]:
         (fkind, field), (okind, op), (vkind, raw) = tokens[index : index + 3]
         if fkind != "word" or okind != "op" or vkind not in ("string", "word"):
             raise FilterError(f"expected `field = value` in filter {text!r}")
+        _check_field(field, known)
         expr, expr_args = _value_sql(field)
         value = _value(vkind, raw)
         if isinstance(value, bool):

@@ -13,8 +13,17 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from .._version import __version__
-from ..types import EvaluationItem, EvaluationRun, EvaluationSet
-from .backend import EXPERIMENTS, ITEMS, RUNS, SETS
+from ..types import (
+    EvaluationExperiment,
+    EvaluationItem,
+    EvaluationMetric,
+    EvaluationRun,
+    EvaluationSet,
+    ImportEvaluationSetRequest,
+    Operation,
+    WireModel,
+)
+from .backend import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
 
 _REF = "#/components/schemas/{model}"
 _PARENT = "/{version}/projects/{project}/locations/{location}"
@@ -35,7 +44,6 @@ _ERROR = {
         }
     },
 }
-_EXPERIMENT = {"type": "object", "additionalProperties": True}
 
 
 def _path_parameter(name: str, description: str, enum: list[str] | None = None) -> dict[str, Any]:
@@ -108,7 +116,7 @@ def _collection_paths(
         "get": {"operationId": f"get_{collection}", "responses": _responses(schema)},
         "delete": {
             "operationId": f"delete_{collection}",
-            "responses": _responses({"type": "object"}),
+            "responses": _responses({"$ref": _REF.format(model="Operation")}),
         },
     }
     if patch:
@@ -128,6 +136,59 @@ def _collection_paths(
             },
         }
     return paths
+
+
+def _operation_paths() -> dict[str, Any]:
+    """``{resource}/operations``: every collection's long-running operations."""
+    owner = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection"), _ID]
+    operation_id = _path_parameter("operation", "operation id")
+    operation = {"$ref": _REF.format(model="Operation")}
+    listed = {
+        "type": "object",
+        "properties": {
+            "operations": {"type": "array", "items": operation},
+            "nextPageToken": {"type": "string"},
+        },
+    }
+    base = f"{_PARENT}/{{collection}}/{{id}}/operations"
+    return {
+        base: {
+            "parameters": owner,
+            "get": {
+                "operationId": "list_operations",
+                "parameters": _LIST_PARAMETERS,
+                "responses": _responses(listed),
+            },
+        },
+        f"{base}/{{operation}}": {
+            "parameters": [*owner, operation_id],
+            "get": {"operationId": "get_operation", "responses": _responses(operation)},
+            "delete": {
+                "operationId": "delete_operation",
+                "responses": _responses({"type": "object"}),
+            },
+        },
+        f"{base}/{{operation}}:wait": {
+            "parameters": [*owner, operation_id],
+            "post": {"operationId": "wait_operation", "responses": _responses(operation)},
+        },
+    }
+
+
+def _import_path() -> dict[str, Any]:
+    return {
+        f"{_PARENT}/{SETS}:import": {
+            "parameters": _PARENT_PARAMETERS,
+            "post": {
+                "operationId": "import_evaluationSets",
+                "requestBody": {
+                    "required": True,
+                    **_json({"$ref": _REF.format(model="ImportEvaluationSetRequest")}),
+                },
+                "responses": _responses({"$ref": _REF.format(model="Operation")}),
+            },
+        }
+    }
 
 
 def _storage_paths() -> dict[str, Any]:
@@ -203,25 +264,28 @@ def _control_paths() -> dict[str, Any]:
 
 @functools.cache
 def openapi_document() -> dict[str, Any]:
+    models: list[type[WireModel]] = [
+        EvaluationItem,
+        EvaluationSet,
+        EvaluationRun,
+        EvaluationMetric,
+        EvaluationExperiment,
+        ImportEvaluationSetRequest,
+        Operation,
+    ]
     refs, definitions = models_json_schema(
-        [
-            (EvaluationItem, "validation"),
-            (EvaluationSet, "validation"),
-            (EvaluationRun, "validation"),
-        ],
-        ref_template=_REF,
-        by_alias=True,
+        [(model, "validation") for model in models], ref_template=_REF, by_alias=True
     )
-    item, evaluation_set, run = (
-        refs[(m, "validation")] for m in (EvaluationItem, EvaluationSet, EvaluationRun)
-    )
-    schemas = {**definitions["$defs"], "Error": _ERROR, "EvaluationExperiment": _EXPERIMENT}
-    experiment = {"$ref": _REF.format(model="EvaluationExperiment")}
+    item, evaluation_set, run, metric, experiment = (refs[(m, "validation")] for m in models[:5])
+    schemas = {**definitions["$defs"], "Error": _ERROR}
     paths: dict[str, Any] = {}
     paths.update(_collection_paths(ITEMS, item, patch=False, cancel=False))
     paths.update(_collection_paths(SETS, evaluation_set, patch=True, cancel=False))
     paths.update(_collection_paths(RUNS, run, patch=False, cancel=True))
-    paths.update(_collection_paths(EXPERIMENTS, experiment, patch=False, cancel=False))
+    paths.update(_collection_paths(METRICS, metric, patch=False, cancel=False))
+    paths.update(_collection_paths(EXPERIMENTS, experiment, patch=True, cancel=False))
+    paths.update(_import_path())
+    paths.update(_operation_paths())
     paths.update(_storage_paths())
     paths.update(_control_paths())
     return {
