@@ -76,6 +76,21 @@ def test_upload_eval_set_file_and_rerun_creates_nothing_twice(
     assert sorted(_items_by_case(sync_client).values()) == [1] * 5
 
 
+def _upload_in_a_child(
+    emulator: Emulator, project: str, count: int, manifest: Path, mode: str
+) -> subprocess.Popen[bytes]:
+    """``count`` cases uploaded by another process (``mode``: create or import), to be killed."""
+    env = {
+        **os.environ,
+        "PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port,
+        "GOOGLE_CLOUD_PROJECT": project,
+    }
+    child_script = str(Path(__file__).with_name("_upload_child.py"))
+    return subprocess.Popen(
+        [sys.executable, child_script, str(count), str(manifest), mode], env=env
+    )
+
+
 def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:
@@ -89,21 +104,7 @@ def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
         delay=0.01,
         times=count,
     )
-    env = {
-        **os.environ,
-        "PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port,
-        "GOOGLE_CLOUD_PROJECT": project,
-    }
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            str(Path(__file__).with_name("_upload_child.py")),
-            str(count),
-            str(manifest),
-            "create",
-        ],
-        env=env,
-    )
+    child = _upload_in_a_child(emulator, project, count, manifest, "create")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         lines = manifest.read_text().count('"item"') if manifest.exists() else 0
@@ -138,21 +139,7 @@ def test_an_upload_killed_during_its_import_ends_with_every_item_exactly_once(
     count = 200
     # Hold the import long enough to kill the uploader while it waits for the answer.
     emulator.inject_fault(path="evaluationSets:import", method="POST", kind="delay", delay=1.0)
-    env = {
-        **os.environ,
-        "PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port,
-        "GOOGLE_CLOUD_PROJECT": project,
-    }
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            str(Path(__file__).with_name("_upload_child.py")),
-            str(count),
-            str(manifest),
-            "import",
-        ],
-        env=env,
-    )
+    child = _upload_in_a_child(emulator, project, count, manifest, "import")
     deadline = time.monotonic() + 60
     while emulator.pending_faults() and time.monotonic() < deadline:
         time.sleep(0.005)

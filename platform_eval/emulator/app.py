@@ -177,16 +177,7 @@ class EmulatorApp:
             if verb is not None:
                 raise ApiError("NOT_FOUND", f"no such method :{verb}")
             if method == "GET":
-                params = request.query_params
-                return JSONResponse(
-                    self.backend.list_resources(
-                        parent,
-                        collection,
-                        filter=params.get("filter"),
-                        page_size=_page_size(request),
-                        page_token=params.get("pageToken") or params.get("page_token"),
-                    )
-                )
+                return self._list(request, parent, collection)
             if method == "POST":
                 body = await self._json_body(request)
                 create = {
@@ -215,6 +206,18 @@ class EmulatorApp:
             return JSONResponse(patch(parent, rid, body, mask))
         raise ApiError("NOT_FOUND", f"{method} is not a method of {collection}/{{id}}")
 
+    def _list(self, request: Request, parent: str, collection: str) -> Response:
+        params = request.query_params
+        return JSONResponse(
+            self.backend.list_resources(
+                parent,
+                collection,
+                filter=params.get("filter"),
+                page_size=_page_size(request),
+                page_token=params.get("pageToken") or params.get("page_token"),
+            )
+        )
+
     async def _sub_resource(self, request: Request, owner: str, match: re.Match[str]) -> Response:
         """``{resource}/operations[/{id}[:wait]]``."""
         sub, subid, verb, method = match["sub"], match["subid"], match["verb"], request.method
@@ -225,16 +228,7 @@ class EmulatorApp:
         if subid is None:
             if method != "GET" or verb is not None:
                 raise ApiError("NOT_FOUND", f"{method} is not a method of {owner}/operations")
-            params = request.query_params
-            return JSONResponse(
-                self.backend.list_resources(
-                    owner,
-                    OPERATIONS,
-                    filter=params.get("filter"),
-                    page_size=_page_size(request),
-                    page_token=params.get("pageToken") or params.get("page_token"),
-                )
-            )
+            return self._list(request, owner, OPERATIONS)
         if verb == "wait" and method == "POST":
             # Every operation of the emulator is done when it is answered: nothing to wait for.
             return JSONResponse(self.backend.get_operation(owner, subid))
