@@ -104,7 +104,7 @@ def make_item(index: int, turns: int) -> dict[str, Any]:
 def ours(url: str, project: str, cases: list[dict[str, Any]], bulk_import: bool) -> None:
     from platform_eval import Client
     from platform_eval.jobs import Manifest, upload_items_async
-    from platform_eval.jobs.upload import import_destination
+    from platform_eval.jobs.upload import import_destination_for
     from platform_eval.types import EvaluationItem
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-manifest-"))
@@ -124,7 +124,7 @@ def ours(url: str, project: str, cases: list[dict[str, Any]], bulk_import: bool)
                     set_id="bench",
                     display_name="bench",
                     concurrency=THREADS,
-                    import_destination=import_destination(async_client, bulk_import),
+                    import_destination=import_destination_for(async_client, bulk_import),
                 )
                 assert result.ok and len(result.items) == len(cases), result.failures[:3]
             finally:

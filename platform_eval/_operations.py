@@ -309,8 +309,8 @@ class Operations:
         source_uri: str | None,
         staging_uri: str | None,
         content: bytes | None = None,
-    ) -> tuple[ImportEvaluationSetRequest, bytes | None]:
-        """The import request, and the JSON Lines to upload to ``staging_uri`` first (if any)."""
+    ) -> tuple[ImportEvaluationSetRequest, tuple[str, bytes] | None]:
+        """The import request, and the object to upload first: (``staging_uri``, JSON Lines)."""
         if sum(given is not None for given in (items, source_uri, content)) != 1:
             raise ValueError(
                 "import_set needs one of items, content (JSON Lines) or source_uri (a gs:// "
@@ -327,16 +327,17 @@ class Operations:
         request = ImportEvaluationSetRequest(
             evaluation_set=wanted, gcs_destination=GcsDestination(output_uri_prefix=gcs_destination)
         )
-        _split_gs_uri(gcs_destination.rstrip("/") + "/x")
-        if source_uri is not None:
+        if not gcs_destination.startswith("gs://") or not gcs_destination[5:].split("/")[0]:
+            raise ValueError(f"{gcs_destination!r} is not a gs://bucket/prefix")
+        if source_uri is not None:  # a JSONL object already in Cloud Storage
             _split_gs_uri(source_uri)
             request.gcs_source = ImportGcsSource(gcs_uri=source_uri, import_schema_config=config)
             return request, None
         data = content if content is not None else jsonl(items or ())
-        if staging_uri is not None:
+        if staging_uri is not None:  # ours, uploaded there first
             _split_gs_uri(staging_uri)
             request.gcs_source = ImportGcsSource(gcs_uri=staging_uri, import_schema_config=config)
-            return request, data
+            return request, (staging_uri, data)
         if len(data) >= INLINE_IMPORT_LIMIT:
             raise ValueError(
                 f"{len(data):,} bytes of items is over the 4 MB an inline import takes: pass "

@@ -349,8 +349,8 @@ class Client(_ClientBase):
             staging_uri=staging_uri,
             content=content,
         )
-        if staged is not None and staging_uri is not None:
-            self._run(self._ops.write_object(staging_uri, staged, JSONL_TYPE))
+        if staged is not None:
+            self._run(self._ops.write_object(*staged, JSONL_TYPE))
         future = self._future(self._run(self._ops.import_set(request, request_id)), _set_of)
         if wait:
             future.wait()
@@ -646,8 +646,8 @@ class AsyncClient(_ClientBase):
             staging_uri=staging_uri,
             content=content,
         )
-        if staged is not None and staging_uri is not None:
-            await self._run(self._ops.write_object(staging_uri, staged, JSONL_TYPE))
+        if staged is not None:
+            await self._run(self._ops.write_object(*staged, JSONL_TYPE))
         operation = await self._run(self._ops.import_set(request, request_id))
         future = self._future(operation, _set_of)
         if wait:

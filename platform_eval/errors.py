@@ -32,6 +32,8 @@ from google.api_core.exceptions import (
     Unauthorized,
 )
 
+from .types.status import Status
+
 __all__ = [
     "APIConnectionError",
     "APITimeoutError",
@@ -177,12 +179,16 @@ _RPC_STATUS_BY_CODE = {
 }
 
 
-def from_status(status: Any, *, resource: str | None) -> GoogleAPICallError:
+#: The other way round: a google.rpc status name's code.
+RPC_CODES = {name: code for code, name in _RPC_STATUS_BY_CODE.items()}
+
+
+def from_status(status: Status, *, resource: str | None) -> GoogleAPICallError:
     """The exception for a google.rpc.Status (a failed long-running operation's ``error``)."""
-    code = getattr(status, "code", None)
-    rpc_status = _RPC_STATUS_BY_CODE.get(code) if isinstance(code, int) else None
-    message = getattr(status, "message", None) or f"the operation failed (code {code})"
-    details = getattr(status, "details", None) or []
+    code = status.code
+    rpc_status = _RPC_STATUS_BY_CODE.get(code) if code is not None else None
+    message = status.message or f"the operation failed (code {code})"
+    details = status.details or []
     where = f" [{resource}]" if resource else ""
     cls = _BY_RPC_STATUS.get(rpc_status or "", core.Unknown)
     exc = cls(f"{message}{where}", details=details)

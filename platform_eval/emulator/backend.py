@@ -14,12 +14,13 @@ import secrets
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
 from .. import metrics
+from ..errors import RPC_CODES
 from ..types import (
     EvaluationExperiment,
     EvaluationItem,
@@ -36,6 +37,8 @@ from ..types import (
 from .filters import FilterError, compile_filter
 from .store import Store
 
+M = TypeVar("M", bound=WireModel)
+
 ITEMS, SETS, RUNS = "evaluationItems", "evaluationSets", "evaluationRuns"
 EXPERIMENTS = "evaluationExperiments"
 METRICS = "evaluationMetrics"
@@ -45,6 +48,8 @@ OPERATIONS = "operations"
 _EMPTY = "type.googleapis.com/google.protobuf.Empty"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
+#: Collections whose resources have an ``updateTime``.
+_UPDATABLE = frozenset({SETS, EXPERIMENTS, METRICS})
 _SET_MUTABLE = ("display_name", "evaluation_items", "metadata")
 _EXPERIMENT_MUTABLE = ("display_name", "evaluation_runs", "labels", "metadata", "merge_strategy")
 
@@ -142,7 +147,9 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(f"{where}: {message}" for where, message in _violations(error))
 
 
-def _parse(model: type[WireModel], body: Any, what: str) -> Any:
+def parse_body(model: type[M], body: Any) -> M:
+    """A request body as ``model``: INVALID_ARGUMENT naming each bad field otherwise."""
+    what = model.__name__
     if not isinstance(body, dict):
         raise ApiError("INVALID_ARGUMENT", f"the request body must be a JSON object ({what})")
     try:
@@ -199,9 +206,14 @@ def operation_body(
     return rid, body
 
 
+def rpc_status(status: str, message: str) -> Status:
+    """A google.rpc.Status by its status name (``INVALID_ARGUMENT``), with its code."""
+    return Status(code=RPC_CODES[status], message=message)
+
+
 def cancelled_status() -> Status:
     """The ``error`` of a cancelled run (google.rpc CANCELLED), as the service reports it."""
-    return Status(code=1, message="the run was cancelled")
+    return rpc_status("CANCELLED", "the run was cancelled")
 
 
 class Backend:
@@ -251,7 +263,7 @@ class Backend:
         rid = new_id()
         # Server-assigned fields win over whatever the caller sent for them.
         body = {**body, "name": f"{parent}/{collection}/{rid}", "createTime": now_rfc3339()}
-        if collection == SETS:
+        if collection in _UPDATABLE:
             body["updateTime"] = body["createTime"]
         stored, _created = self.store.insert(parent, collection, rid, body, request_id, annotations)
         return stored
@@ -263,9 +275,7 @@ class Backend:
         if not self.store.delete(parent, collection, rid):
             raise ApiError("NOT_FOUND", f"{parent}/{collection}/{rid} not found")
         return self.finished_operation(
-            f"{parent}/{collection}/{rid}",
-            metadata=type_url(version, "DeleteOperationMetadata"),
-            response={"@type": _EMPTY},
+            f"{parent}/{collection}/{rid}", metadata=type_url(version, "DeleteOperationMetadata")
         )
 
     # -- long-running operations ----------------------------------------------------------
@@ -325,7 +335,7 @@ class Backend:
     @staticmethod
     def new_item(body: Any) -> EvaluationItem:
         """An item as a create or an import receives it, checked as the service checks it."""
-        item: EvaluationItem = _parse(EvaluationItem, body, "EvaluationItem")
+        item: EvaluationItem = parse_body(EvaluationItem, body)
         if item.evaluation_item_type not in (EvaluationItemType.REQUEST, EvaluationItemType.RESULT):
             raise ApiError(
                 "INVALID_ARGUMENT",
@@ -377,7 +387,7 @@ class Backend:
     def create_set(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, SETS, request_id)):
             return earlier
-        evaluation_set: EvaluationSet = _parse(EvaluationSet, body, "EvaluationSet")
+        evaluation_set: EvaluationSet = parse_body(EvaluationSet, body)
         self._check_items_exist(parent, evaluation_set.evaluation_items or [])
         return self._insert(parent, SETS, evaluation_set.to_wire(), request_id)
 
@@ -410,7 +420,7 @@ class Backend:
         """AIP-134: the fields the mask names (``*``: every updatable one; no mask: those the
         body sets) take the body's values; a masked field the body leaves out is cleared."""
         current: Any = model.from_wire(self._get(parent, collection, rid))
-        patch = _parse(model, body, model.__name__)
+        patch = parse_body(model, body)
         paths = [f.strip() for f in (update_mask or "").split(",") if f.strip()]
         if paths == ["*"]:
             fields = list(mutable)
@@ -436,19 +446,15 @@ class Backend:
     def create_experiment(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, EXPERIMENTS, request_id)):
             return earlier
-        experiment: EvaluationExperiment = _parse(
-            EvaluationExperiment, body, "EvaluationExperiment"
-        )
-        stored = experiment.to_wire()
-        stored["updateTime"] = now_rfc3339()
-        return self._insert(parent, EXPERIMENTS, stored, request_id)
+        experiment: EvaluationExperiment = parse_body(EvaluationExperiment, body)
+        return self._insert(parent, EXPERIMENTS, experiment.to_wire(), request_id)
 
     # -- evaluationMetrics ----------------------------------------------------------------
 
     def create_metric(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, METRICS, request_id)):
             return earlier
-        metric: EvaluationMetric = _parse(EvaluationMetric, body, "EvaluationMetric")
+        metric: EvaluationMetric = parse_body(EvaluationMetric, body)
         if not metric.display_name:
             raise ApiError("INVALID_ARGUMENT", "displayName is required")
         config = metric.metric
@@ -462,9 +468,7 @@ class Backend:
             )
         if config is None and not metric.gcs_uri:
             raise ApiError("INVALID_ARGUMENT", "an EvaluationMetric needs metric or gcsUri")
-        stored = metric.to_wire()
-        stored["updateTime"] = now_rfc3339()
-        return self._insert(parent, METRICS, stored, request_id)
+        return self._insert(parent, METRICS, metric.to_wire(), request_id)
 
     def _registered(
         self, parent: str, index: int, metric: EvaluationRunMetric
@@ -507,7 +511,7 @@ class Backend:
     def create_run(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, RUNS, request_id)):
             return earlier
-        run: EvaluationRun = _parse(EvaluationRun, body, "EvaluationRun")
+        run: EvaluationRun = parse_body(EvaluationRun, body)
         source = run.data_source.evaluation_set if run.data_source else None
         if not source:
             raise ApiError("INVALID_ARGUMENT", "dataSource.evaluationSet is required")

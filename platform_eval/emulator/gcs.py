@@ -35,6 +35,16 @@ def parse_gs_uri(uri: str) -> tuple[str, str]:
     return bucket, name
 
 
+def parse_gs_prefix(prefix: str) -> tuple[str, str]:
+    """(bucket, folder) of a ``gs://bucket[/folder]`` prefix; the folder is empty or ends with
+    ``/`` (the API appends the one a prefix lacks)."""
+    bucket, _, folder = prefix.removeprefix("gs://").partition("/")
+    if not prefix.startswith("gs://") or not bucket:
+        raise ApiError("INVALID_ARGUMENT", f"{prefix!r} is not a gs://bucket/prefix")
+    folder = folder.rstrip("/")
+    return bucket, f"{folder}/" if folder else ""
+
+
 class ObjectStore:
     def __init__(self, store: Store) -> None:
         self.store = store

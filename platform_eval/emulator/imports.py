@@ -11,26 +11,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..types import EvaluationItem, EvaluationSet, ImportEvaluationSetRequest, Status
+from ..types import EvaluationItem, EvaluationSet, ImportEvaluationSetRequest
 from .backend import (
     ITEMS,
     OPERATIONS,
     SETS,
     ApiError,
     Backend,
-    _describe,
     new_id,
-    now_rfc3339,
+    now,
     operation_body,
+    parse_body,
+    project_of,
+    rpc_status,
     type_url,
 )
-from .gcs import ObjectStore, parse_gs_uri
+from .gcs import ObjectStore, parse_gs_prefix, parse_gs_uri
 
 #: Sources the emulator reads; the others need a cloud service behind them.
 _READ = ("inlineSource", "gcsSource")
-_INVALID_ARGUMENT = 3
 #: Where the operation each request id was answered with is kept (never listed by the API).
 _ANSWERED = "evaluationSets:import"
 
@@ -62,7 +61,7 @@ class SetImporter:
         try:
             resources, objects, stored = self._read(parent, set_id, request)
         except UnusableImportError as failure:
-            error = Status(code=_INVALID_ARGUMENT, message=str(failure))
+            error = rpc_status("INVALID_ARGUMENT", str(failure))
             resources, objects = [], []
             op_id, operation = operation_body(owner, metadata=metadata, error=error)
         else:
@@ -76,14 +75,7 @@ class SetImporter:
 
     @staticmethod
     def _request(body: Any) -> ImportEvaluationSetRequest:
-        if not isinstance(body, dict):
-            raise ApiError("INVALID_ARGUMENT", "the request body must be a JSON object")
-        try:
-            request = ImportEvaluationSetRequest.model_validate(body)
-        except ValidationError as error:
-            raise ApiError(
-                "INVALID_ARGUMENT", f"invalid ImportEvaluationSetRequest: {_describe(error)}"
-            ) from None
+        request = parse_body(ImportEvaluationSetRequest, body)
         sources = request.sources()
         if len(sources) != 1:
             raise ApiError(
@@ -98,10 +90,7 @@ class SetImporter:
             raise ApiError("INVALID_ARGUMENT", "importMode OVERWRITE is only for harborDataset")
         if request.evaluation_set is None:
             raise ApiError("INVALID_ARGUMENT", "evaluationSet is required")
-        prefix = request.gcs_destination.output_uri_prefix if request.gcs_destination else None
-        if not prefix:
-            raise ApiError("INVALID_ARGUMENT", "gcsDestination.outputUriPrefix is required")
-        parse_gs_uri(prefix if "/" in prefix[5:] else prefix + "/")
+        _destination(request)  # checked before anything is read
         source = request.inline_source or request.gcs_source
         assert source is not None
         data_format = (
@@ -123,7 +112,7 @@ class SetImporter:
         if not uri:
             raise ApiError("INVALID_ARGUMENT", "gcsSource.gcsUri is required")
         bucket, name = parse_gs_uri(uri)
-        self.objects.claim(bucket, parent.split("/")[1])
+        self.objects.claim(bucket, project_of(parent))
         try:
             data, _ = self.objects.get(bucket, name)
         except ApiError as error:
@@ -134,12 +123,9 @@ class SetImporter:
         self, parent: str, set_id: str, request: ImportEvaluationSetRequest
     ) -> tuple[list[Row], list[tuple[str, str, bytes, str]], dict[str, Any]]:
         """The rows and objects the import writes, and the new set."""
-        project = parent.split("/")[1]
-        assert request.gcs_destination and request.gcs_destination.output_uri_prefix
-        bucket, folder = parse_gs_uri(request.gcs_destination.output_uri_prefix.rstrip("/") + "/x")
-        folder = folder[:-1]
-        self.objects.claim(bucket, project)
-        stamp = now_rfc3339()
+        bucket, folder = _destination(request)
+        self.objects.claim(bucket, project_of(parent))
+        stamp = now()
         resources: list[Row] = []
         objects: list[tuple[str, str, bytes, str]] = []
         names: list[str] = []
@@ -148,30 +134,42 @@ class SetImporter:
                 continue
             item = _item_of(line, number)
             rid = new_id()
-            body = item.to_wire()
-            payload = body.pop("evaluationRequest", None) or body.pop("evaluationResponse", None)
+            name = f"{parent}/{ITEMS}/{rid}"
+            update: dict[str, Any] = {"name": name, "create_time": stamp}
+            payload = item.evaluation_request or item.evaluation_response
             if payload is not None:
                 object_name = f"{folder}evaluationItems/{rid}.json"
-                objects.append(
-                    (bucket, object_name, json.dumps(payload).encode(), "application/json")
+                data = json.dumps(payload.to_wire()).encode()
+                objects.append((bucket, object_name, data, "application/json"))
+                update.update(
+                    evaluation_request=None,
+                    evaluation_response=None,
+                    gcs_uri=f"gs://{bucket}/{object_name}",
                 )
-                body["gcsUri"] = f"gs://{bucket}/{object_name}"
-            name = f"{parent}/{ITEMS}/{rid}"
-            body.update(name=name, createTime=stamp)
-            resources.append((parent, ITEMS, rid, body, None))
+            resources.append((parent, ITEMS, rid, item.model_copy(update=update).to_wire(), None))
             names.append(name)
         if not names:
             raise UnusableImportError("the source holds no items")
-        given = request.evaluation_set or EvaluationSet()
+        given = request.evaluation_set
+        assert given is not None  # checked by _request
         evaluation_set = EvaluationSet(
             name=f"{parent}/{SETS}/{set_id}",
             display_name=given.display_name,
             metadata=given.metadata,
             evaluation_items=names,
+            create_time=stamp,
+            update_time=stamp,
         ).to_wire()
-        evaluation_set.update(createTime=stamp, updateTime=stamp)
         resources.append((parent, SETS, set_id, evaluation_set, None))
         return resources, objects, evaluation_set
+
+
+def _destination(request: ImportEvaluationSetRequest) -> tuple[str, str]:
+    """(bucket, folder) the payloads go to; the folder is empty or ends with ``/``."""
+    prefix = request.gcs_destination.output_uri_prefix if request.gcs_destination else None
+    if not prefix:
+        raise ApiError("INVALID_ARGUMENT", "gcsDestination.outputUriPrefix is required")
+    return parse_gs_prefix(prefix)
 
 
 def _item_of(line: bytes, number: int) -> EvaluationItem:

@@ -28,7 +28,6 @@ from ..types import (
     EvaluationRunResults,
     EvaluationRunState,
     EvaluationSet,
-    Status,
     SummaryMetrics,
     request_mode_problem,
 )
@@ -41,6 +40,7 @@ from .backend import (
     cancelled_status,
     now,
     project_of,
+    rpc_status,
     split_name,
 )
 from .gcs import ObjectStore
@@ -265,7 +265,7 @@ class RunExecutor:
         result = EvaluationItem(
             display_name=f"result of {item_name.rsplit('/', 1)[-1]}",
             evaluation_item_type=EvaluationItemType.RESULT,
-            error=Status(code=3, message=error) if error else None,
+            error=rpc_status("INVALID_ARGUMENT", error) if error else None,
         )
         if output_prefix:
             # As the service does with an output destination: the payload goes to Cloud Storage,
@@ -348,7 +348,7 @@ class RunExecutor:
             run.state = state
             run.completion_time = now()
             if error:
-                run.error = Status(code=13, message=error)
+                run.error = rpc_status("INTERNAL", error)
             elif state == EvaluationRunState.CANCELLED:
                 run.error = cancelled_status()
             return True

@@ -36,7 +36,7 @@ from .upload import (
     ProgressCallback,
     UploadResult,
     default_manifest_path,
-    import_destination,
+    import_destination_for,
     set_identity,
     upload_items_async,
 )
@@ -209,7 +209,7 @@ class _Upload:
             concurrency=self.concurrency,
             on_progress=self.on_progress,
             allow_partial=self.allow_partial,
-            import_destination=import_destination(client, self.bulk_import),
+            import_destination=import_destination_for(client, self.bulk_import),
         )
         return _finish_upload(result, conversion, self.report, self.matches)
 

@@ -92,7 +92,7 @@ def default_manifest_path(target: str, set_id: str) -> Path:
     return Path(".platform-eval") / "manifests" / f"{set_id[:16]}.{digest}.jsonl"
 
 
-def import_destination(client: AsyncClient, bulk_import: bool | str) -> str | None:
+def import_destination_for(client: AsyncClient, bulk_import: bool | str) -> str | None:
     """Where an upload's imports write payloads, or None to create items one by one.
 
     ``bulk_import`` is a ``gs://`` prefix, or True for the default: a bucket of the project on

@@ -15,6 +15,7 @@ from typing import Any
 
 from google.genai import types as genai
 from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
 
 _BYTES: TypeAdapter[bytes] = TypeAdapter(bytes, config=ConfigDict(val_json_bytes="base64"))
 
@@ -89,9 +90,7 @@ def _model(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> Builder:
 def _spellings(**fields: Builder) -> dict[str, tuple[str, Builder]]:
     out: dict[str, tuple[str, Builder]] = {}
     for name, builder in fields.items():
-        head, *rest = name.split("_")
-        camel = head + "".join(word.title() for word in rest)
-        out[name] = out[camel] = (name, builder)
+        out[name] = out[to_camel(name)] = (name, builder)
     return out
 
 
