@@ -13,8 +13,10 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from . import _names
+from ._gc import collector_paused
 from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
 from ._pagination import Page
+from ._result_items import run_filter
 from ._transport import ApiCall
 from .types import (
     EvaluationExperiment,
@@ -72,6 +74,10 @@ INLINE_IMPORT_LIMIT = 4_000_000
 #: Items come by the thousand (results, uploads found again): a round trip per 1,000 rather
 #: than the server's default 100. A server caps it at its largest page (AIP-158).
 ITEMS_PAGE_SIZE = 1000
+#: Results are read a page ahead, so two pages are in memory at once: 500 keeps a pull of any
+#: size within about 50 MB (a result item's models take ~15x its JSON), and the parsing of one
+#: page still outlasts the round trip of the next.
+RESULTS_PAGE_SIZE = 500
 
 
 def _ignore(_: Any) -> None:
@@ -191,8 +197,14 @@ class Operations:
 
         def parse(body: Any) -> Page[M]:
             body = body or {}
+            entries = body.get(collection) or []
+            items = []
+            with collector_paused():
+                for index, entry in enumerate(entries):
+                    items.append(model.from_wire(entry))
+                    entries[index] = None  # each entry's JSON goes as soon as its model exists
             return Page(
-                items=[model.from_wire(entry) for entry in body.get(collection) or []],
+                items=items,
                 next_page_token=body.get("nextPageToken") or None,
             )
 
@@ -267,6 +279,16 @@ class Operations:
             EvaluationItem,
             filter=filter,
             page_size=page_size or ITEMS_PAGE_SIZE,
+            page_token=page_token,
+        )
+
+    def result_items_page(self, run_name: str, page_token: str | None) -> Op[Page[EvaluationItem]]:
+        """A page of the items a run wrote, found by listing rather than one GET each."""
+        return self._list_page(
+            ITEMS,
+            EvaluationItem,
+            filter=run_filter(run_name),
+            page_size=RESULTS_PAGE_SIZE,
             page_token=page_token,
         )
 

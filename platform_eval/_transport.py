@@ -21,10 +21,14 @@ import httpx
 
 from . import errors
 from ._auth import Authenticator, may_carry_token
+from ._gc import collector_paused
 from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retry_status
 from ._version import __version__
 
 _logger = logging.getLogger("platform_eval.http")
+
+#: Responses at least this large are decoded with the garbage collector paused (``_gc``).
+LARGE_BODY = 64 * 1024
 
 #: Header carrying the id that lets a server deduplicate a retried create.
 REQUEST_ID_HEADER = "x-platform-eval-request-id"
@@ -167,9 +171,13 @@ class _TransportBase:
 
     def parse(self, call: ApiCall, response: httpx.Response, *, retried: bool) -> Any:
         if response.is_success:
-            if not response.content:
+            content = response.content
+            if not content:
                 return {}
-            return response.json()
+            if len(content) < LARGE_BODY:
+                return json.loads(content)
+            with collector_paused():
+                return json.loads(content)
         if retried and call.method == "DELETE" and response.status_code == 404:
             # An earlier attempt may have deleted it before its response was lost.
             return {}

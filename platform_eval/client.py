@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import httpx
@@ -19,18 +20,22 @@ from ._auth import Authenticator
 from ._config import Settings, resolve_settings
 from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
+from ._result_items import ExpectedResults, is_result, result_set_name
 from ._retry import RetryPolicy
 from ._transport import ApiCall, AsyncTransport, SyncTransport, TransportConfig
 from ._waiting import Waiter
-from .errors import ConfigurationError, NotFound, PlatformEvalError, WaitTimeoutError
+from .errors import (
+    ConfigurationError,
+    InvalidArgument,
+    NotFound,
+    WaitTimeoutError,
+)
 from .lro import AsyncOperationFuture, OperationFuture
 from .types import (
     EvaluationExperiment,
     EvaluationItem,
-    EvaluationItemType,
     EvaluationMetric,
     EvaluationRun,
-    EvaluationRunState,
     EvaluationSet,
     Operation,
 )
@@ -154,23 +159,9 @@ class _ClientBase:
         )
 
 
-def _result_set_name(run: EvaluationRun) -> str | None:
-    if not run.done:
-        raise PlatformEvalError(
-            f"run {run.name} is {run.state}; results are available once it finished "
-            "(use wait_for_run)"
-        )
-    results = run.evaluation_results
-    if results and results.evaluation_set:
-        return results.evaluation_set
-    if run.state == EvaluationRunState.FAILED:
-        message = run.error.message if run.error else "no error message"
-        raise PlatformEvalError(f"run {run.name} failed before writing results: {message}")
-    return None
-
-
-def _only_results(items: Iterable[EvaluationItem]) -> list[EvaluationItem]:
-    return [i for i in items if i.evaluation_item_type in (EvaluationItemType.RESULT, None)]
+async def _no_items() -> AsyncIterator[EvaluationItem]:
+    return
+    yield
 
 
 def _no_result(_: dict[str, Any]) -> None:
@@ -495,12 +486,62 @@ class Client(_ClientBase):
 
     def get_results(self, run: Any) -> list[EvaluationItem]:
         """Every RESULT item of a finished run, in the order of its result set."""
+        expected, items = self._results(run)
+        return expected.ordered(items) if expected else []
+
+    def iter_results(self, run: Any) -> Iterator[EvaluationItem]:
+        """Every RESULT item of a finished run, lazily, in the order the server lists them.
+
+        Items come a page of 500 at a time (the next page is requested while this one is
+        read), so memory holds a page, not the run.
+        """
+        return self._results(run)[1]
+
+    def _results(self, run: Any) -> tuple[ExpectedResults | None, Iterator[EvaluationItem]]:
         current = run if isinstance(run, EvaluationRun) and run.done else self.get_run(run)
-        set_name = _result_set_name(current)
+        set_name = result_set_name(current)
         if set_name is None:
-            return []
-        result_set = self.get_set(set_name)
-        return _only_results(self.get_item(name) for name in result_set.evaluation_items or [])
+            return None, iter(())
+        expected = ExpectedResults(self.get_set(set_name).evaluation_items or [])
+        return expected, self._read_results(current.name or "", expected)
+
+    def _read_results(self, run_name: str, expected: ExpectedResults) -> Iterator[EvaluationItem]:
+        pages = self._prefetched(lambda token: self._ops.result_items_page(run_name, token))
+        try:
+            for page in pages:
+                for item in expected.take(page.items):
+                    if is_result(item):
+                        yield self._with_payload(item)
+        except InvalidArgument:
+            pass  # a server that cannot filter items by run: each is read by name below
+        for name in expected.missing():
+            item = self.get_item(name)
+            if is_result(item):
+                yield item
+
+    def _with_payload(self, item: EvaluationItem) -> EvaluationItem:
+        uri = self._ops.payload_uri(item)
+        if uri is None:
+            return item
+        return self._ops.with_payload(item, self._run(self._ops.read_object(uri)))
+
+    def _prefetched(self, page_op: Callable[[str | None], Op[Page[T]]]) -> Iterator[Page[T]]:
+        """Pages in order; the next one is requested while the caller reads this one."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="platform-eval-pages") as pool:
+            op = page_op(None)
+            pending = pool.submit(self._transport.request, op.call)
+            while True:
+                body = pending.result()
+                token = (body or {}).get("nextPageToken") or None
+                if token:
+                    following = page_op(token)
+                    pending = pool.submit(self._transport.request, following.call)
+                page = op.parse(body)
+                del body  # the models are all the caller needs: the JSON goes now
+                yield page
+                if not token:
+                    return
+                op = following
 
 
 class AsyncClient(_ClientBase):
@@ -784,16 +825,73 @@ class AsyncClient(_ClientBase):
             await asyncio.sleep(delay)
 
     async def get_results(self, run: Any) -> list[EvaluationItem]:
+        expected, items = await self._results(run)
+        return expected.ordered([item async for item in items]) if expected else []
+
+    async def iter_results(self, run: Any) -> AsyncIterator[EvaluationItem]:
+        """Every RESULT item of a finished run, lazily (``Client.iter_results``)."""
+        _, items = await self._results(run)
+        async for item in items:
+            yield item
+
+    async def _results(
+        self, run: Any
+    ) -> tuple[ExpectedResults | None, AsyncIterator[EvaluationItem]]:
         current = run if isinstance(run, EvaluationRun) and run.done else await self.get_run(run)
-        set_name = _result_set_name(current)
+        set_name = result_set_name(current)
         if set_name is None:
-            return []
-        result_set = await self.get_set(set_name)
+            return None, _no_items()
+        expected = ExpectedResults((await self.get_set(set_name)).evaluation_items or [])
+        return expected, self._read_results(current.name or "", expected)
+
+    async def _read_results(
+        self, run_name: str, expected: ExpectedResults
+    ) -> AsyncIterator[EvaluationItem]:
         limit = asyncio.Semaphore(RESULTS_CONCURRENCY)
 
-        async def fetch(name: str) -> EvaluationItem:
+        async def with_payload(item: EvaluationItem) -> EvaluationItem:
+            uri = self._ops.payload_uri(item)
+            if uri is None:
+                return item
+            async with limit:
+                payload = await self._run(self._ops.read_object(uri))
+            return self._ops.with_payload(item, payload)
+
+        async def by_name(name: str) -> EvaluationItem:
             async with limit:
                 return await self.get_item(name)
 
-        items = await asyncio.gather(*(fetch(n) for n in result_set.evaluation_items or []))
-        return _only_results(items)
+        pages = self._prefetched(lambda token: self._ops.result_items_page(run_name, token))
+        try:
+            async for page in pages:
+                found = [item for item in expected.take(page.items) if is_result(item)]
+                for item in await asyncio.gather(*(with_payload(i) for i in found)):
+                    yield item
+        except InvalidArgument:
+            pass  # a server that cannot filter items by run: each is read by name below
+        for item in await asyncio.gather(*(by_name(n) for n in expected.missing())):
+            if is_result(item):
+                yield item
+
+    async def _prefetched(
+        self, page_op: Callable[[str | None], Op[Page[T]]]
+    ) -> AsyncIterator[Page[T]]:
+        """Pages in order; the next one is requested while this one is parsed (in a thread,
+        so the event loop keeps the next request moving)."""
+        op = page_op(None)
+        pending = asyncio.ensure_future(self._transport.request(op.call))
+        try:
+            while True:
+                body = await pending
+                token = (body or {}).get("nextPageToken") or None
+                if token:
+                    following = page_op(token)
+                    pending = asyncio.ensure_future(self._transport.request(following.call))
+                page = await asyncio.to_thread(op.parse, body)
+                del body  # the models are all the caller needs: the JSON goes now
+                yield page
+                if not token:
+                    return
+                op = following
+        finally:
+            pending.cancel()

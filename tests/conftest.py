@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +122,12 @@ class _SyncFuture:
     def wait(self, *args: Any, **kwargs: Any) -> Any:
         return self._loop.run_until_complete(self._future.wait(*args, **kwargs))
 
+    result = wait
+
+
+async def _collect(items: AsyncIterator[Any]) -> list[Any]:
+    return [item async for item in items]
+
 
 class AsyncAsSync:
     """Runs an AsyncClient's methods to completion so one test body covers both clients."""
@@ -141,6 +147,8 @@ class AsyncAsSync:
                 result = self._loop.run_until_complete(result)
             if isinstance(result, AsyncPager):
                 return self._loop.run_until_complete(result.to_list())
+            if inspect.isasyncgen(result):
+                return iter(self._loop.run_until_complete(_collect(result)))
             if isinstance(result, AsyncOperationFuture):
                 return _SyncFuture(result, self._loop)
             return result

@@ -2,9 +2,9 @@
 
 Grammar: ``term (AND term)*`` where a term is ``field = value``, ``field != value`` or
 ``field : value`` (has / contains for lists). Fields are dotted paths in snake_case or
-camelCase; ``labels.<key>`` addresses a label; ``evaluation_run`` is short for
-``evaluation_response.evaluation_run``. Values are quoted strings, numbers or bare words
-(enum values).
+camelCase; ``labels.<key>`` addresses a label; ``evaluation_response.evaluation_run`` (or
+``evaluation_run`` for short) matches a RESULT item's run wherever its payload is kept. Values
+are quoted strings, numbers or bare words (enum values).
 """
 
 from __future__ import annotations
@@ -30,7 +30,15 @@ _RUN_SQL = (
     "COALESCE(json_extract(body, '$.evaluationResponse.evaluationRun'), "
     "json_extract(annotations, '$.evaluationRun'))"
 )
-_SHORTCUTS = {"evaluation_run": _RUN_SQL, "evaluationRun": _RUN_SQL}
+_SHORTCUTS = {
+    name: _RUN_SQL
+    for name in (
+        "evaluation_run",
+        "evaluationRun",
+        "evaluation_response.evaluation_run",
+        "evaluationResponse.evaluationRun",
+    )
+}
 
 
 class FilterError(ValueError):

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
-from ..types import AgentData, CandidateResponse, Content, EvaluationRequest
+from ..types import AgentData, AgentEvent, CandidateResponse, Content, EvaluationRequest
 
 
-@dataclass(frozen=True)
-class ToolCall:
+# Named tuples, not frozen dataclasses: the engine builds one per turn and per call, and a
+# frozen dataclass's __init__ costs several times a tuple's.
+class ToolCall(NamedTuple):
     name: str
     args: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(NamedTuple):
     """One turn: what the user said, the tool calls made, and the final text answer."""
 
     user_text: str = ""
@@ -36,7 +36,7 @@ def _tool_calls(content: Content | None) -> list[ToolCall]:
     if content is None or not content.parts:
         return []
     return [
-        ToolCall(name=p.function_call.name or "", args=dict(p.function_call.args or {}))
+        ToolCall(name=p.function_call.name or "", args=p.function_call.args or {})
         for p in content.parts
         if p.function_call is not None
     ]
@@ -49,28 +49,52 @@ def _is_user(author: str | None, content: Content | None) -> bool:
 
 
 def agent_data_invocations(agent_data: AgentData) -> list[Invocation]:
-    invocations: list[Invocation] = []
-    for turn in sorted(agent_data.turns or [], key=lambda t: t.turn_index or 0):
-        user_texts: list[str] = []
-        calls: list[ToolCall] = []
-        final_text = ""
-        for event in turn.events or []:
-            if _is_user(event.author, event.content):
-                text = content_text(event.content)
-                if text:
-                    user_texts.append(text)
-                continue
-            calls.extend(_tool_calls(event.content))
-            text = content_text(event.content)
-            # The last agent text of the turn is its final response.
-            if text:
+    turns = agent_data.turns or []
+    indexes = [turn.turn_index or 0 for turn in turns]
+    if indexes != sorted(indexes):
+        turns = sorted(turns, key=lambda turn: turn.turn_index or 0)
+    return [_turn_invocation(turn.events or ()) for turn in turns]
+
+
+def _turn_invocation(events: Sequence[AgentEvent]) -> Invocation:
+    # One pass over each event's parts: this walk is most of the engine's time.
+    user_texts: list[str] = []
+    calls: list[ToolCall] = []
+    final_text = ""
+    for event in events:
+        content = event.content
+        if content is None:
+            continue
+        parts = content.parts
+        if not parts:
+            continue
+        author = event.author
+        from_user = author == "user" if author is not None else content.role == "user"
+        if len(parts) == 1:
+            # Most events hold one part: no list of texts to join.
+            part = parts[0]
+            text = part.text if not part.thought else None
+            call = None if from_user else part.function_call
+            if call is not None:
+                calls.append(ToolCall(call.name or "", call.args or {}))
+        else:
+            texts = [part.text for part in parts if part.text and not part.thought]
+            text = "\n".join(texts) if texts else None
+            if not from_user:
+                calls.extend(
+                    ToolCall(part.function_call.name or "", part.function_call.args or {})
+                    for part in parts
+                    if part.function_call is not None
+                )
+        if text:
+            if from_user:
+                user_texts.append(text)
+            else:
+                # The last agent text of the turn is its final response.
                 final_text = text
-        invocations.append(
-            Invocation(
-                user_text="\n".join(user_texts), tool_calls=tuple(calls), final_text=final_text
-            )
-        )
-    return invocations
+    return Invocation(
+        user_text="\n".join(user_texts), tool_calls=tuple(calls), final_text=final_text
+    )
 
 
 def events_invocations(events: list[Content], final_text: str | None) -> list[Invocation]:
@@ -151,6 +175,8 @@ class Subject:
     def __init__(self, request_turns: RequestTurns, candidate: CandidateResponse) -> None:
         self.turns = request_turns
         self.candidate = candidate
+        # (actual, expected) turn pairs, or why they do not pair: the engine fills it.
+        self.alignment: list[tuple[Invocation, Invocation]] | Exception | None = None
 
     @property
     def request(self) -> EvaluationRequest:

@@ -25,7 +25,21 @@ def _check_golden(subject: Subject) -> None:
 
 
 def aligned_invocations(subject: Subject) -> list[tuple[Invocation, Invocation]]:
-    """Pairs (actual, expected) invocations, as ADK compares them turn by turn."""
+    """Pairs (actual, expected) invocations, as ADK compares them turn by turn.
+
+    Worked out once per candidate, however many per-turn metrics score it.
+    """
+    if subject.alignment is None:
+        try:
+            subject.alignment = _align(subject)
+        except NotEvaluatedError as exc:
+            subject.alignment = exc
+    if isinstance(subject.alignment, Exception):
+        raise NotEvaluatedError(str(subject.alignment))
+    return subject.alignment
+
+
+def _align(subject: Subject) -> list[tuple[Invocation, Invocation]]:
     _check_golden(subject)
     golden = subject.request.golden_response
     assert golden is not None

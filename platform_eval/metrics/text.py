@@ -5,13 +5,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from ._porter import stem
-
-_NON_ALPHANUM = re.compile(r"[^a-z0-9]+")
-_VALID_TOKEN = re.compile(r"^[a-z0-9]+$")
 
 
 def _is_cjk(char: str) -> bool:
@@ -37,18 +34,38 @@ def _is_non_spaced_script(char: str) -> bool:
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 
+def _stemmed(words: list[str], use_stemmer: bool) -> list[str]:
+    # rouge-score stems words longer than three characters and keeps what is still
+    # [a-z0-9]+; the stem of such a word is [a-z0-9]*, so only an empty stem is dropped.
+    if not use_stemmer:
+        return words
+    tokens = list(map(_stem_token, words))
+    return [token for token in tokens if token] if "" in tokens else tokens
+
+
 @functools.lru_cache(maxsize=65536)
-def _word_tokens(word: str, use_stemmer: bool) -> tuple[str, ...]:
-    return tuple(_ascii_tokens(word, use_stemmer))
+def _stem_token(word: str) -> str:
+    return stem(word) if len(word) > 3 else word
+
+
+# Every byte but [a-z0-9] becomes a space: on ASCII text, bytes.translate and split find the
+# same words as the regular expression, three times faster.
+_SPACE_NON_ALPHANUM = bytes(
+    byte if chr(byte).isascii() and (chr(byte).islower() or chr(byte).isdigit()) else 0x20
+    for byte in range(256)
+)
+
+
+def _ascii_words(text: str) -> list[str]:
+    lowered = text.lower()
+    if lowered.isascii():
+        return lowered.encode("ascii").translate(_SPACE_NON_ALPHANUM).decode("ascii").split()
+    return _ASCII_WORD.findall(lowered)
 
 
 def _ascii_tokens(text: str, use_stemmer: bool) -> list[str]:
-    # rouge-score's DefaultTokenizer: lowercase, split on non-alphanumerics, stem words longer
-    # than three characters, drop anything that is not [a-z0-9]+ afterwards.
-    tokens = _NON_ALPHANUM.sub(" ", text.lower()).split()
-    if use_stemmer:
-        tokens = [stem(t) if len(t) > 3 else t for t in tokens]
-    return [t for t in tokens if _VALID_TOKEN.match(t)]
+    """rouge-score's DefaultTokenizer: lowercase, split on non-alphanumerics, stem."""
+    return _stemmed(_ascii_words(text), use_stemmer)
 
 
 def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
@@ -60,9 +77,7 @@ def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
     """
     if text.isascii():
         # The same result as the loop below, which on ASCII keeps [a-z0-9] runs as words.
-        return [
-            t for word in _ASCII_WORD.findall(text.lower()) for t in _word_tokens(word, use_stemmer)
-        ]
+        return _ascii_tokens(text, use_stemmer)
     chars: list[str] = []
     for char in unicodedata.normalize("NFKC", text).lower():
         if _is_cjk(char):
@@ -78,10 +93,8 @@ def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
             chars.append(" ")
     tokens: list[str] = []
     for word in "".join(chars).split():
-        if word.isascii():
-            tokens.extend(_word_tokens(word, use_stemmer))
-        else:
-            tokens.append(word)
+        # ASCII alphanumerics, lowercased: one [a-z0-9]+ word for rouge-score's tokenizer.
+        tokens.extend(_stemmed([word], use_stemmer) if word.isascii() else (word,))
     return tokens
 
 
@@ -97,13 +110,22 @@ def _fmeasure(precision: float, recall: float) -> float:
 
 
 def rouge_n(candidate_tokens: list[str], reference_tokens: list[str], n: int = 1) -> RougeScore:
-    def grams(tokens: list[str]) -> Counter[tuple[str, ...]]:
-        return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+    def grams(tokens: list[str]) -> list[Any]:
+        return tokens if n == 1 else [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
-    cand, ref = grams(candidate_tokens), grams(reference_tokens)
-    overlap = sum(min(count, cand[gram]) for gram, count in ref.items())
-    precision = overlap / max(sum(cand.values()), 1)
-    recall = overlap / max(sum(ref.values()), 1)
+    # overlap = sum over n-grams of min(count in candidate, count in reference), counted by
+    # using up the candidate's n-grams one reference n-gram at a time.
+    unused: dict[Any, int] = {}
+    for gram in grams(candidate_tokens):
+        unused[gram] = unused.get(gram, 0) + 1
+    overlap = 0
+    for gram in grams(reference_tokens):
+        count = unused.get(gram)
+        if count:
+            unused[gram] = count - 1
+            overlap += 1
+    precision = overlap / max(len(candidate_tokens) - n + 1, 1)
+    recall = overlap / max(len(reference_tokens) - n + 1, 1)
     return RougeScore(precision, recall, _fmeasure(precision, recall))
 
 

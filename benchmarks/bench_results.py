@@ -1,0 +1,276 @@
+"""Pull a finished run's N RESULT items from the emulator: platform-eval beside the official client.
+
+    python benchmarks/bench_results.py [--items 20000] [--rounds 3] [--gets 2000]
+
+Setup (not timed): N three-turn agent cases are imported, a run scores them with
+``exact_match`` and ``tool_trajectory_avg_score`` in the emulator, which writes N RESULT items
+(each carries its request, as the service's do).
+
+Contenders, each in a process of its own after its imports, median of ``--rounds`` rounds:
+
+- ``platform-eval, iter_results``: ``Client.iter_results`` (pages of 1,000 listed by run, the
+  next page requested while this one is parsed), each item dropped once counted: flat memory.
+- ``platform-eval, get_results``: ``Client.get_results``, every item held in a list.
+- ``official, get_evaluation_run``: ``get_evaluation_run(name, include_evaluation_items=True)``
+  of ``vertexai.Client().evals`` (one GET per item, in order), sync and async (``aio``, which
+  gathers every GET at once).
+- ``raw httpx``: the same listing with httpx and ``json.loads``, no models: the wire's floor.
+
+Peak RSS is the contender's growth over its own baseline after imports, beside the bytes of JSON
+the listing carries. A second table times ``get_item`` of one agent item: ours, the official
+client's ``get_evaluation_item`` and a raw httpx GET with ``json.loads`` (goal: <= 1.3x raw).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import resource
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from _serve import emulator_process
+from bench_upload import make_item
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
+PROJECT = "bench-results"
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _official(url: str) -> Any:
+    import vertexai
+    from google.oauth2.credentials import Credentials
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return vertexai.Client(
+            project=PROJECT,
+            location="us-central1",
+            credentials=Credentials(token="bench"),
+            http_options={"base_url": url},
+        )
+
+
+# -- pull contenders: each returns (items read, JSON bytes or 0) --------------------------------
+
+
+def ours_iter(url: str, run: str) -> tuple[int, int]:
+    from platform_eval import Client
+
+    with Client(PROJECT, api_endpoint=url) as client:
+        return sum(1 for _ in client.iter_results(run)), 0
+
+
+def ours_list(url: str, run: str) -> tuple[int, int]:
+    from platform_eval import Client
+
+    with Client(PROJECT, api_endpoint=url) as client:
+        return len(client.get_results(run)), 0
+
+
+def official_sync(url: str, run: str) -> tuple[int, int]:
+    result = _official(url).evals.get_evaluation_run(name=run, include_evaluation_items=True)
+    return len(result.evaluation_item_results.eval_case_results), 0
+
+
+def official_async(url: str, run: str) -> tuple[int, int]:
+    evals = _official(url).aio.evals
+
+    async def main() -> int:
+        got = await evals.get_evaluation_run(name=run, include_evaluation_items=True)
+        return len(got.evaluation_item_results.eval_case_results)
+
+    return asyncio.run(main()), 0
+
+
+def raw(url: str, run: str) -> tuple[int, int]:
+    import json
+
+    parent = f"{url}/v1beta1/projects/{PROJECT}/locations/us-central1"
+    params = {"filter": f'evaluation_run = "{run}"', "pageSize": "1000"}
+    count = size = 0
+    with httpx.Client(timeout=120) as http:
+        while True:
+            response = http.get(f"{parent}/evaluationItems", params=params)
+            response.raise_for_status()
+            size += len(response.content)
+            page = json.loads(response.content)
+            count += len(page.get("evaluationItems", []))
+            if not page.get("nextPageToken"):
+                return count, size
+            params["pageToken"] = page["nextPageToken"]
+
+
+PULLS: dict[str, Callable[[str, str], tuple[int, int]]] = {
+    "platform-eval, iter_results": ours_iter,
+    "platform-eval, get_results": ours_list,
+    "official, get_evaluation_run": official_sync,
+    "official aio, get_evaluation_run": official_async,
+    "raw httpx listing + json.loads": raw,
+}
+
+
+# -- get_item contenders: seconds per read of one item -------------------------------------------
+
+
+def get_ours(url: str, name: str, times: int) -> None:
+    from platform_eval import Client
+
+    with Client(PROJECT, api_endpoint=url) as client:
+        for _ in range(times):
+            client.get_item(name)
+
+
+def get_official(url: str, name: str, times: int) -> None:
+    evals = _official(url).evals
+    for _ in range(times):
+        evals.get_evaluation_item(name=name)
+
+
+def get_raw(url: str, name: str, times: int) -> None:
+    import json
+
+    with httpx.Client(timeout=60) as http:
+        for _ in range(times):
+            response = http.get(f"{url}/v1beta1/{name}")
+            response.raise_for_status()
+            json.loads(response.content)
+
+
+GETS: dict[str, Callable[[str, str, int], None]] = {
+    "platform-eval, get_item": get_ours,
+    "official, get_evaluation_item": get_official,
+    "raw httpx GET + json.loads": get_raw,
+}
+
+
+def _imports(name: str) -> None:
+    if name.startswith("official"):
+        import vertexai  # noqa: F401
+    elif name.startswith("platform-eval"):
+        import platform_eval.client  # noqa: F401
+
+
+def _pull(name: str, url: str, run: str, out: Any) -> None:
+    _imports(name)
+    baseline = _peak_mib()
+    started, cpu = time.perf_counter(), sum(os.times()[:2])
+    count, size = PULLS[name](url, run)
+    out.put(
+        (
+            time.perf_counter() - started,
+            sum(os.times()[:2]) - cpu,
+            _peak_mib() - baseline,
+            count,
+            size,
+        )
+    )
+
+
+def _get(name: str, url: str, item: str, times: int, out: Any) -> None:
+    _imports(name)
+    GETS[name](url, item, 50)  # connections, caches
+    started = time.perf_counter()
+    GETS[name](url, item, times)
+    out.put((time.perf_counter() - started) / times)
+
+
+def _in_process(target: Callable[..., None], *args: Any) -> Any:
+    queue: Any = multiprocessing.Queue()
+    process = multiprocessing.Process(target=target, args=(*args, queue))
+    process.start()
+    result = queue.get(timeout=3600)
+    process.join()
+    return result
+
+
+def _setup(url: str, items: int) -> tuple[str, str]:
+    """A finished run of ``items`` results; returns its name and one request item's."""
+    from platform_eval import Client
+
+    cases = [make_item(i, 3) for i in range(items)]
+    with Client(PROJECT, api_endpoint=url) as client:
+        imported = client.import_set(
+            items=cases,
+            display_name="bench",
+            gcs_destination=f"gs://{PROJECT}-bench/imports/",
+            staging_uri=f"gs://{PROJECT}-bench/staging/items.jsonl",
+            wait=True,
+        ).result()
+        run = client.create_run(
+            evaluation_set=imported,
+            metrics=["exact_match", "tool_trajectory_avg_score"],
+            display_name="bench",
+        )
+        run = client.wait_for_run(run, timeout=3600, poll_interval=0.5)
+        # An item with its payload inline, as get_item's comparison needs (no GCS read).
+        inline = client.create_item(cases[0])
+        return run.name or "", inline.name or ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--gets", type=int, default=2_000)
+    parser.add_argument("--skip-official-sync", action="store_true")
+    args = parser.parse_args()
+    names = [
+        n for n in PULLS if not (args.skip_official_sync and n == "official, get_evaluation_run")
+    ]
+    with emulator_process() as url:
+        run, item = _setup(url, args.items)
+        pulls: dict[str, list[tuple[float, float, float, int, int]]] = {n: [] for n in names}
+        gets: dict[str, list[float]] = {n: [] for n in GETS}
+        for _ in range(args.rounds):
+            for name in names:
+                pulls[name].append(_in_process(_pull, name, url, run))
+            for name in GETS:
+                gets[name].append(_in_process(_get, name, url, item, args.gets))
+    json_mib = max(r[4] for r in pulls["raw httpx listing + json.loads"]) / 2**20
+    print(f"## Pull {args.items} RESULT items of a finished run")
+    print()
+    print(
+        f"The listing carries {json_mib:.1f} MiB of JSON; median of {args.rounds} rounds; each "
+        "contender in its own process; RSS growth over its baseline after imports."
+    )
+    print()
+    print("| contender | seconds | items/s | client CPU s | RSS growth MiB | x the JSON |")
+    print("|---|---:|---:|---:|---:|---:|")
+    walls = {}
+    for name, rounds in pulls.items():
+        assert all(r[3] == args.items for r in rounds), (name, [r[3] for r in rounds])
+        walls[name] = statistics.median(r[0] for r in rounds)
+        cpu = statistics.median(r[1] for r in rounds)
+        rss = max(r[2] for r in rounds)
+        print(
+            f"| {name} | {walls[name]:.2f} | {args.items / walls[name]:.0f} | {cpu:.1f} "
+            f"| {rss:.0f} | {rss / json_mib:.1f} |"
+        )
+    print()
+    official = min(w for n, w in walls.items() if n.startswith("official"))
+    for name in ("platform-eval, iter_results", "platform-eval, get_results"):
+        print(f"- {name}: {official / walls[name]:.1f}x the faster official contender")
+    print()
+    print(f"## get_item of one agent item ({args.gets} reads, sequential)")
+    print()
+    print("| contender | us per read | x raw |")
+    print("|---|---:|---:|")
+    medians = {n: statistics.median(v) for n, v in gets.items()}
+    floor = medians["raw httpx GET + json.loads"]
+    for name, seconds in medians.items():
+        print(f"| {name} | {seconds * 1e6:.0f} | {seconds / floor:.2f} |")
+    print()
+
+
+if __name__ == "__main__":
+    main()
