@@ -12,8 +12,9 @@ Contenders, each in a process of its own after its imports, median of ``--rounds
   next page requested while this one is parsed), each item dropped once counted: flat memory.
 - ``platform-eval, get_results``: ``Client.get_results``, every item held in a list.
 - ``official, get_evaluation_run``: ``get_evaluation_run(name, include_evaluation_items=True)``
-  of ``vertexai.Client().evals`` (one GET per item, in order), sync and async (``aio``, which
-  gathers every GET at once).
+  of ``vertexai.Client().evals`` (one GET per item, in order); with ``--official-aio`` its
+  async twin too, which gathers every GET at once (a connection per item: at 20,000 items the
+  emulator runs out of file descriptors, so it is off by default).
 - ``raw httpx``: the same listing with httpx and ``json.loads``, no models: the wire's floor.
 
 Peak RSS is the contender's growth over its own baseline after imports, beside the bytes of JSON
@@ -199,13 +200,18 @@ def _setup(url: str, items: int) -> tuple[str, str]:
 
     cases = [make_item(i, 3) for i in range(items)]
     with Client(PROJECT, api_endpoint=url) as client:
-        imported = client.import_set(
-            items=cases,
-            display_name="bench",
-            gcs_destination=f"gs://{PROJECT}-bench/imports/",
-            staging_uri=f"gs://{PROJECT}-bench/staging/items.jsonl",
-            wait=True,
-        ).result()
+        names: list[str] = []
+        # Imported 5,000 at a time: one staged JSONL object stays under the emulator's body limit.
+        for start in range(0, items, 5_000):
+            part = client.import_set(
+                items=cases[start : start + 5_000],
+                display_name=f"bench-{start}",
+                gcs_destination=f"gs://{PROJECT}-bench/imports/",
+                staging_uri=f"gs://{PROJECT}-bench/staging/items-{start}.jsonl",
+                wait=True,
+            ).result()
+            names.extend(part.evaluation_items or [])
+        imported = client.create_set(display_name="bench", items=names)
         run = client.create_run(
             evaluation_set=imported,
             metrics=["exact_match", "tool_trajectory_avg_score"],

@@ -3,7 +3,9 @@
     python benchmarks/run_all.py [--quick]
 
 ``nox -s bench`` runs this. ``--quick`` passes each script smaller sizes (a smoke run, not
-figures to quote). A script's own output is kept as it printed it: markdown as it is, plain
+figures to quote). ``--only bench_x.py`` (repeatable) runs those scripts and keeps the other
+sections of the existing file as they were, each marked with the date it was measured. A
+script's own output is kept as it printed it: markdown as it is, plain
 text in a code block.
 """
 
@@ -24,6 +26,7 @@ QUICK = {
     "bench_upload.py": ["--cases", "300", "--rounds", "1"],
     "bench_list.py": ["--items", "2000", "--rounds", "1"],
     "bench_metrics.py": ["--invocations", "1000"],
+    "bench_results.py": ["--items", "1000", "--rounds", "1", "--gets", "300"],
 }
 PACKAGES = ("platform-eval", "google-cloud-aiplatform", "google-genai", "google-adk", "pydantic")
 
@@ -50,15 +53,35 @@ def _machine() -> list[str]:
     ]
 
 
+def _sections(path: Path) -> dict[str, str]:
+    """Each script's section of an earlier RESULTS.md, from its marker to the next one."""
+    if not path.exists():
+        return {}
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in path.read_text().splitlines():
+        if line.startswith("<!-- bench_"):
+            current = found.setdefault(line.split()[1].rstrip(":"), [])
+        if current is not None:
+            current.append(line)
+    return {name: "\n".join(lines).rstrip() for name, lines in found.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--only", action="append", default=[], help="run only this script")
     args = parser.parse_args()
+    kept = _sections(args.output) if args.only else {}
     sections = ["# Benchmark results", "", *_machine(), ""]
     if args.quick:
         sections += ["Quick sizes (a smoke run): not figures to quote.", ""]
     for script in sorted(HERE.glob("bench_*.py")):
+        if args.only and script.name not in args.only:
+            if script.name in kept:
+                sections += [kept[script.name], ""]
+            continue
         extra = QUICK.get(script.name, []) if args.quick else []
         started = time.perf_counter()
         done = subprocess.run(
@@ -70,7 +93,10 @@ def main() -> None:
         )
         seconds = time.perf_counter() - started
         output = done.stdout.strip()
-        sections.append(f"<!-- {script.name}: {seconds:.0f} s, exit {done.returncode} -->")
+        today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        sections.append(
+            f"<!-- {script.name}: {seconds:.0f} s, exit {done.returncode}, measured {today} -->"
+        )
         if output.startswith("## "):
             sections.append(output)
         else:

@@ -272,7 +272,11 @@ class Operations:
         return self._delete(ITEMS, item)
 
     def list_items_page(
-        self, filter: str | None, page_size: int | None, page_token: str | None
+        self,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None = None,
     ) -> Op[Page[EvaluationItem]]:
         return self._list_page(
             ITEMS,
@@ -280,6 +284,7 @@ class Operations:
             filter=filter,
             page_size=page_size or ITEMS_PAGE_SIZE,
             page_token=page_token,
+            order_by=order_by,
         )
 
     def result_items_page(self, run_name: str, page_token: str | None) -> Op[Page[EvaluationItem]]:
@@ -389,10 +394,19 @@ class Operations:
         return self._delete(SETS, evaluation_set)
 
     def list_sets_page(
-        self, filter: str | None, page_size: int | None, page_token: str | None
+        self,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None = None,
     ) -> Op[Page[EvaluationSet]]:
         return self._list_page(
-            SETS, EvaluationSet, filter=filter, page_size=page_size, page_token=page_token
+            SETS,
+            EvaluationSet,
+            filter=filter,
+            page_size=page_size,
+            page_token=page_token,
+            order_by=order_by,
         )
 
     def update_set(
@@ -455,10 +469,19 @@ class Operations:
         return Op(ApiCall("POST", f"{name}:cancel", body={}, resource=name), _ignore)
 
     def list_runs_page(
-        self, filter: str | None, page_size: int | None, page_token: str | None
+        self,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None = None,
     ) -> Op[Page[EvaluationRun]]:
         return self._list_page(
-            RUNS, EvaluationRun, filter=filter, page_size=page_size, page_token=page_token
+            RUNS,
+            EvaluationRun,
+            filter=filter,
+            page_size=page_size,
+            page_token=page_token,
+            order_by=order_by,
         )
 
     # -- evaluationMetrics ----------------------------------------------------------------
@@ -475,10 +498,19 @@ class Operations:
         return self._delete(METRICS, metric)
 
     def list_metrics_page(
-        self, filter: str | None, page_size: int | None, page_token: str | None
+        self,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None = None,
     ) -> Op[Page[EvaluationMetric]]:
         return self._list_page(
-            METRICS, EvaluationMetric, filter=filter, page_size=page_size, page_token=page_token
+            METRICS,
+            EvaluationMetric,
+            filter=filter,
+            page_size=page_size,
+            page_token=page_token,
+            order_by=order_by,
         )
 
     # -- evaluationExperiments ------------------------------------------------------------
@@ -502,7 +534,11 @@ class Operations:
         return self._delete(EXPERIMENTS, experiment)
 
     def list_experiments_page(
-        self, filter: str | None, page_size: int | None, page_token: str | None
+        self,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None = None,
     ) -> Op[Page[EvaluationExperiment]]:
         return self._list_page(
             EXPERIMENTS,
@@ -510,4 +546,5 @@ class Operations:
             filter=filter,
             page_size=page_size,
             page_token=page_token,
+            order_by=order_by,
         )

@@ -288,9 +288,15 @@ class Client(_ClientBase):
         return self._ops.with_payload(found, self._run(self._ops.read_object(uri)))
 
     def list_items(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> Pager[EvaluationItem]:
-        return self._pager(lambda token: self._ops.list_items_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_items_page(filter, page_size, token, order_by)
+        )
 
     def delete_item(self, item: Any, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes an item: a long-running operation, waited on with ``wait=True``."""
@@ -351,9 +357,15 @@ class Client(_ClientBase):
         return self._run(self._ops.get_set(evaluation_set))
 
     def list_sets(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> Pager[EvaluationSet]:
-        return self._pager(lambda token: self._ops.list_sets_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_sets_page(filter, page_size, token, order_by)
+        )
 
     def update_set(
         self,
@@ -383,9 +395,15 @@ class Client(_ClientBase):
         return self._run(self._ops.get_experiment(experiment))
 
     def list_experiments(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> Pager[EvaluationExperiment]:
-        return self._pager(lambda token: self._ops.list_experiments_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_experiments_page(filter, page_size, token, order_by)
+        )
 
     def update_experiment(
         self,
@@ -415,9 +433,15 @@ class Client(_ClientBase):
         return self._run(self._ops.get_metric(metric))
 
     def list_metrics(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> Pager[EvaluationMetric]:
-        return self._pager(lambda token: self._ops.list_metrics_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_metrics_page(filter, page_size, token, order_by)
+        )
 
     def delete_metric(self, metric: Any, *, wait: bool = False) -> OperationFuture[None]:
         return self._deleting(self._ops.delete_metric(metric), wait)
@@ -448,9 +472,15 @@ class Client(_ClientBase):
         return self._run(self._ops.get_run(run))
 
     def list_runs(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> Pager[EvaluationRun]:
-        return self._pager(lambda token: self._ops.list_runs_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_runs_page(filter, page_size, token, order_by)
+        )
 
     def cancel_run(self, run: Any) -> None:
         self._run(self._ops.cancel_run(run))
@@ -645,9 +675,15 @@ class AsyncClient(_ClientBase):
         return self._ops.with_payload(found, await self._run(self._ops.read_object(uri)))
 
     def list_items(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> AsyncPager[EvaluationItem]:
-        return self._pager(lambda token: self._ops.list_items_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_items_page(filter, page_size, token, order_by)
+        )
 
     async def delete_item(self, item: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_item(item), wait)
@@ -699,9 +735,15 @@ class AsyncClient(_ClientBase):
         return await self._run(self._ops.get_set(evaluation_set))
 
     def list_sets(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> AsyncPager[EvaluationSet]:
-        return self._pager(lambda token: self._ops.list_sets_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_sets_page(filter, page_size, token, order_by)
+        )
 
     async def update_set(
         self,
@@ -730,9 +772,15 @@ class AsyncClient(_ClientBase):
         return await self._run(self._ops.get_experiment(experiment))
 
     def list_experiments(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> AsyncPager[EvaluationExperiment]:
-        return self._pager(lambda token: self._ops.list_experiments_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_experiments_page(filter, page_size, token, order_by)
+        )
 
     async def update_experiment(
         self,
@@ -761,9 +809,15 @@ class AsyncClient(_ClientBase):
         return await self._run(self._ops.get_metric(metric))
 
     def list_metrics(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> AsyncPager[EvaluationMetric]:
-        return self._pager(lambda token: self._ops.list_metrics_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_metrics_page(filter, page_size, token, order_by)
+        )
 
     async def delete_metric(self, metric: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_metric(metric), wait)
@@ -793,9 +847,15 @@ class AsyncClient(_ClientBase):
         return await self._run(self._ops.get_run(run))
 
     def list_runs(
-        self, *, filter: str | None = None, page_size: int | None = None
+        self,
+        *,
+        filter: str | None = None,
+        page_size: int | None = None,
+        order_by: str | None = None,
     ) -> AsyncPager[EvaluationRun]:
-        return self._pager(lambda token: self._ops.list_runs_page(filter, page_size, token))
+        return self._pager(
+            lambda token: self._ops.list_runs_page(filter, page_size, token, order_by)
+        )
 
     async def cancel_run(self, run: Any) -> None:
         await self._run(self._ops.cancel_run(run))

@@ -215,6 +215,7 @@ class EmulatorApp:
                 filter=params.get("filter"),
                 page_size=_page_size(request),
                 page_token=params.get("pageToken") or params.get("page_token"),
+                order_by=params.get("orderBy") or params.get("order_by"),
             )
         )
 

@@ -34,7 +34,7 @@ from ..types import (
     Status,
     WireModel,
 )
-from .filters import FilterError, compile_filter
+from .filters import FilterError, compile_filter, compile_order
 from .store import Store
 
 M = TypeVar("M", bound=WireModel)
@@ -132,13 +132,18 @@ def new_id() -> str:
     return str(10**17 + secrets.randbelow(9 * 10**17))
 
 
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    # google.rpc.BadRequest's spelling: dotted fields, list positions in brackets.
+    path = ""
+    for step in loc:
+        path += f"[{step}]" if isinstance(step, int) else f".{step}" if path else str(step)
+    return path or "(root)"
+
+
 def _violations(error: ValidationError) -> list[tuple[str, str]]:
     """(field path, description) of each problem pydantic found."""
     return [
-        (
-            ".".join(str(p) for p in err["loc"]) or "(root)",
-            err["msg"].removeprefix("Value error, "),
-        )
+        (_field_path(err["loc"]), err["msg"].removeprefix("Value error, "))
         for err in error.errors()
     ]
 
@@ -309,20 +314,36 @@ class Backend:
         filter: str | None,
         page_size: int | None,
         page_token: str | None,
+        order_by: str | None = None,
     ) -> dict[str, Any]:
         if page_size is not None and page_size < 0:
             raise ApiError("INVALID_ARGUMENT", "pageSize must not be negative")
         size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        known = _filterable(collection)
         try:
-            where, args = compile_filter(filter, _filterable(collection))
+            where, args = compile_filter(filter, known)
         except FilterError as exc:
             raise ApiError("INVALID_ARGUMENT", f"invalid filter: {exc}") from None
-        binding = hashlib.sha256(f"{parent}|{collection}|{filter or ''}".encode()).hexdigest()[:16]
-        after = _read_page_token(page_token, binding)
-        rows = self.store.page(parent, collection, where, args, after, size + 1)
+        try:
+            order, order_args = compile_order(order_by, known)
+        except FilterError as exc:
+            raise ApiError("INVALID_ARGUMENT", f"invalid orderBy: {exc}") from None
+        binding = hashlib.sha256(
+            f"{parent}|{collection}|{filter or ''}|{order_by or ''}".encode()
+        ).hexdigest()[:16]
+        position = _read_page_token(page_token, binding)
+        if order:
+            # An ordered listing pages by position (creation order breaks its ties).
+            rows = self.store.page(
+                parent, collection, where, args, 0, size + 1, order, order_args, position
+            )
+            following = position + size
+        else:
+            rows = self.store.page(parent, collection, where, args, position, size + 1)
+            following = rows[size - 1][0] if len(rows) > size else 0
         result: dict[str, Any] = {collection: [body for _, body in rows[:size]]}
         if len(rows) > size:
-            result["nextPageToken"] = _page_token(rows[size - 1][0], binding)
+            result["nextPageToken"] = _page_token(following, binding)
         return result
 
     # -- evaluationItems ------------------------------------------------------------------

@@ -119,14 +119,14 @@ def _value(kind: str, raw: str) -> Any:
     return raw
 
 
-def _check_field(field: str, known: frozenset[str] | None) -> None:
+def _check_field(field: str, known: frozenset[str] | None, where: str = "the filter") -> None:
     # AIP-160: a filter on a field the resource does not have is an error, not an empty list.
     if known is None or field in _SHORTCUTS:
         return
     head = field.split(".", 1)[0]
     if to_camel(head) not in known:
         raise FilterError(
-            f"unknown field {head!r} in the filter; fields of this resource: {sorted(known)}"
+            f"unknown field {head!r} in {where}; fields of this resource: {sorted(known)}"
         )
 
 
@@ -175,3 +175,27 @@ def compile_filter(text: str | None, known: frozenset[str] | None = None) -> tup
             raise FilterError(f"only AND joins terms in filter {text!r}; found {word!r}")
         index += 1
     return " AND ".join(clauses), args
+
+
+_ORDER_TERM = re.compile(r"\s*([A-Za-z0-9_.]+)(?:\s+(asc|desc))?\s*", re.IGNORECASE)
+
+
+def compile_order(text: str | None, known: frozenset[str] | None = None) -> tuple[str, list[Any]]:
+    """SQL ``ORDER BY`` terms and their arguments for an AIP-132 ``orderBy`` (empty for none).
+
+    ``field [asc|desc]`` joined by commas; fields as in filters. Ties keep creation order.
+    """
+    if not text or not text.strip():
+        return "", []
+    terms: list[str] = []
+    args: list[Any] = []
+    for raw in text.split(","):
+        match = _ORDER_TERM.fullmatch(raw)
+        if not match:
+            raise FilterError(f"cannot parse orderBy term {raw.strip()!r}: expected `field [desc]`")
+        field, direction = match.groups()
+        _check_field(field, known, "orderBy")
+        expr, expr_args = _value_sql(field)
+        terms.append(f"{expr} {'DESC' if (direction or '').lower() == 'desc' else 'ASC'}")
+        args.extend(expr_args)
+    return ", ".join(terms), args

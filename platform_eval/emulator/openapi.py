@@ -69,6 +69,7 @@ _LIST_PARAMETERS = [
     {"name": "pageSize", "in": "query", "schema": {"type": "integer"}},
     {"name": "pageToken", "in": "query", "schema": {"type": "string"}},
     {"name": "filter", "in": "query", "schema": {"type": "string"}, "description": "AIP-160"},
+    {"name": "orderBy", "in": "query", "schema": {"type": "string"}, "description": "AIP-132"},
 ]
 
 

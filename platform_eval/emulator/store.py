@@ -205,13 +205,20 @@ class Store:
         args: Sequence[Any],
         after_seq: int,
         limit: int,
+        order: str = "",
+        order_args: Sequence[Any] = (),
+        offset: int = 0,
     ) -> list[tuple[int, dict[str, Any]]]:
+        """A page in creation order after ``after_seq``; or, with ``order`` (SQL terms over the
+        body), in that order from ``offset``."""
         sql = (
             "SELECT seq, body FROM resources WHERE parent=? AND collection=? AND seq>? "
-            f"{'AND (' + where + ')' if where else ''} ORDER BY seq LIMIT ?"
+            f"{'AND (' + where + ')' if where else ''} "
+            f"ORDER BY {order + ', ' if order else ''}seq LIMIT ? OFFSET ?"
         )
+        params = (parent, collection, after_seq, *args, *order_args, limit, offset)
         with self._lock:
-            rows = self._db.execute(sql, (parent, collection, after_seq, *args, limit)).fetchall()
+            rows = self._db.execute(sql, params).fetchall()
         return [(seq, json.loads(body)) for seq, body in rows]
 
     def scan(self, collection: str) -> list[tuple[str, dict[str, Any]]]:

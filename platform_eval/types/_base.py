@@ -81,6 +81,28 @@ class WireModel(BaseModel):
         return data
 
 
+def oneof(*fields: str) -> Any:
+    """A validator for a proto ``oneof``: user input may set at most one of ``fields``.
+
+    Server responses are not checked (a lenient reader); the emulator reads request bodies as
+    user input, so it refuses them with INVALID_ARGUMENT naming the fields, as the service does.
+    """
+    names = ", ".join(to_camel(field) for field in fields)
+
+    def check(self: Any, info: ValidationInfo) -> Any:
+        if is_from_server(info):
+            return self
+        chosen = [to_camel(field) for field in fields if getattr(self, field) is not None]
+        if len(chosen) > 1:
+            raise ValueError(
+                f"{' and '.join(chosen)} of {type(self).__name__} are alternatives "
+                f"(one of {names}): set only one"
+            )
+        return self
+
+    return model_validator(mode="after")(check)
+
+
 @functools.cache
 def _known_keys(model: type[BaseModel]) -> frozenset[str]:
     keys: set[str] = set()

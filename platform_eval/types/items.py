@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationInfo, model_validator
 
-from ._base import Content, WireModel, is_from_server
+from ._base import Content, WireModel, is_from_server, oneof
 from .agent_data import AgentData
 from .enums import OpenEvaluationItemType
 from .rubrics import RubricGroup, RubricVerdict
@@ -32,6 +32,8 @@ class EvaluationPrompt(WireModel):
     user_scenario: UserScenario | None = None
     agent_data: AgentData | None = None
 
+    _one_prompt = oneof("text", "value", "prompt_template_data")
+
 
 class CandidateResponse(WireModel):
     """One response under evaluation (or the golden response): text, value, events or AgentData."""
@@ -42,6 +44,8 @@ class CandidateResponse(WireModel):
     events: list[Content] | None = None
     agent_data: AgentData | None = None
     error: Status | None = None
+
+    _one_response = oneof("text", "value", "agent_data")
 
 
 class EvaluationRequest(WireModel):
@@ -85,17 +89,29 @@ class CandidateResult(WireModel):
     explanation: str | None = None
     rubric_verdicts: list[RubricVerdict] | None = None
     additional_results: Any = None
+    #: Output only: why this candidate could not be scored for this metric.
+    error: Status | None = None
 
 
 class EvaluationResult(WireModel):
     """The ``evaluationResponse`` payload of a RESULT item."""
 
     evaluation_request: str | None = None
+    #: Output only: the item revision scored, when the run read a set revision.
+    evaluation_request_revision: str | None = None
     evaluation_run: str | None = None
     request: EvaluationRequest | None = None
     metric: str | None = None
     candidate_results: list[CandidateResult] | None = None
     metadata: Any = None
+
+
+class HarborTask(WireModel):
+    """Output only: a Harbor task, the payload of a HARBOR_TASK item."""
+
+    dataset: str | None = None
+    gcs_uri: str | None = None
+    task: str | None = None
 
 
 class EvaluationItem(WireModel):
@@ -107,6 +123,7 @@ class EvaluationItem(WireModel):
     evaluation_request: EvaluationRequest | None = None
     evaluation_response: EvaluationResult | None = None
     gcs_uri: str | None = None
+    harbor_task: HarborTask | None = None
     create_time: datetime | None = None
     error: Status | None = None
 

@@ -5,15 +5,27 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ._base import WireModel
+from ._base import WireModel, oneof
+from .common import BigQueryDestination, CloudLoggingConfig, EncryptionSpec
 from .enums import OpenEvaluationRunState, is_terminal_state
 from .rubrics import Rubric
 from .status import Status
 
 
+class MetricAutoraterConfig(WireModel):
+    """A metric's judge model (``AutoraterConfig``: ``samplingCount``, ``flipEnabled``)."""
+
+    autorater_model: str | None = None
+    flip_enabled: bool | None = None
+    generation_config: dict[str, Any] | None = None
+    sampling_count: int | None = None
+
+
 class PredefinedMetricSpec(WireModel):
     metric_spec_name: str | None = None
     metric_spec_parameters: dict[str, Any] | None = None
+    #: Per-step judge overrides, by step name.
+    step_autorater_configs: dict[str, MetricAutoraterConfig] | None = None
 
 
 class ComputationBasedMetricSpec(WireModel):
@@ -49,6 +61,8 @@ class MetricConfig(WireModel):
 
 
 class AutoraterConfig(WireModel):
+    """A run's judge model (``EvaluationRunEvaluationConfig.AutoraterConfig``)."""
+
     autorater_model: str | None = None
     generation_config: dict[str, Any] | None = None
     sample_count: int | None = None
@@ -87,6 +101,13 @@ class EvaluationRunMetric(WireModel):
     predefined_metric_spec: RunPredefinedMetricSpec | None = None
     rubric_based_metric_spec: RubricBasedMetricSpec | None = None
 
+    _one_spec = oneof(
+        "predefined_metric_spec",
+        "computation_based_metric_spec",
+        "llm_based_metric_spec",
+        "rubric_based_metric_spec",
+    )
+
 
 class GcsDestination(WireModel):
     output_uri_prefix: str | None = None
@@ -94,6 +115,24 @@ class GcsDestination(WireModel):
 
 class OutputConfig(WireModel):
     gcs_destination: GcsDestination | None = None
+    bigquery_destination: BigQueryDestination | None = None
+
+    _one_destination = oneof("gcs_destination", "bigquery_destination")
+
+
+class DatasetCustomMetric(WireModel):
+    """A dataset-level aggregation of the run's scores."""
+
+    aggregation_function: str | None = None
+    display_name: str | None = None
+
+
+class EvaluationRubricConfig(WireModel):
+    """How rubrics are generated for the run's requests, under ``rubricGroupKey``."""
+
+    rubric_group_key: str | None = None
+    predefined_rubric_generation_spec: RunPredefinedMetricSpec | None = None
+    rubric_generation_spec: dict[str, Any] | None = None
 
 
 class EvaluationRunConfig(WireModel):
@@ -103,11 +142,19 @@ class EvaluationRunConfig(WireModel):
     prompt_template: dict[str, Any] | None = None
     loss_analysis_config: list[dict[str, Any]] | None = None
     allow_cross_region_model: bool | None = None
+    cloud_logging_config: CloudLoggingConfig | None = None
+    dataset_custom_metrics: list[DatasetCustomMetric] | None = None
+    rubric_configs: list[EvaluationRubricConfig] | None = None
 
 
 class EvaluationRunDataSource(WireModel):
+    """What a run reads: a set, a set revision (its items frozen), or a BigQuery table."""
+
     evaluation_set: str | None = None
+    evaluation_set_revision: str | None = None
     bigquery_request_set: dict[str, Any] | None = None
+
+    _one_source = oneof("evaluation_set", "evaluation_set_revision", "bigquery_request_set")
 
 
 class SummaryMetrics(WireModel):
@@ -139,6 +186,9 @@ class EvaluationRun(WireModel):
     evaluation_set_snapshot: str | None = None
     evaluation_experiment: str | None = None
     analysis_configs: list[dict[str, Any]] | None = None
+    #: The service account the service runs the evaluation as.
+    service_account: str | None = None
+    encryption_spec: EncryptionSpec | None = None
 
     @property
     def id(self) -> str | None:
@@ -175,7 +225,7 @@ class EvaluationMetric(WireModel):
     metric: MetricConfig | None = None
     gcs_uri: str | None = None
     labels: dict[str, str] | None = None
-    encryption_spec: dict[str, Any] | None = None
+    encryption_spec: EncryptionSpec | None = None
     create_time: datetime | None = None
     update_time: datetime | None = None
 

@@ -6,7 +6,13 @@ from datetime import datetime
 from typing import Any
 
 from ._base import WireModel
+from .agent_data import AgentConfig
+from .common import EncryptionSpec
 from .runs import GcsDestination
+
+
+class HarborDataset(WireModel):
+    gcs_uri: str | None = None
 
 
 class EvaluationSet(WireModel):
@@ -16,6 +22,11 @@ class EvaluationSet(WireModel):
     create_time: datetime | None = None
     update_time: datetime | None = None
     metadata: Any = None
+    #: The static configuration of each agent the items' AgentData names, by agent id.
+    agent_configs: dict[str, AgentConfig] | None = None
+    encryption_spec: EncryptionSpec | None = None
+    #: Output only: set when the items were imported from a Harbor dataset.
+    harbor_dataset: HarborDataset | None = None
 
     @property
     def id(self) -> str | None:
