@@ -74,6 +74,8 @@ INLINE_IMPORT_LIMIT = 4_000_000
 #: Items come by the thousand (results, uploads found again): a round trip per 1,000 rather
 #: than the server's default 100. A server caps it at its largest page (AIP-158).
 ITEMS_PAGE_SIZE = 1000
+#: Page sizes asked for when the caller names none (the server's default otherwise).
+DEFAULT_PAGE_SIZES = {ITEMS: ITEMS_PAGE_SIZE}
 #: Results are read a page ahead, so two pages are in memory at once: 500 keeps a pull of any
 #: size within about 50 MB (a result item's models take ~15x its JSON), and the parsing of one
 #: page still outlasts the round trip of the next.
@@ -172,7 +174,7 @@ class Operations:
         name = self.name(collection, obj)
         return Op(ApiCall("DELETE", name, resource=name), _operation)
 
-    def _list_page(
+    def list_page(
         self,
         collection: str,
         model: type[M],
@@ -183,6 +185,8 @@ class Operations:
         order_by: str | None = None,
         parent: str | None = None,
     ) -> Op[Page[M]]:
+        """One page of a collection (under ``parent``, the location by default)."""
+        page_size = page_size or DEFAULT_PAGE_SIZES.get(collection)
         params: dict[str, str] = {}
         if filter:
             params["filter"] = filter
@@ -232,7 +236,7 @@ class Operations:
     ) -> Op[Page[Operation]]:
         """The operations of one resource (an item, a set, a run, a metric)."""
         owner = _names.operations_owner(_names.name_of(resource, "resource"))
-        return self._list_page(
+        return self.list_page(
             "operations",
             Operation,
             filter=filter,
@@ -271,25 +275,9 @@ class Operations:
     def delete_item(self, item: Any) -> Op[Operation]:
         return self._delete(ITEMS, item)
 
-    def list_items_page(
-        self,
-        filter: str | None,
-        page_size: int | None,
-        page_token: str | None,
-        order_by: str | None = None,
-    ) -> Op[Page[EvaluationItem]]:
-        return self._list_page(
-            ITEMS,
-            EvaluationItem,
-            filter=filter,
-            page_size=page_size or ITEMS_PAGE_SIZE,
-            page_token=page_token,
-            order_by=order_by,
-        )
-
     def result_items_page(self, run_name: str, page_token: str | None) -> Op[Page[EvaluationItem]]:
         """A page of the items a run wrote, found by listing rather than one GET each."""
-        return self._list_page(
+        return self.list_page(
             ITEMS,
             EvaluationItem,
             filter=run_filter(run_name),
@@ -393,22 +381,6 @@ class Operations:
     def delete_set(self, evaluation_set: Any) -> Op[Operation]:
         return self._delete(SETS, evaluation_set)
 
-    def list_sets_page(
-        self,
-        filter: str | None,
-        page_size: int | None,
-        page_token: str | None,
-        order_by: str | None = None,
-    ) -> Op[Page[EvaluationSet]]:
-        return self._list_page(
-            SETS,
-            EvaluationSet,
-            filter=filter,
-            page_size=page_size,
-            page_token=page_token,
-            order_by=order_by,
-        )
-
     def update_set(
         self, evaluation_set: EvaluationSet | Mapping[str, Any], update_mask: Sequence[str] | None
     ) -> Op[EvaluationSet]:
@@ -468,22 +440,6 @@ class Operations:
         name = self.name(RUNS, run)
         return Op(ApiCall("POST", f"{name}:cancel", body={}, resource=name), _ignore)
 
-    def list_runs_page(
-        self,
-        filter: str | None,
-        page_size: int | None,
-        page_token: str | None,
-        order_by: str | None = None,
-    ) -> Op[Page[EvaluationRun]]:
-        return self._list_page(
-            RUNS,
-            EvaluationRun,
-            filter=filter,
-            page_size=page_size,
-            page_token=page_token,
-            order_by=order_by,
-        )
-
     # -- evaluationMetrics ----------------------------------------------------------------
 
     def create_metric(
@@ -496,22 +452,6 @@ class Operations:
 
     def delete_metric(self, metric: Any) -> Op[Operation]:
         return self._delete(METRICS, metric)
-
-    def list_metrics_page(
-        self,
-        filter: str | None,
-        page_size: int | None,
-        page_token: str | None,
-        order_by: str | None = None,
-    ) -> Op[Page[EvaluationMetric]]:
-        return self._list_page(
-            METRICS,
-            EvaluationMetric,
-            filter=filter,
-            page_size=page_size,
-            page_token=page_token,
-            order_by=order_by,
-        )
 
     # -- evaluationExperiments ------------------------------------------------------------
 
@@ -532,19 +472,3 @@ class Operations:
 
     def delete_experiment(self, experiment: Any) -> Op[Operation]:
         return self._delete(EXPERIMENTS, experiment)
-
-    def list_experiments_page(
-        self,
-        filter: str | None,
-        page_size: int | None,
-        page_token: str | None,
-        order_by: str | None = None,
-    ) -> Op[Page[EvaluationExperiment]]:
-        return self._list_page(
-            EXPERIMENTS,
-            EvaluationExperiment,
-            filter=filter,
-            page_size=page_size,
-            page_token=page_token,
-            order_by=order_by,
-        )

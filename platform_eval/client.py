@@ -18,6 +18,7 @@ from google.auth import credentials as ga_credentials
 
 from ._auth import Authenticator
 from ._config import Settings, resolve_settings
+from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
 from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
 from ._result_items import ExpectedResults, is_result, result_set_name
@@ -38,9 +39,11 @@ from .types import (
     EvaluationRun,
     EvaluationSet,
     Operation,
+    WireModel,
 )
 
 T = TypeVar("T")
+M = TypeVar("M", bound=WireModel)
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
@@ -112,6 +115,24 @@ class _ClientBase:
     def is_emulator(self) -> bool:
         return self._settings.emulator
 
+    def _page_op(
+        self,
+        collection: str,
+        model: type[M],
+        filter: str | None,
+        page_size: int | None,
+        order_by: str | None,
+    ) -> Callable[[str | None], Op[Page[M]]]:
+        """The request for each page of a ``list_*`` call, given the page's token."""
+        return lambda token: self._ops.list_page(
+            collection,
+            model,
+            filter=filter,
+            page_size=page_size,
+            page_token=token,
+            order_by=order_by,
+        )
+
     def _emulator_get(self, path: str, resource: str) -> ApiCall:
         """A GET of what only the emulator serves, under ``/_emulator/`` beside the API."""
         url = f"{self.api_endpoint.rstrip('/')}/_emulator/{path}"
@@ -129,7 +150,7 @@ class _ClientBase:
     def _run_progress(self, run: Any) -> Op[tuple[int, int] | None] | None:
         if not self.is_emulator:
             return None  # the service reports no progress
-        name = self._ops.name("evaluationRuns", run)
+        name = self._ops.name(RUNS, run)
         call = self._emulator_get(f"progress/{name}", name)
 
         def parse(body: Any) -> tuple[int, int] | None:
@@ -294,9 +315,7 @@ class Client(_ClientBase):
         page_size: int | None = None,
         order_by: str | None = None,
     ) -> Pager[EvaluationItem]:
-        return self._pager(
-            lambda token: self._ops.list_items_page(filter, page_size, token, order_by)
-        )
+        return self._pager(self._page_op(ITEMS, EvaluationItem, filter, page_size, order_by))
 
     def delete_item(self, item: Any, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes an item: a long-running operation, waited on with ``wait=True``."""
@@ -363,9 +382,7 @@ class Client(_ClientBase):
         page_size: int | None = None,
         order_by: str | None = None,
     ) -> Pager[EvaluationSet]:
-        return self._pager(
-            lambda token: self._ops.list_sets_page(filter, page_size, token, order_by)
-        )
+        return self._pager(self._page_op(SETS, EvaluationSet, filter, page_size, order_by))
 
     def update_set(
         self,
@@ -402,7 +419,7 @@ class Client(_ClientBase):
         order_by: str | None = None,
     ) -> Pager[EvaluationExperiment]:
         return self._pager(
-            lambda token: self._ops.list_experiments_page(filter, page_size, token, order_by)
+            self._page_op(EXPERIMENTS, EvaluationExperiment, filter, page_size, order_by)
         )
 
     def update_experiment(
@@ -439,9 +456,7 @@ class Client(_ClientBase):
         page_size: int | None = None,
         order_by: str | None = None,
     ) -> Pager[EvaluationMetric]:
-        return self._pager(
-            lambda token: self._ops.list_metrics_page(filter, page_size, token, order_by)
-        )
+        return self._pager(self._page_op(METRICS, EvaluationMetric, filter, page_size, order_by))
 
     def delete_metric(self, metric: Any, *, wait: bool = False) -> OperationFuture[None]:
         return self._deleting(self._ops.delete_metric(metric), wait)
@@ -478,9 +493,7 @@ class Client(_ClientBase):
         page_size: int | None = None,
         order_by: str | None = None,
     ) -> Pager[EvaluationRun]:
-        return self._pager(
-            lambda token: self._ops.list_runs_page(filter, page_size, token, order_by)
-        )
+        return self._pager(self._page_op(RUNS, EvaluationRun, filter, page_size, order_by))
 
     def cancel_run(self, run: Any) -> None:
         self._run(self._ops.cancel_run(run))
@@ -681,9 +694,7 @@ class AsyncClient(_ClientBase):
         page_size: int | None = None,
         order_by: str | None = None,
     ) -> AsyncPager[EvaluationItem]:
-        return self._pager(
-            lambda token: self._ops.list_items_page(filter, page_size, token, order_by)
-        )
+        return self._pager(self._page_op(ITEMS, EvaluationItem, filter, page_size, order_by))
 
     async def delete_item(self, item: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_item(item), wait)
@@ -741,9 +752,7 @@ class AsyncClient(_ClientBase):
         page_size: int | None = None,
         order_by: str | None = None,
     ) -> AsyncPager[EvaluationSet]:
-        return self._pager(
-            lambda token: self._ops.list_sets_page(filter, page_size, token, order_by)
-        )
+        return self._pager(self._page_op(SETS, EvaluationSet, filter, page_size, order_by))
 
     async def update_set(
         self,
@@ -779,7 +788,7 @@ class AsyncClient(_ClientBase):
         order_by: str | None = None,
     ) -> AsyncPager[EvaluationExperiment]:
         return self._pager(
-            lambda token: self._ops.list_experiments_page(filter, page_size, token, order_by)
+            self._page_op(EXPERIMENTS, EvaluationExperiment, filter, page_size, order_by)
         )
 
     async def update_experiment(
@@ -815,9 +824,7 @@ class AsyncClient(_ClientBase):
         page_size: int | None = None,
         order_by: str | None = None,
     ) -> AsyncPager[EvaluationMetric]:
-        return self._pager(
-            lambda token: self._ops.list_metrics_page(filter, page_size, token, order_by)
-        )
+        return self._pager(self._page_op(METRICS, EvaluationMetric, filter, page_size, order_by))
 
     async def delete_metric(self, metric: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_metric(metric), wait)
@@ -853,9 +860,7 @@ class AsyncClient(_ClientBase):
         page_size: int | None = None,
         order_by: str | None = None,
     ) -> AsyncPager[EvaluationRun]:
-        return self._pager(
-            lambda token: self._ops.list_runs_page(filter, page_size, token, order_by)
-        )
+        return self._pager(self._page_op(RUNS, EvaluationRun, filter, page_size, order_by))
 
     async def cancel_run(self, run: Any) -> None:
         await self._run(self._ops.cancel_run(run))

@@ -8,6 +8,9 @@ import pytest
 from factories import request_item
 from google.api_core import exceptions as core
 
+from platform_eval import types as t
+from platform_eval._names import ITEMS
+
 
 def _items(client: Any, names: list[str]) -> None:
     for index, name in enumerate(names):
@@ -51,5 +54,12 @@ def test_a_page_token_is_bound_to_its_order(sync_client: Any) -> None:
     assert first.next_page_token
     with pytest.raises(core.InvalidArgument, match="pageToken"):
         sync_client._run(
-            sync_client._ops.list_items_page(None, 1, first.next_page_token, "display_name desc")
+            sync_client._ops.list_page(
+                ITEMS,
+                t.EvaluationItem,
+                filter=None,
+                page_size=1,
+                page_token=first.next_page_token,
+                order_by="display_name desc",
+            )
         )
