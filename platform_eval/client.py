@@ -9,7 +9,15 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -303,10 +311,7 @@ class Client(_ClientBase):
     def get_item(self, item: Any, *, read_payload: bool = True) -> EvaluationItem:
         """Gets an item; a payload kept in Cloud Storage (``gcsUri``) is read in too."""
         found = self._run(self._ops.get_item(item))
-        uri = self._ops.payload_uri(found) if read_payload else None
-        if uri is None:
-            return found
-        return self._ops.with_payload(found, self._run(self._ops.read_object(uri)))
+        return self._with_payload(found) if read_payload else found
 
     def list_items(
         self,
@@ -682,10 +687,14 @@ class AsyncClient(_ClientBase):
 
     async def get_item(self, item: Any, *, read_payload: bool = True) -> EvaluationItem:
         found = await self._run(self._ops.get_item(item))
-        uri = self._ops.payload_uri(found) if read_payload else None
+        return await self._with_payload(found) if read_payload else found
+
+    async def _with_payload(self, item: EvaluationItem) -> EvaluationItem:
+        """The item with its payload read from Cloud Storage, where it keeps it there."""
+        uri = self._ops.payload_uri(item)
         if uri is None:
-            return found
-        return self._ops.with_payload(found, await self._run(self._ops.read_object(uri)))
+            return item
+        return self._ops.with_payload(item, await self._run(self._ops.read_object(uri)))
 
     def list_items(
         self,
@@ -914,27 +923,20 @@ class AsyncClient(_ClientBase):
     ) -> AsyncIterator[EvaluationItem]:
         limit = asyncio.Semaphore(RESULTS_CONCURRENCY)
 
-        async def with_payload(item: EvaluationItem) -> EvaluationItem:
-            uri = self._ops.payload_uri(item)
-            if uri is None:
-                return item
+        async def limited(read: Awaitable[EvaluationItem]) -> EvaluationItem:
             async with limit:
-                payload = await self._run(self._ops.read_object(uri))
-            return self._ops.with_payload(item, payload)
-
-        async def by_name(name: str) -> EvaluationItem:
-            async with limit:
-                return await self.get_item(name)
+                return await read
 
         pages = self._prefetched(lambda token: self._ops.result_items_page(run_name, token))
         try:
             async for page in pages:
                 found = [item for item in expected.take(page.items) if is_result(item)]
-                for item in await asyncio.gather(*(with_payload(i) for i in found)):
+                for item in await asyncio.gather(*(limited(self._with_payload(i)) for i in found)):
                     yield item
         except InvalidArgument:
             pass  # a server that cannot filter items by run: each is read by name below
-        for item in await asyncio.gather(*(by_name(n) for n in expected.missing())):
+        missing = expected.missing()
+        for item in await asyncio.gather(*(limited(self.get_item(n)) for n in missing)):
             if is_result(item):
                 yield item
 
