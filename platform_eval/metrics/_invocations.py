@@ -68,24 +68,18 @@ def _turn_invocation(events: Sequence[AgentEvent]) -> Invocation:
         parts = content.parts
         if not parts:
             continue
-        author = event.author
-        from_user = author == "user" if author is not None else content.role == "user"
+        from_user = _is_user(event.author, content)
         if len(parts) == 1:
-            # Most events hold one part: no list of texts to join.
+            # Most events hold one part: read it directly, with no texts to join.
             part = parts[0]
-            text = part.text if not part.thought else None
+            text: str | None = part.text if not part.thought else None
             call = None if from_user else part.function_call
             if call is not None:
                 calls.append(ToolCall(call.name or "", call.args or {}))
         else:
-            texts = [part.text for part in parts if part.text and not part.thought]
-            text = "\n".join(texts) if texts else None
+            text = content_text(content)
             if not from_user:
-                calls.extend(
-                    ToolCall(part.function_call.name or "", part.function_call.args or {})
-                    for part in parts
-                    if part.function_call is not None
-                )
+                calls.extend(_tool_calls(content))
         if text:
             if from_user:
                 user_texts.append(text)

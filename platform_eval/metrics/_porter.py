@@ -12,7 +12,6 @@ suffix the word ends with decides, whether or not its condition holds.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 _VOWELS = frozenset("aeiou")
@@ -222,9 +221,8 @@ def _step5b(word: str) -> str:
     return word
 
 
-@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """The stem NLTK's ``PorterStemmer().stem(word)`` gives."""
+    """The stem NLTK's ``PorterStemmer().stem(word)`` gives (``text`` caches it per token)."""
     lowered = word.lower()
     if lowered in _IRREGULAR:
         return _IRREGULAR[lowered]
