@@ -332,17 +332,22 @@ class Backend:
             f"{parent}|{collection}|{filter or ''}|{order_by or ''}".encode()
         ).hexdigest()[:16]
         position = _read_page_token(page_token, binding)
-        if order:
-            # An ordered listing pages by position (creation order breaks its ties).
-            rows = self.store.page(
-                parent, collection, where, args, 0, size + 1, order, order_args, position
-            )
-            following = position + size
-        else:
-            rows = self.store.page(parent, collection, where, args, position, size + 1)
-            following = rows[size - 1][0] if len(rows) > size else 0
+        # Creation order pages after the last row's seq; any other order pages by position
+        # (creation order breaking its ties).
+        rows = self.store.page(
+            parent,
+            collection,
+            where,
+            args,
+            limit=size + 1,
+            after_seq=0 if order else position,
+            order=order,
+            order_args=order_args,
+            offset=position if order else 0,
+        )
         result: dict[str, Any] = {collection: [body for _, body in rows[:size]]}
         if len(rows) > size:
+            following = position + size if order else rows[size - 1][0]
             result["nextPageToken"] = _page_token(following, binding)
         return result
 
