@@ -50,21 +50,22 @@ def is_valid_id(value: str) -> bool:
     return bool(_ID.match(value))
 
 
-def operation_name(value: str) -> str:
-    """A long-running operation's full name, checked: ``{resource}/operations/{id}``."""
-    if not _OPERATION.match(value.strip()):
+def _matching(value: str, pattern: re.Pattern[str], what: str, shape: str) -> str:
+    if not pattern.match(value.strip()):
         raise ValueError(
-            f"{value!r} is not an operation name (expected projects/{{project}}/locations/"
-            "{location}/{collection}/{id}/operations/{operation})"
+            f"{value!r} is not {what} "
+            f"(expected projects/{{project}}/locations/{{location}}/{shape})"
         )
     return value.strip()
+
+
+def operation_name(value: str) -> str:
+    """A long-running operation's full name, checked: ``{resource}/operations/{id}``."""
+    return _matching(
+        value, _OPERATION, "an operation name", "{collection}/{id}/operations/{operation}"
+    )
 
 
 def operations_owner(value: str) -> str:
     """The full name of a resource whose operations are listed."""
-    if not _OPERATIONS_OWNER.match(value.strip()):
-        raise ValueError(
-            f"{value!r} is not a resource name (expected projects/{{project}}/locations/"
-            "{location}/{collection}/{id})"
-        )
-    return value.strip()
+    return _matching(value, _OPERATIONS_OWNER, "a resource name", "{collection}/{id}")
