@@ -12,12 +12,17 @@ _NAME = re.compile(
 
 _OPERATION = re.compile(r"^projects/[^/]+/locations/[^/]+/(?:[A-Za-z]+/[^/]+/)*operations/[^/]+$")
 _OPERATIONS_OWNER = re.compile(r"^projects/[^/]+/locations/[^/]+/[A-Za-z]+/[^/]+$")
+_REVISION = re.compile(
+    r"^projects/[^/]+/locations/[^/]+/(?P<collection>[A-Za-z]+)/[^/]+/revisions/(?P<id>[^/]+)$"
+)
 
 ITEMS = "evaluationItems"
 SETS = "evaluationSets"
 RUNS = "evaluationRuns"
 METRICS = "evaluationMetrics"
 EXPERIMENTS = "evaluationExperiments"
+#: Revisions of a set (create, get, list, delete) or of an item (get), in v1beta1.
+REVISIONS = "revisions"
 
 
 def name_of(obj: Any, kind: str) -> str:
@@ -69,3 +74,18 @@ def operation_name(value: str) -> str:
 def operations_owner(value: str) -> str:
     """The full name of a resource whose operations are listed."""
     return _matching(value, _OPERATIONS_OWNER, "a resource name", "{collection}/{id}")
+
+
+def is_revision_name(value: str, collection: str) -> bool:
+    match = _REVISION.match(value.strip())
+    return bool(match and match["collection"] == collection and _ID.match(match["id"]))
+
+
+def revision_name(value: str, collection: str) -> str:
+    """A revision's full name, checked: ``{collection}/{id}/revisions/{revision}``."""
+    if not is_revision_name(value, collection):
+        raise ValueError(
+            f"{value!r} is not a revision name of {collection} (expected projects/{{project}}/"
+            f"locations/{{location}}/{collection}/{{id}}/revisions/{{revision}})"
+        )
+    return value.strip()

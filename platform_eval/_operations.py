@@ -14,13 +14,14 @@ from urllib.parse import quote
 
 from . import _names
 from ._gc import collector_paused
-from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
+from ._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS
 from ._pagination import Page
 from ._result_items import run_filter
 from ._transport import ApiCall
 from .types import (
     EvaluationExperiment,
     EvaluationItem,
+    EvaluationItemRevision,
     EvaluationItemType,
     EvaluationMetric,
     EvaluationRequest,
@@ -30,6 +31,7 @@ from .types import (
     EvaluationRunDataSource,
     EvaluationRunMetric,
     EvaluationSet,
+    EvaluationSetRevision,
     GcsDestination,
     ImportEvaluationSetRequest,
     ImportGcsSource,
@@ -184,8 +186,10 @@ class Operations:
         page_token: str | None,
         order_by: str | None = None,
         parent: str | None = None,
+        key: str | None = None,
     ) -> Op[Page[M]]:
-        """One page of a collection (under ``parent``, the location by default)."""
+        """One page of a collection (under ``parent``, the location by default), listed in the
+        response under ``key`` (the collection's name by default)."""
         page_size = page_size or DEFAULT_PAGE_SIZES.get(collection)
         params: dict[str, str] = {}
         if filter:
@@ -201,7 +205,7 @@ class Operations:
 
         def parse(body: Any) -> Page[M]:
             body = body or {}
-            entries = body.get(collection) or []
+            entries = body.get(key or collection) or []
             items = []
             with collector_paused():
                 for index, entry in enumerate(entries):
@@ -399,6 +403,39 @@ class Operations:
         )
         return Op(call, type(resource).from_wire)
 
+    # -- revisions (v1beta1) ----------------------------------------------------------------
+
+    def create_set_revision(self, evaluation_set: Any, request_id: str | None) -> Op[Operation]:
+        owner = self.name(SETS, evaluation_set)
+        path = f"{owner}/{REVISIONS}"
+        call = ApiCall("POST", path, body={}, resource=path, is_create=True, request_id=request_id)
+        return Op(call, _operation)
+
+    def get_set_revision(self, revision: Any) -> Op[EvaluationSetRevision]:
+        name = _names.revision_name(_names.name_of(revision, "set revision"), SETS)
+        return Op(ApiCall("GET", name, resource=name), EvaluationSetRevision.from_wire)
+
+    def list_set_revisions_page(
+        self, evaluation_set: Any, page_size: int | None, page_token: str | None
+    ) -> Op[Page[EvaluationSetRevision]]:
+        return self.list_page(
+            REVISIONS,
+            EvaluationSetRevision,
+            filter=None,
+            page_size=page_size,
+            page_token=page_token,
+            parent=self.name(SETS, evaluation_set),
+            key="evaluationSetRevisions",
+        )
+
+    def delete_set_revision(self, revision: Any) -> Op[Operation]:
+        name = _names.revision_name(_names.name_of(revision, "set revision"), SETS)
+        return Op(ApiCall("DELETE", name, resource=name), _operation)
+
+    def get_item_revision(self, revision: Any) -> Op[EvaluationItemRevision]:
+        name = _names.revision_name(_names.name_of(revision, "item revision"), ITEMS)
+        return Op(ApiCall("GET", name, resource=name), EvaluationItemRevision.from_wire)
+
     # -- evaluationRuns -------------------------------------------------------------------
 
     def build_run(
@@ -423,9 +460,16 @@ class Operations:
         return EvaluationRun(
             display_name=display_name,
             labels=dict(labels) if labels else None,
-            data_source=EvaluationRunDataSource(evaluation_set=self.name(SETS, evaluation_set)),
+            data_source=self._data_source(evaluation_set),
             evaluation_config=EvaluationRunConfig(metrics=[to_metric(m) for m in metrics]),
         )
+
+    def _data_source(self, evaluation_set: Any) -> EvaluationRunDataSource:
+        """A set, or a set revision: a run on a revision evaluates its frozen items."""
+        name = _names.name_of(evaluation_set, "evaluation set")
+        if _names.is_revision_name(name, SETS):
+            return EvaluationRunDataSource(evaluation_set_revision=name.strip())
+        return EvaluationRunDataSource(evaluation_set=self.name(SETS, name))
 
     def create_run(self, run: EvaluationRun, request_id: str | None) -> Op[EvaluationRun]:
         return self._create(RUNS, EvaluationRun, run, request_id)

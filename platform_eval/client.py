@@ -43,9 +43,11 @@ from .lro import AsyncOperationFuture, OperationFuture
 from .types import (
     EvaluationExperiment,
     EvaluationItem,
+    EvaluationItemRevision,
     EvaluationMetric,
     EvaluationRun,
     EvaluationSet,
+    EvaluationSetRevision,
     Operation,
     WireModel,
 )
@@ -199,6 +201,10 @@ def _no_result(_: dict[str, Any]) -> None:
 
 def _set_of(response: dict[str, Any]) -> EvaluationSet:
     return EvaluationSet.from_wire(response)
+
+
+def _set_revision_of(response: dict[str, Any]) -> EvaluationSetRevision:
+    return EvaluationSetRevision.from_wire(response)
 
 
 JSONL_TYPE = "application/jsonl"
@@ -401,6 +407,41 @@ class Client(_ClientBase):
     def delete_set(self, evaluation_set: Any, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes a set (not its items): a long-running operation."""
         return self._deleting(self._ops.delete_set(evaluation_set), wait)
+
+    # -- revisions (v1beta1) ----------------------------------------------------------------
+
+    def create_set_revision(
+        self, evaluation_set: Any, *, request_id: str | None = None, wait: bool = False
+    ) -> OperationFuture[EvaluationSetRevision]:
+        """Freezes a set and its items (payloads included): a long-running operation whose
+        ``wait()`` returns the revision. ``create_run(evaluation_set=revision)`` evaluates
+        the frozen items, whatever changes afterwards."""
+        operation = self._run(self._ops.create_set_revision(evaluation_set, request_id))
+        future = self._future(operation, _set_revision_of)
+        if wait:
+            future.wait()
+        return future
+
+    def get_set_revision(self, revision: Any) -> EvaluationSetRevision:
+        """A set revision, by its name (``evaluationSets/{set}/revisions/{revision}``)."""
+        return self._run(self._ops.get_set_revision(revision))
+
+    def list_set_revisions(
+        self, evaluation_set: Any, *, page_size: int | None = None
+    ) -> Pager[EvaluationSetRevision]:
+        """A set's revisions, newest first."""
+        return self._pager(
+            lambda token: self._ops.list_set_revisions_page(evaluation_set, page_size, token)
+        )
+
+    def delete_set_revision(self, revision: Any, *, wait: bool = False) -> OperationFuture[None]:
+        """Deletes a set revision, and the item revisions no other set revision uses."""
+        return self._deleting(self._ops.delete_set_revision(revision), wait)
+
+    def get_item_revision(self, revision: Any) -> EvaluationItemRevision:
+        """An item revision (``evaluationItems/{item}/revisions/{revision}``): the item as a
+        set revision froze it, payload included."""
+        return self._run(self._ops.get_item_revision(revision))
 
     # -- evaluationExperiments ------------------------------------------------------------
 
@@ -775,6 +816,35 @@ class AsyncClient(_ClientBase):
         self, evaluation_set: Any, *, wait: bool = False
     ) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_set(evaluation_set), wait)
+
+    # -- revisions (v1beta1) ----------------------------------------------------------------
+
+    async def create_set_revision(
+        self, evaluation_set: Any, *, request_id: str | None = None, wait: bool = False
+    ) -> AsyncOperationFuture[EvaluationSetRevision]:
+        operation = await self._run(self._ops.create_set_revision(evaluation_set, request_id))
+        future = self._future(operation, _set_revision_of)
+        if wait:
+            await future.wait()
+        return future
+
+    async def get_set_revision(self, revision: Any) -> EvaluationSetRevision:
+        return await self._run(self._ops.get_set_revision(revision))
+
+    def list_set_revisions(
+        self, evaluation_set: Any, *, page_size: int | None = None
+    ) -> AsyncPager[EvaluationSetRevision]:
+        return self._pager(
+            lambda token: self._ops.list_set_revisions_page(evaluation_set, page_size, token)
+        )
+
+    async def delete_set_revision(
+        self, revision: Any, *, wait: bool = False
+    ) -> AsyncOperationFuture[None]:
+        return await self._deleting(self._ops.delete_set_revision(revision), wait)
+
+    async def get_item_revision(self, revision: Any) -> EvaluationItemRevision:
+        return await self._run(self._ops.get_item_revision(revision))
 
     # -- evaluationExperiments ------------------------------------------------------------
 

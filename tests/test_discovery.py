@@ -184,15 +184,14 @@ CLIENT_METHODS = {
     "operations.list": "list_operations",
     "operations.wait": "wait_operation",
     "operations.delete": "delete_operation",
+    "evaluationSets.revisions.create": "create_set_revision",
+    "evaluationSets.revisions.get": "get_set_revision",
+    "evaluationSets.revisions.list": "list_set_revisions",
+    "evaluationSets.revisions.delete": "delete_set_revision",
+    "evaluationItems.revisions.get": "get_item_revision",
 }
 #: Methods not modelled yet, each with why: the test fails when the documents add another.
-NOT_YET = {
-    "evaluationSets.revisions.create": "revisions snapshot HARBOR_TASK items, not modelled yet",
-    "evaluationSets.revisions.get": "revisions snapshot HARBOR_TASK items, not modelled yet",
-    "evaluationSets.revisions.list": "revisions snapshot HARBOR_TASK items, not modelled yet",
-    "evaluationSets.revisions.delete": "revisions snapshot HARBOR_TASK items, not modelled yet",
-    "evaluationItems.revisions.get": "revisions snapshot HARBOR_TASK items, not modelled yet",
-}
+NOT_YET: dict[str, str] = {}
 
 
 COLLECTIONS = {
@@ -262,6 +261,8 @@ RESOURCES = (
     "EvaluationRun",
     "EvaluationMetric",
     "EvaluationExperiment",
+    "EvaluationSetRevision",
+    "EvaluationItemRevision",
 )
 
 
@@ -278,7 +279,7 @@ def _model_in(annotation: Any) -> type[Any] | None:
 
 
 def field_walk(version: str) -> tuple[list[str], set[str]]:
-    """(properties no model has, properties a model keeps free-form) from the five resources."""
+    """(properties no model has, properties a model keeps free-form) from the resources."""
     from platform_eval.types import WireModel
 
     schemas = _document(version)["schemas"]
@@ -315,7 +316,7 @@ def field_walk(version: str) -> tuple[list[str], set[str]]:
             # google-genai's own models (Content, Tool) are google-genai's contract.
 
     for resource in RESOURCES:
-        if f"{prefix}{resource}" in schemas:  # v1 has no experiments
+        if f"{prefix}{resource}" in schemas:  # v1 has no experiments and no revisions
             walk(f"{prefix}{resource}", getattr(t, resource))
     return missing, free_form
 

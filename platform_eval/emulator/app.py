@@ -22,6 +22,7 @@ from .backend import (
     ITEMS,
     METRICS,
     OPERATIONS,
+    REVISIONS,
     RUNS,
     SETS,
     ApiError,
@@ -33,6 +34,7 @@ from .gcs import GcsRoutes, ObjectStore
 from .imports import SetImporter
 from .openapi import openapi_document
 from .otlp import OtlpRoutes
+from .revisions import Revisions
 
 _API_PATH = re.compile(
     r"^/(?P<version>v1beta1|v1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
@@ -76,6 +78,7 @@ class EmulatorApp:
     ) -> None:
         self.backend = backend
         self.import_set = SetImporter(backend, objects)
+        self.revisions = Revisions(backend, objects)
         self.faults = faults
         self.max_body_bytes = max_body_bytes
         routes = [
@@ -198,7 +201,10 @@ class EmulatorApp:
         if method == "GET":
             return JSONResponse(self.backend.get(parent, collection, rid))
         if method == "DELETE":
-            return JSONResponse(self.backend.delete(parent, collection, rid, match["version"]))
+            deleted = self.backend.delete(parent, collection, rid, match["version"])
+            if collection == SETS:
+                self.revisions.forget_set(f"{parent}/{SETS}/{rid}")
+            return JSONResponse(deleted)
         if method == "PATCH" and collection in (SETS, EXPERIMENTS):
             body = await self._json_body(request)
             mask = request.query_params.get("updateMask") or request.query_params.get("update_mask")
@@ -220,8 +226,10 @@ class EmulatorApp:
         )
 
     async def _sub_resource(self, request: Request, owner: str, match: re.Match[str]) -> Response:
-        """``{resource}/operations[/{id}[:wait]]``."""
+        """``{resource}/operations[/{id}[:wait]]`` and ``{set or item}/revisions[/{id}]``."""
         sub, subid, verb, method = match["sub"], match["subid"], match["verb"], request.method
+        if sub == REVISIONS and match["version"] == "v1beta1":
+            return await self._revision(request, owner, match)
         if sub != OPERATIONS:
             raise ApiError("NOT_FOUND", f"no such collection {sub!r} under {owner}")
         if subid is not None and not is_valid_id(subid):
@@ -238,4 +246,26 @@ class EmulatorApp:
         if verb is None and method == "DELETE":
             self.backend.delete_operation(owner, subid)
             return JSONResponse({})
+        raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")
+
+    async def _revision(self, request: Request, owner: str, match: re.Match[str]) -> Response:
+        """Set revisions (create, get, list, delete) and item revisions (get); v1beta1 only."""
+        collection, subid, method = match["collection"], match["subid"], request.method
+        if subid is not None and not is_valid_id(subid):
+            raise ApiError("INVALID_ARGUMENT", f"invalid revision id {subid!r}")
+        if match["verb"] is None and collection == ITEMS and subid is not None and method == "GET":
+            return JSONResponse(self.revisions.get_item_revision(owner, subid))
+        if match["verb"] is not None or collection != SETS:
+            raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")
+        if subid is None and method == "POST":
+            body = await self._json_body(request)
+            request_id = request.headers.get(REQUEST_ID_HEADER)
+            return JSONResponse(self.revisions.create(owner, body, match["version"], request_id))
+        if subid is None and method == "GET":
+            token = request.query_params.get("pageToken") or request.query_params.get("page_token")
+            return JSONResponse(self.revisions.list_page(owner, _page_size(request), token))
+        if subid is not None and method == "GET":
+            return JSONResponse(self.revisions.get(owner, subid))
+        if subid is not None and method == "DELETE":
+            return JSONResponse(self.revisions.delete(owner, subid, match["version"]))
         raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")

@@ -45,6 +45,8 @@ METRICS = "evaluationMetrics"
 COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS, METRICS)
 #: Each resource's long-running operations are kept under its name, as the service names them.
 OPERATIONS = "operations"
+#: Revisions of a set or an item are kept under its name, too.
+REVISIONS = "revisions"
 _EMPTY = "type.googleapis.com/google.protobuf.Empty"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -183,6 +185,15 @@ def split_name(name: str, collection: str) -> tuple[str, str]:
     return "/".join(parts[:4]), parts[5]
 
 
+def split_revision_name(name: str, collection: str) -> tuple[str, str]:
+    """(owner, revision id) of ``projects/p/locations/l/{collection}/{id}/revisions/{rid}``."""
+    owner, sep, rid = name.rpartition(f"/{REVISIONS}/")
+    if not sep or not rid or "/" in rid:
+        raise ApiError("INVALID_ARGUMENT", f"{name!r} is not a revision name of {collection}")
+    split_name(owner, collection)
+    return owner, rid
+
+
 def type_url(version: str, message: str) -> str:
     """The ``@type`` of an aiplatform message in an Operation's metadata or response."""
     return f"type.googleapis.com/google.cloud.aiplatform.{version}.{message}"
@@ -315,7 +326,9 @@ class Backend:
         page_size: int | None,
         page_token: str | None,
         order_by: str | None = None,
+        newest_first: bool = False,
     ) -> dict[str, Any]:
+        """A page of ``collection``: in creation order, in ``order_by``'s, or newest first."""
         if page_size is not None and page_size < 0:
             raise ApiError("INVALID_ARGUMENT", "pageSize must not be negative")
         size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
@@ -328,6 +341,8 @@ class Backend:
             order, order_args = compile_order(order_by, known)
         except FilterError as exc:
             raise ApiError("INVALID_ARGUMENT", f"invalid orderBy: {exc}") from None
+        if newest_first and not order:
+            order = "seq DESC"
         binding = hashlib.sha256(
             f"{parent}|{collection}|{filter or ''}|{order_by or ''}".encode()
         ).hexdigest()[:16]
@@ -538,16 +553,7 @@ class Backend:
         if request_id and (earlier := self.store.by_request_id(parent, RUNS, request_id)):
             return earlier
         run: EvaluationRun = parse_body(EvaluationRun, body)
-        source = run.data_source.evaluation_set if run.data_source else None
-        if not source:
-            raise ApiError("INVALID_ARGUMENT", "dataSource.evaluationSet is required")
-        set_parent, set_id = split_name(source, SETS)
-        if set_parent != parent:
-            raise ApiError(
-                "INVALID_ARGUMENT",
-                "dataSource.evaluationSet belongs to another project or location",
-            )
-        self._get(parent, SETS, set_id)
+        source = self._run_source(parent, run)
         configured = run.evaluation_config.metrics if run.evaluation_config else None
         if not configured:
             raise ApiError("INVALID_ARGUMENT", "evaluationConfig.metrics needs at least one metric")
@@ -558,7 +564,7 @@ class Backend:
                 "completion_time": None,
                 "error": None,
                 "evaluation_results": None,
-                # For a run of an evaluation set, the service names that same set.
+                # The service names the set the run evaluates (here, or its revision).
                 "evaluation_set_snapshot": source,
             }
         )
@@ -566,6 +572,28 @@ class Backend:
         for listener in self._run_listeners:
             listener(stored["name"])
         return stored
+
+    def _run_source(self, parent: str, run: EvaluationRun) -> str:
+        """The set or set revision a run evaluates, checked to exist in ``parent``."""
+        data_source = run.data_source
+        if data_source is not None and data_source.evaluation_set_revision:
+            field, source = "dataSource.evaluationSetRevision", data_source.evaluation_set_revision
+            set_name, rid = split_revision_name(source, SETS)
+            found = self.store.get(set_name, REVISIONS, rid) is not None
+        elif data_source is not None and data_source.evaluation_set:
+            field, source = "dataSource.evaluationSet", data_source.evaluation_set
+            set_name = source
+            set_parent, set_id = split_name(set_name, SETS)
+            found = self.store.get(set_parent, SETS, set_id) is not None
+        else:
+            raise ApiError(
+                "INVALID_ARGUMENT", "dataSource.evaluationSet or evaluationSetRevision is required"
+            )
+        if split_name(set_name, SETS)[0] != parent:
+            raise ApiError("INVALID_ARGUMENT", f"{field} belongs to another project or location")
+        if not found:
+            raise ApiError("NOT_FOUND", f"{field}: {source} not found")
+        return source
 
     def cancel_run(self, parent: str, rid: str, *, quiet: bool = False) -> None:
         def cancel(run: EvaluationRun) -> bool:

@@ -16,9 +16,11 @@ from .._version import __version__
 from ..types import (
     EvaluationExperiment,
     EvaluationItem,
+    EvaluationItemRevision,
     EvaluationMetric,
     EvaluationRun,
     EvaluationSet,
+    EvaluationSetRevision,
     ImportEvaluationSetRequest,
     Operation,
     WireModel,
@@ -176,6 +178,55 @@ def _operation_paths() -> dict[str, Any]:
     }
 
 
+def _revision_paths(set_revision: dict[str, Any], item_revision: dict[str, Any]) -> dict[str, Any]:
+    """Set revisions (create, get, list, delete) and item revisions (get), v1beta1 only."""
+    parent = [*_PARENT_PARAMETERS[1:], _ID]
+    base = f"/v1beta1/projects/{{project}}/locations/{{location}}/{SETS}/{{id}}/revisions"
+    revision_id = _path_parameter("revision", "revision id")
+    listed = {
+        "type": "object",
+        "properties": {
+            "evaluationSetRevisions": {"type": "array", "items": set_revision},
+            "nextPageToken": {"type": "string"},
+        },
+    }
+    operation = {"$ref": _REF.format(model="Operation")}
+    item_base = f"/v1beta1/projects/{{project}}/locations/{{location}}/{ITEMS}/{{id}}"
+    return {
+        base: {
+            "parameters": parent,
+            "get": {
+                "operationId": "list_evaluationSetRevisions",
+                "parameters": _LIST_PARAMETERS[:2],
+                "responses": _responses(listed),
+            },
+            "post": {
+                "operationId": "create_evaluationSetRevisions",
+                "requestBody": {"required": True, **_json(set_revision)},
+                "responses": _responses(operation),
+            },
+        },
+        f"{base}/{{revision}}": {
+            "parameters": [*parent, revision_id],
+            "get": {
+                "operationId": "get_evaluationSetRevisions",
+                "responses": _responses(set_revision),
+            },
+            "delete": {
+                "operationId": "delete_evaluationSetRevisions",
+                "responses": _responses(operation),
+            },
+        },
+        f"{item_base}/revisions/{{revision}}": {
+            "parameters": [*parent, revision_id],
+            "get": {
+                "operationId": "get_evaluationItemRevisions",
+                "responses": _responses(item_revision),
+            },
+        },
+    }
+
+
 def _import_path() -> dict[str, Any]:
     return {
         f"{_PARENT}/{SETS}:import": {
@@ -273,6 +324,8 @@ def openapi_document() -> dict[str, Any]:
         EvaluationExperiment,
         ImportEvaluationSetRequest,
         Operation,
+        EvaluationSetRevision,
+        EvaluationItemRevision,
     ]
     refs, definitions = models_json_schema(
         [(model, "validation") for model in models], ref_template=_REF, by_alias=True
@@ -286,6 +339,12 @@ def openapi_document() -> dict[str, Any]:
     paths.update(_collection_paths(METRICS, metric, patch=False, cancel=False))
     paths.update(_collection_paths(EXPERIMENTS, experiment, patch=True, cancel=False))
     paths.update(_import_path())
+    paths.update(
+        _revision_paths(
+            refs[(EvaluationSetRevision, "validation")],
+            refs[(EvaluationItemRevision, "validation")],
+        )
+    )
     paths.update(_operation_paths())
     paths.update(_storage_paths())
     paths.update(_control_paths())

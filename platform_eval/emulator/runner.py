@@ -25,6 +25,7 @@ from ..types import (
     EvaluationRequest,
     EvaluationResult,
     EvaluationRun,
+    EvaluationRunDataSource,
     EvaluationRunResults,
     EvaluationRunState,
     EvaluationSet,
@@ -33,6 +34,7 @@ from ..types import (
 )
 from .backend import (
     ITEMS,
+    REVISIONS,
     RUNS,
     SETS,
     ApiError,
@@ -44,6 +46,7 @@ from .backend import (
     split_name,
 )
 from .gcs import ObjectStore
+from .revisions import Revisions
 
 _logger = logging.getLogger("platform_eval.emulator")
 
@@ -74,6 +77,7 @@ class RunExecutor:
     ) -> None:
         self._backend = backend
         self._objects = objects
+        self._revisions = Revisions(backend, objects)
         self.judges = tuple(judges)
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -156,17 +160,21 @@ class RunExecutor:
         if run is None:
             return
         parent, _ = split_name(name, RUNS)
-        set_name = run.data_source.evaluation_set if run.data_source else None
+        data_source = run.data_source or EvaluationRunDataSource()
         try:
             configured = run.evaluation_config.metrics if run.evaluation_config else None
             # A registered metric deleted since the run was created fails the run here.
             specs = self._backend.resolve_metrics(parent, configured or [])
-            source = EvaluationSet.from_wire(self._backend.get_by_name(set_name or "", SETS))
+            if data_source.evaluation_set_revision:
+                # The item revisions it froze: later changes to the set or items do not count.
+                items = self._revisions.frozen_items(data_source.evaluation_set_revision)
+            else:
+                source = self._backend.get_by_name(data_source.evaluation_set or "", SETS)
+                items = list(EvaluationSet.from_wire(source).evaluation_items or [])
         except ApiError as exc:
             self._finish(name, EvaluationRunState.FAILED, error=exc.message)
             return
 
-        items = list(source.evaluation_items or [])
         output_prefix = run.output_uri_prefix
         # Results written before a restart of the emulator are kept, not computed again.
         earlier = self._earlier_results(parent, name)
@@ -222,10 +230,16 @@ class RunExecutor:
         for result_name in result_names:
             self._backend.store.delete(parent, ITEMS, split_name(result_name, ITEMS)[1])
 
+    def _item(self, name: str) -> EvaluationItem:
+        """An item by its name, or the copy an item revision holds by the revision's name."""
+        if f"/{REVISIONS}/" in name:
+            return EvaluationItem.from_wire(self._revisions.frozen_item(name))
+        return EvaluationItem.from_wire(self._backend.get_by_name(name, ITEMS))
+
     def _request_of(self, item_name: str) -> tuple[EvaluationRequest | None, str | None]:
         """The request of a REQUEST item, inline or read from its gs:// object."""
         try:
-            item = EvaluationItem.from_wire(self._backend.get_by_name(item_name, ITEMS))
+            item = self._item(item_name)
         except ApiError as exc:
             return None, exc.message
         if item.evaluation_item_type != EvaluationItemType.REQUEST:
@@ -251,7 +265,13 @@ class RunExecutor:
         specs: list[metrics.MetricSpec],
         output_prefix: str | None,
     ) -> EvaluationItem:
-        response = EvaluationResult(evaluation_request=item_name, evaluation_run=run_name)
+        # An item revision's name (a run on a set revision) is reported beside its item's.
+        request_name, is_revision, _ = item_name.partition(f"/{REVISIONS}/")
+        response = EvaluationResult(
+            evaluation_request=request_name,
+            evaluation_request_revision=item_name if is_revision else None,
+            evaluation_run=run_name,
+        )
         request, error = self._request_of(item_name)
         if request is not None:
             candidate_results = metrics.evaluate_request(specs, request, self.judges)
@@ -270,7 +290,7 @@ class RunExecutor:
         if output_prefix:
             # As the service does with an output destination: the payload goes to Cloud Storage,
             # and the item keeps where it came from for filters and resumption.
-            run_id, item_id = run_name.rsplit("/", 1)[-1], item_name.rsplit("/", 1)[-1]
+            run_id, item_id = run_name.rsplit("/", 1)[-1], request_name.rsplit("/", 1)[-1]
             result.gcs_uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
             self._objects.write_json(result.gcs_uri, response.to_wire(), project_of(parent))
         else:
@@ -302,8 +322,11 @@ class RunExecutor:
             for body in page[ITEMS]:
                 result = EvaluationItem.from_wire(body)
                 response = self._response_of(result)
-                if response is not None and response.evaluation_request:
-                    found[response.evaluation_request].append(result)
+                evaluated = response and (
+                    response.evaluation_request_revision or response.evaluation_request
+                )
+                if evaluated:
+                    found[evaluated].append(result)
             token = page.get("nextPageToken")
             if not token:
                 return found

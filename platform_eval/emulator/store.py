@@ -160,10 +160,13 @@ class Store:
         self,
         resources: Sequence[tuple[str, str, str, dict[str, Any], str | None]],
         objects: Sequence[tuple[str, str, bytes, str]] = (),
+        *,
+        or_ignore: bool = False,
     ) -> None:
         """Resources ``(parent, collection, rid, body, request id)`` and Cloud Storage objects
         ``(bucket, name, data, content type)`` in one transaction: an import lands whole or not
-        at all."""
+        at all. ``or_ignore`` keeps a resource already stored under the same key (one named by
+        its content, written by two requests at once)."""
         generation = time.time_ns()
         with self.transaction() as db:
             db.executemany(
@@ -174,7 +177,8 @@ class Store:
                 [(b, n, d, c, generation) for b, n, d, c in objects],
             )
             db.executemany(
-                "INSERT INTO resources (parent, collection, rid, body, request_id) "
+                f"INSERT {'OR IGNORE ' if or_ignore else ''}INTO resources "
+                "(parent, collection, rid, body, request_id) "
                 "VALUES (?,?,?,?,?)",
                 [
                     (p, c, r, json.dumps(body), request_id)

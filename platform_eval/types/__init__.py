@@ -23,6 +23,7 @@ from .items import (
     request_mode_problem,
 )
 from .operations import Operation
+from .revisions import EvaluationItemRevision, EvaluationSetRevision
 from .rubrics import Rubric, RubricContent, RubricContentProperty, RubricGroup, RubricVerdict
 from .runs import (
     AutoraterConfig,
@@ -75,6 +76,7 @@ __all__ = [
     "EncryptionSpec",
     "EvaluationExperiment",
     "EvaluationItem",
+    "EvaluationItemRevision",
     "EvaluationItemType",
     "EvaluationMetric",
     "EvaluationPrompt",
@@ -88,6 +90,7 @@ __all__ = [
     "EvaluationRunResults",
     "EvaluationRunState",
     "EvaluationSet",
+    "EvaluationSetRevision",
     "FunctionCall",
     "FunctionResponse",
     "GcsDestination",
