@@ -278,14 +278,16 @@ def _model_in(annotation: Any) -> type[Any] | None:
     return None
 
 
-def field_walk(version: str) -> tuple[list[str], set[str]]:
-    """(properties no model has, properties a model keeps free-form) from the resources."""
+def field_walk(version: str) -> tuple[list[str], set[str], list[str]]:
+    """(properties no model has, properties a model keeps free-form, properties whose
+    output-only mark differs from the document's) from the resources."""
     from platform_eval.types import WireModel
 
     schemas = _document(version)["schemas"]
     prefix = VERSIONS[version]
     missing: list[str] = []
     free_form: set[str] = set()
+    output_only: list[str] = []
     seen: set[tuple[str, type[Any]]] = set()
 
     def walk(schema: str, model: type[Any]) -> None:
@@ -298,6 +300,10 @@ def field_walk(version: str) -> tuple[list[str], set[str]]:
             if prop not in fields:
                 missing.append(where)
                 continue
+            extra = fields[prop].json_schema_extra
+            marked = isinstance(extra, dict) and extra.get("readOnly") is True
+            if marked != bool(spec.get("readOnly")):
+                output_only.append(f"{where} ({'marked' if marked else 'not marked'})")
             ref = next(
                 (
                     inner["$ref"]
@@ -318,13 +324,14 @@ def field_walk(version: str) -> tuple[list[str], set[str]]:
     for resource in RESOURCES:
         if f"{prefix}{resource}" in schemas:  # v1 has no experiments and no revisions
             walk(f"{prefix}{resource}", getattr(t, resource))
-    return missing, free_form
+    return missing, free_form, output_only
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_field_of_every_reachable_schema_is_modelled(version: str) -> None:
-    missing, free_form = field_walk(version)
+    missing, free_form, output_only = field_walk(version)
     assert missing == [], f"fields of the {version} document no model has: {missing}"
+    assert output_only == [], f"output-only marks that differ from the {version} document"
     assert free_form <= set(FREE_FORM), f"untyped, not listed: {sorted(free_form - set(FREE_FORM))}"
 
 

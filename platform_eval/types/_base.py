@@ -19,6 +19,7 @@ from google.genai import types as genai_types
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
@@ -101,6 +102,21 @@ def oneof(*fields: str) -> Any:
         return self
 
     return model_validator(mode="after")(check)
+
+
+#: The JSON Schema keyword the discovery documents and OpenAPI use for output-only fields.
+READ_ONLY = "readOnly"
+
+
+def output_only() -> Any:
+    """A field only the service sets ("Output only." in the discovery documents): it is read
+    from responses; ``is_output_only`` tells it, and the emulator's OpenAPI marks it readOnly."""
+    return Field(default=None, json_schema_extra={READ_ONLY: True})
+
+
+def is_output_only(model: type[BaseModel], field: str) -> bool:
+    extra = model.model_fields[field].json_schema_extra
+    return isinstance(extra, dict) and extra.get(READ_ONLY) is True
 
 
 @functools.cache

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationInfo, model_validator
 
-from ._base import Content, WireModel, is_from_server, oneof
+from ._base import Content, WireModel, is_from_server, oneof, output_only
 from .agent_data import AgentData
 from .enums import OpenEvaluationItemType
 from .rubrics import RubricGroup, RubricVerdict
@@ -43,7 +43,7 @@ class CandidateResponse(WireModel):
     value: dict[str, Any] | None = None
     events: list[Content] | None = None
     agent_data: AgentData | None = None
-    error: Status | None = None
+    error: Status | None = output_only()
 
     _one_response = oneof("text", "value", "agent_data")
 
@@ -90,7 +90,7 @@ class CandidateResult(WireModel):
     rubric_verdicts: list[RubricVerdict] | None = None
     additional_results: Any = None
     #: Output only: why this candidate could not be scored for this metric.
-    error: Status | None = None
+    error: Status | None = output_only()
 
 
 class EvaluationResult(WireModel):
@@ -98,7 +98,7 @@ class EvaluationResult(WireModel):
 
     evaluation_request: str | None = None
     #: Output only: the item revision scored, when the run read a set revision.
-    evaluation_request_revision: str | None = None
+    evaluation_request_revision: str | None = output_only()
     evaluation_run: str | None = None
     request: EvaluationRequest | None = None
     metric: str | None = None
@@ -121,11 +121,11 @@ class EvaluationItem(WireModel):
     labels: dict[str, str] | None = None
     evaluation_item_type: OpenEvaluationItemType | None = None
     evaluation_request: EvaluationRequest | None = None
-    evaluation_response: EvaluationResult | None = None
+    evaluation_response: EvaluationResult | None = output_only()
     gcs_uri: str | None = None
-    harbor_task: HarborTask | None = None
-    create_time: datetime | None = None
-    error: Status | None = None
+    harbor_task: HarborTask | None = output_only()
+    create_time: datetime | None = output_only()
+    error: Status | None = output_only()
 
     @model_validator(mode="after")
     def _one_payload(self, info: ValidationInfo) -> EvaluationItem:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ._base import WireModel
+from ._base import WireModel, output_only
 from .items import EvaluationItem
 from .sets import EvaluationSet
 
@@ -19,9 +19,9 @@ class EvaluationItemRevision(WireModel):
     """``evaluationItems/{item}/revisions/{revision}``: one item as it was."""
 
     name: str | None = None
-    create_time: datetime | None = None
+    create_time: datetime | None = output_only()
     #: The item as it was; ``snapshot.name`` names the item it was taken from.
-    snapshot: EvaluationItem | None = None
+    snapshot: EvaluationItem | None = output_only()
 
     @property
     def id(self) -> str | None:
@@ -32,10 +32,10 @@ class EvaluationSetRevision(WireModel):
     """``evaluationSets/{set}/revisions/{revision}``: a set and its items as they were."""
 
     name: str | None = None
-    create_time: datetime | None = None
+    create_time: datetime | None = output_only()
     #: The set as it was: ``snapshot.name`` names the set, and ``snapshot.evaluationItems``
     #: holds item revision names instead of item names.
-    snapshot: EvaluationSet | None = None
+    snapshot: EvaluationSet | None = output_only()
 
     @property
     def id(self) -> str | None:

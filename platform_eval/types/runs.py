@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ._base import WireModel, oneof
+from ._base import WireModel, oneof, output_only
 from .common import BigQueryDestination, CloudLoggingConfig, EncryptionSpec
 from .enums import OpenEvaluationRunState, is_terminal_state
 from .rubrics import Rubric
@@ -166,7 +166,7 @@ class SummaryMetrics(WireModel):
 class EvaluationRunResults(WireModel):
     evaluation_set: str | None = None
     summary_metrics: SummaryMetrics | None = None
-    loss_analysis_results: list[dict[str, Any]] | None = None
+    loss_analysis_results: list[dict[str, Any]] | None = output_only()
     red_teaming_analysis_results: list[dict[str, Any]] | None = None
 
 
@@ -175,15 +175,15 @@ class EvaluationRun(WireModel):
     display_name: str | None = None
     metadata: Any = None
     labels: dict[str, str] | None = None
-    state: OpenEvaluationRunState | None = None
+    state: OpenEvaluationRunState | None = output_only()
     data_source: EvaluationRunDataSource | None = None
     evaluation_config: EvaluationRunConfig | None = None
     inference_configs: dict[str, Any] | None = None
-    create_time: datetime | None = None
-    completion_time: datetime | None = None
-    error: Status | None = None
-    evaluation_results: EvaluationRunResults | None = None
-    evaluation_set_snapshot: str | None = None
+    create_time: datetime | None = output_only()
+    completion_time: datetime | None = output_only()
+    error: Status | None = output_only()
+    evaluation_results: EvaluationRunResults | None = output_only()
+    evaluation_set_snapshot: str | None = output_only()
     evaluation_experiment: str | None = None
     analysis_configs: list[dict[str, Any]] | None = None
     #: The service account the service runs the evaluation as.
@@ -226,8 +226,8 @@ class EvaluationMetric(WireModel):
     gcs_uri: str | None = None
     labels: dict[str, str] | None = None
     encryption_spec: EncryptionSpec | None = None
-    create_time: datetime | None = None
-    update_time: datetime | None = None
+    create_time: datetime | None = output_only()
+    update_time: datetime | None = output_only()
 
     @property
     def id(self) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ._base import WireModel
+from ._base import WireModel, output_only
 from .agent_data import AgentConfig
 from .common import EncryptionSpec
 from .runs import GcsDestination
@@ -19,14 +19,14 @@ class EvaluationSet(WireModel):
     name: str | None = None
     display_name: str | None = None
     evaluation_items: list[str] | None = None
-    create_time: datetime | None = None
-    update_time: datetime | None = None
+    create_time: datetime | None = output_only()
+    update_time: datetime | None = output_only()
     metadata: Any = None
     #: The static configuration of each agent the items' AgentData names, by agent id.
     agent_configs: dict[str, AgentConfig] | None = None
     encryption_spec: EncryptionSpec | None = None
     #: Output only: set when the items were imported from a Harbor dataset.
-    harbor_dataset: HarborDataset | None = None
+    harbor_dataset: HarborDataset | None = output_only()
 
     @property
     def id(self) -> str | None:
@@ -90,8 +90,8 @@ class EvaluationExperiment(WireModel):
     metadata: Any = None
     #: Sent by the official client, though not in the discovery documents of 2026-11-06.
     merge_strategy: str | None = None
-    create_time: datetime | None = None
-    update_time: datetime | None = None
+    create_time: datetime | None = output_only()
+    update_time: datetime | None = output_only()
 
     @property
     def id(self) -> str | None:
