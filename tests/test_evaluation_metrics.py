@@ -66,7 +66,7 @@ def test_a_typo_in_a_metric_names_the_field(sync_client: Any) -> None:
 
 
 def test_a_run_names_a_registered_metric(sync_client: Any) -> None:
-    item = sync_client.create_item(request_item("x"))
+    item = sync_client.create_item(request_item("x", candidates=[{"candidate": "a", "text": "hi"}]))
     evaluation_set = sync_client.create_set(display_name="s", items=[item])
     registered = sync_client.create_metric(LLM_METRIC)
     missing = registered.name.rsplit("/", 1)[0] + "/123"
@@ -76,12 +76,16 @@ def test_a_run_names_a_registered_metric(sync_client: Any) -> None:
         sync_client.create_run(
             evaluation_set=evaluation_set, metrics=[{"metricResourceName": missing}]
         )
-    # The registered metric is found and read; the local engine computes no custom LLM metric,
-    # and says so rather than scoring it some other way.
-    with pytest.raises(errors.InvalidArgument, match="'politeness' is not supported by the local"):
-        sync_client.create_run(
-            evaluation_set=evaluation_set, metrics=[{"metricResourceName": registered.name}]
-        )
+    # The registered metric is found and read. Without a judge model, the custom LLM metric it
+    # defines is not evaluated, with the reason, rather than scored some other way.
+    run = sync_client.create_run(
+        evaluation_set=evaluation_set, metrics=[{"metricResourceName": registered.name}]
+    )
+    done = sync_client.wait_for_run(run, poll_interval=0.05, timeout=30)
+    (result,) = sync_client.get_results(done)
+    (scored,) = result.evaluation_response.candidate_results
+    assert scored.metric == "politeness" and scored.score is None
+    assert "needs a judge model" in (scored.explanation or "")
 
 
 @pytest.mark.parametrize("version", VERSIONS)

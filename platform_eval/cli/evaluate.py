@@ -11,7 +11,8 @@ from typing import Any
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
 from ..formats import adk, load_eval_config, load_eval_set
-from ..metrics.judges import LOCAL_TYPES
+from ..metrics.judges import LOCAL_TYPES, default_judges
+from ..metrics.llm_metrics import Grader
 from ..results import RunResults, compare, fetch_results
 from ..target import Target
 from ..types import EvaluationItem, EvaluationRun
@@ -134,6 +135,15 @@ def _check_computable(
             raise UsageError(
                 f"metric {resolved.metric!r} cannot be computed on the emulator: {exc}"
             ) from None
+        if spec.scorer is not None:
+            if not any(isinstance(judge, Grader) for judge in default_judges()):
+                raise UsageError(
+                    f"metric {spec.name!r} is a custom LLM metric: a judge model scores it, and "
+                    "the emulator has none; set PLATFORM_EVAL_JUDGE_MODEL to a Gemini model "
+                    "(with GOOGLE_API_KEY or Application Default Credentials), or run against "
+                    "the real service with --project"
+                )
+            continue
         info = metrics.REGISTRY[spec.name]
         if not info.needs_judge:
             continue

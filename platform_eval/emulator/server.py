@@ -11,7 +11,6 @@ It listens on a free loopback port; ``emu.url`` is its base URL.
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
 import time
@@ -22,7 +21,8 @@ import uvicorn
 
 from .._auth import bearer_credentials
 from .._config import EMULATOR_PROJECT
-from ..metrics import GeminiJudge, Judge, LocalJudge
+from ..metrics import Judge
+from ..metrics.judges import default_judges
 from .access import exposure_warning
 from .app import EmulatorApp
 from .backend import Backend
@@ -34,15 +34,6 @@ from .store import Store
 
 if TYPE_CHECKING:
     from ..client import AsyncClient, Client
-
-#: Set to a Gemini model name (with GOOGLE_API_KEY or ADC available) to grade free-text rubrics.
-JUDGE_MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
-
-
-def default_judges() -> tuple[Judge, ...]:
-    """The local judge, plus a Gemini judge when ``PLATFORM_EVAL_JUDGE_MODEL`` names a model."""
-    model = os.environ.get(JUDGE_MODEL_ENV, "").strip()
-    return (LocalJudge(), GeminiJudge(model)) if model else (LocalJudge(),)
 
 
 class _QuietDroppedConnections(logging.Filter):

@@ -21,6 +21,10 @@ class NotEvaluatedError(Exception):
     """This candidate cannot be scored by this metric; the message says why."""
 
 
+Scorer = Callable[["MetricSpec", "Subject"], CandidateResult]
+JudgedScorer = Callable[["MetricSpec", "Subject", "Sequence[Judge]"], CandidateResult]
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """A metric name with its resolved options."""
@@ -29,10 +33,8 @@ class MetricSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     #: Rubrics given with the metric (``rubricBasedMetricSpec.inlineRubrics``).
     rubrics: tuple[Rubric, ...] = ()
-
-
-Scorer = Callable[[MetricSpec, "Subject"], CandidateResult]
-JudgedScorer = Callable[[MetricSpec, "Subject", "Sequence[Judge]"], CandidateResult]
+    #: How a metric defined by its spec (a custom LLM metric), not by a registered name, scores.
+    scorer: JudgedScorer | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from . import rubric_metrics, text, tools, trajectory, vertex_text
 from ._invocations import Invocation, RequestTurns, Subject, ToolCall
 from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
 from .judges import Judge, LocalJudge
+from .llm_metrics import custom_spec
 
 
 def _check_golden(subject: Subject) -> None:
@@ -413,6 +414,15 @@ def _inline_rubrics(metric: EvaluationRunMetric) -> tuple[Rubric, ...]:
 
 def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     """Checks a run metric against the registry and returns it with validated options."""
+    config = metric.metric_config
+    if config is not None and config.custom_code_execution_spec is not None:
+        raise MetricError(
+            f"metric {metric.metric!r} is a custom code metric: the local engine does not run "
+            "code it receives (the service runs it in a sandbox)"
+        )
+    custom = custom_spec(metric)
+    if custom is not None:
+        return custom
     name = _metric_name(metric)
     if not name:
         raise MetricError("a metric needs a name in `metric` (or predefinedMetricSpec)")
@@ -449,8 +459,10 @@ DEFAULT_JUDGES: tuple[Judge, ...] = (LocalJudge(),)
 
 
 def _score(spec: MetricSpec, subject: Subject, judges: Sequence[Judge]) -> CandidateResult:
-    info = REGISTRY[spec.name]
     try:
+        if spec.scorer is not None:
+            return spec.scorer(spec, subject, judges)
+        info = REGISTRY[spec.name]
         if info.judged_scorer is not None:
             return info.judged_scorer(spec, subject, judges)
         assert info.scorer is not None

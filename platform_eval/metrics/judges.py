@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -238,6 +240,13 @@ _VERDICT_SCHEMA = {
 }
 
 
+_SCORE_SCHEMA = {
+    "type": "OBJECT",
+    "properties": {"score": {"type": "NUMBER"}, "explanation": {"type": "STRING"}},
+    "required": ["score", "explanation"],
+}
+
+
 def _transcript(subject: JudgeInput) -> str:
     lines: list[str] = []
     prompt = subject.request.prompt
@@ -349,3 +358,43 @@ class GeminiJudge:
                 )
             )
         return verdicts
+
+    def grade(self, prompt: str, system_instruction: str | None) -> tuple[float, str]:
+        """Scores a custom LLM metric's filled prompt: (score, explanation)."""
+        from google.genai import types as genai_types
+
+        asked = (
+            f"{prompt}\n\n"
+            'Answer with JSON: {"score": the score asked for above, as a number, '
+            '"explanation": why, in one or two sentences}.'
+        )
+        try:
+            response = self._genai().models.generate_content(
+                model=self.model,
+                contents=asked,
+                config=genai_types.GenerateContentConfig(
+                    temperature=0.0,
+                    system_instruction=system_instruction,
+                    response_mime_type="application/json",
+                    response_schema=_SCORE_SCHEMA,
+                ),
+            )
+            data = json.loads(response.text or "")
+            value = float(data["score"])
+            explanation = str(data.get("explanation") or "")
+        except Exception as exc:
+            raise JudgeError(f"the Gemini judge failed: {type(exc).__name__}: {exc}") from None
+        if not math.isfinite(value):
+            raise JudgeError(f"the Gemini judge answered a score that is not a number: {value}")
+        return value, explanation
+
+
+#: Set to a Gemini model name (with GOOGLE_API_KEY or ADC available) to grade free-text rubrics
+#: and custom LLM metrics.
+JUDGE_MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
+
+
+def default_judges() -> tuple[Judge, ...]:
+    """The local judge, plus a Gemini judge when ``PLATFORM_EVAL_JUDGE_MODEL`` names a model."""
+    model = os.environ.get(JUDGE_MODEL_ENV, "").strip()
+    return (LocalJudge(), GeminiJudge(model)) if model else (LocalJudge(),)

@@ -1,0 +1,119 @@
+"""Custom LLM metrics: a prompt template of yours, filled per candidate and scored by a model.
+
+This is what the official client's ``LLMMetric(name=..., prompt_template=...)`` sends
+(``llmBasedMetricSpec.metricPromptTemplate``, or the older ``pointwiseMetricSpec``), inline in
+a run or registered as an EvaluationMetric. The template's ``{prompt}``, ``{response}`` and
+``{reference}`` (and the keys of a prompt's ``value`` or ``promptTemplateData``) are filled from
+each candidate's request, and a judge that grades (``GeminiJudge``) answers with a score and an
+explanation. No such judge configured, or a placeholder the request cannot fill: the candidate
+is NOT_EVALUATED with the reason, never scored by guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ..types import CandidateResult, EvaluationRunMetric
+from ._invocations import Subject, content_text
+from ._spec import MetricError, MetricSpec, NotEvaluatedError
+from .judges import Judge, JudgeError, JudgeInput
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """A judge that scores a filled prompt (a model): (score, explanation)."""
+
+    name: str
+
+    def grade(self, prompt: str, system_instruction: str | None) -> tuple[float, str]: ...
+
+
+def _spelled(spec: Mapping[str, Any], camel: str, snake: str) -> Any:
+    # The spec is kept as sent: proto JSON accepts either spelling of a field.
+    return spec.get(camel, spec.get(snake))
+
+
+def _template_spec(metric: EvaluationRunMetric) -> Mapping[str, Any] | None:
+    config = metric.metric_config
+    for spec in (
+        metric.llm_based_metric_spec,
+        config.llm_based_metric_spec if config else None,
+        config.pointwise_metric_spec if config else None,
+    ):
+        if isinstance(spec, Mapping) and _spelled(
+            spec, "metricPromptTemplate", "metric_prompt_template"
+        ):
+            return spec
+    return None
+
+
+def custom_spec(metric: EvaluationRunMetric) -> MetricSpec | None:
+    """The run metric as a custom LLM metric, or None when it is not one."""
+    spec = _template_spec(metric)
+    if spec is None:
+        return None
+    if not metric.metric:
+        raise MetricError("a custom LLM metric needs its name in `metric`")
+    template = _spelled(spec, "metricPromptTemplate", "metric_prompt_template")
+    instruction = _spelled(spec, "systemInstruction", "system_instruction")
+    if not isinstance(template, str) or not isinstance(instruction, str | None):
+        raise MetricError(
+            f"metric {metric.metric!r}: metricPromptTemplate and systemInstruction are strings"
+        )
+    params = {"prompt_template": template, "system_instruction": instruction}
+    return MetricSpec(metric.metric, params, scorer=score_custom)
+
+
+def _variables(subject: Subject) -> dict[str, str]:
+    request = subject.request
+    found: dict[str, str] = {}
+    prompt = request.prompt
+    if prompt is not None:
+        if prompt.text is not None:
+            found["prompt"] = prompt.text
+        for key, value in (prompt.value or {}).items():
+            found[key] = value if isinstance(value, str) else json.dumps(value)
+        template_data = prompt.prompt_template_data
+        for key, content in ((template_data.values or {}) if template_data else {}).items():
+            found[key] = content_text(content)
+    golden = request.golden_response
+    if golden is not None:
+        found["reference"] = JudgeInput("", request, golden).final_text
+    found["response"] = JudgeInput("", request, subject.candidate).final_text
+    return found
+
+
+def fill(template: str, variables: Mapping[str, str]) -> str:
+    """The template with each ``{name}`` replaced; a name the request lacks is an error."""
+    missing = sorted({m for m in _PLACEHOLDER.findall(template) if m not in variables})
+    if missing:
+        raise NotEvaluatedError(
+            f"the prompt template names {', '.join('{' + m + '}' for m in missing)}, which this "
+            f"request does not have (it has {', '.join(sorted(variables))})"
+        )
+    return _PLACEHOLDER.sub(lambda match: variables[match[1]], template)
+
+
+def score_custom(spec: MetricSpec, subject: Subject, judges: Sequence[Judge]) -> CandidateResult:
+    grader = next((judge for judge in judges if isinstance(judge, Grader)), None)
+    if grader is None:
+        raise NotEvaluatedError(
+            f"the custom LLM metric {spec.name!r} needs a judge model; none is configured "
+            "(PLATFORM_EVAL_JUDGE_MODEL names a Gemini model for the emulator)"
+        )
+    prompt = fill(str(spec.params["prompt_template"]), _variables(subject))
+    try:
+        value, explanation = grader.grade(prompt, spec.params.get("system_instruction"))
+    except JudgeError as exc:
+        raise NotEvaluatedError(str(exc)) from None
+    return CandidateResult(
+        candidate=subject.candidate.candidate,
+        metric=spec.name,
+        score=value,
+        explanation=explanation,
+    )

@@ -1,0 +1,203 @@
+"""Custom LLM metrics: the template filled per candidate, scored by a judge model.
+
+The judge is the real GeminiJudge; only its model call answers from a recording, since no
+Gemini model is reachable here.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from factories import request_item
+
+from platform_eval import errors, metrics
+from platform_eval.emulator import Emulator
+from platform_eval.metrics import GeminiJudge, JudgeError, LocalJudge
+from platform_eval.types import EvaluationRequest, EvaluationRunMetric
+
+TEMPLATE = "Is the answer {response} to {prompt} as good as {reference}? Score 1 to 5."
+REQUEST = {
+    "prompt": {"text": "Weather in Paris?"},
+    "goldenResponse": {"text": "Sunny, 24 C."},
+    "candidateResponses": [{"candidate": "agent", "text": "It is sunny."}],
+}
+
+
+class _RecordedModels:
+    """What google-genai's ``client.models`` would answer, from a recorded answer."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.calls: list[dict[str, Any]] = []
+
+    def generate_content(self, *, model: str, contents: str, config: Any) -> Any:
+        self.calls.append({"model": model, "contents": contents, "config": config})
+        return type("Response", (), {"text": self.answer})()
+
+
+class _RecordedGenai:
+    def __init__(self, answer: str) -> None:
+        self.models = _RecordedModels(answer)
+
+
+def _gemini(answer: str = '{"score": 4, "explanation": "Right, but no temperature."}') -> Any:
+    return GeminiJudge("gemini-test", client=_RecordedGenai(answer))
+
+
+def _llm_metric(**spec: Any) -> EvaluationRunMetric:
+    return EvaluationRunMetric.model_validate(
+        {"metric": "faithful", "metricConfig": {"llmBasedMetricSpec": spec}}
+    )
+
+
+@pytest.mark.parametrize("key", ["metricPromptTemplate", "metric_prompt_template"])
+def test_the_template_is_filled_and_the_judge_scores_it(key: str) -> None:
+    spec = metrics.resolve(_llm_metric(**{key: TEMPLATE, "systemInstruction": "Be strict."}))
+    assert spec.name == "faithful" and spec.scorer is not None
+    judge = _gemini()
+    request = EvaluationRequest.model_validate(REQUEST)
+    (result,) = metrics.evaluate_request([spec], request, (LocalJudge(), judge))
+    assert (result.candidate, result.metric, result.score) == ("agent", "faithful", 4.0)
+    assert result.explanation == "Right, but no temperature."
+    (call,) = judge._client.models.calls
+    assert call["contents"].startswith(
+        "Is the answer It is sunny. to Weather in Paris? as good as Sunny, 24 C.? Score 1 to 5."
+    )
+    assert call["config"].system_instruction == "Be strict."
+    assert call["config"].response_mime_type == "application/json"
+
+
+def test_the_older_pointwise_spec_and_a_prompt_value_fill_it_too() -> None:
+    metric = EvaluationRunMetric.model_validate(
+        {
+            "metric": "on_topic",
+            "metricConfig": {
+                "pointwiseMetricSpec": {"metricPromptTemplate": "{topic}: {response}"}
+            },
+        }
+    )
+    request = EvaluationRequest.model_validate(
+        {"prompt": {"value": {"topic": "weather"}}, "candidateResponses": [{"text": "sunny"}]}
+    )
+    judge = _gemini()
+    metrics.evaluate_request([metrics.resolve(metric)], request, (judge,))
+    assert judge._client.models.calls[0]["contents"].startswith("weather: sunny")
+
+
+def test_a_placeholder_the_request_lacks_is_not_evaluated_with_the_reason() -> None:
+    spec = metrics.resolve(_llm_metric(metricPromptTemplate="{response} given {context}"))
+    request = EvaluationRequest.model_validate(REQUEST)
+    (result,) = metrics.evaluate_request([spec], request, (_gemini(),))
+    assert result.score is None
+    assert "{context}" in (result.explanation or "")
+    assert "it has prompt, reference, response" in (result.explanation or "")
+
+
+def test_without_a_judge_model_it_is_not_evaluated_never_guessed() -> None:
+    spec = metrics.resolve(_llm_metric(metricPromptTemplate=TEMPLATE))
+    request = EvaluationRequest.model_validate(REQUEST)
+    (result,) = metrics.evaluate_request([spec], request, (LocalJudge(),))
+    assert result.score is None
+    assert "needs a judge model" in (result.explanation or "")
+    assert "PLATFORM_EVAL_JUDGE_MODEL" in (result.explanation or "")
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [("not json", "JSONDecodeError"), ('{"score": "NaN", "explanation": ""}', "not a number")],
+)
+def test_a_judge_answer_that_is_not_a_score_is_a_judge_error(answer: str, problem: str) -> None:
+    with pytest.raises(JudgeError, match=problem):
+        _gemini(answer).grade("prompt", None)
+
+
+def test_a_custom_llm_metric_needs_a_name_and_custom_code_is_refused() -> None:
+    with pytest.raises(metrics.MetricError, match="needs its name"):
+        metrics.resolve(
+            EvaluationRunMetric.model_validate(
+                {"metricConfig": {"llmBasedMetricSpec": {"metricPromptTemplate": "x"}}}
+            )
+        )
+    code = {"metric": "mine", "metricConfig": {"customCodeExecutionSpec": {"code": "x = 1"}}}
+    with pytest.raises(metrics.MetricError, match="does not run code it receives"):
+        metrics.resolve(EvaluationRunMetric.model_validate(code))
+
+
+@pytest.fixture
+def judged_emulator() -> Iterator[Emulator]:
+    with Emulator(judges=(LocalJudge(), _gemini())) as emulator:
+        yield emulator
+
+
+def test_the_emulator_scores_inline_and_registered_llm_metrics(judged_emulator: Emulator) -> None:
+    with judged_emulator.client("p") as client:
+        item = client.create_item({**request_item("weather"), "evaluationRequest": REQUEST})
+        evaluation_set = client.create_set(display_name="s", items=[item])
+        registered = client.create_metric(
+            {
+                "displayName": "faithful_registered",
+                "metric": {"llmBasedMetricSpec": {"metricPromptTemplate": TEMPLATE}},
+            }
+        )
+        run = client.create_run(
+            evaluation_set=evaluation_set,
+            metrics=[
+                _llm_metric(metricPromptTemplate=TEMPLATE),
+                {"metricResourceName": registered.name},
+                "exact_match",
+            ],
+        )
+        done = client.wait_for_run(run, poll_interval=0.05, timeout=30)
+        assert done.state == "SUCCEEDED"
+        (result,) = client.get_results(done)
+        scores = {r.metric: r.score for r in result.evaluation_response.candidate_results}
+        assert scores == {"faithful": 4.0, "faithful_registered": 4.0, "exact_match": 0.0}
+        assert done.summary["faithful/AVERAGE"] == 4.0
+
+
+def test_a_run_with_a_custom_code_metric_is_refused_with_the_reason(sync_client: Any) -> None:
+    item = sync_client.create_item(request_item("x"))
+    evaluation_set = sync_client.create_set(display_name="s", items=[item])
+    code = {"metric": "mine", "metricConfig": {"customCodeExecutionSpec": {"code": "x = 1"}}}
+    with pytest.raises(errors.InvalidArgument, match="does not run code it receives"):
+        sync_client.create_run(evaluation_set=evaluation_set, metrics=[code])
+
+
+def test_the_official_clients_llm_metric_runs_on_the_emulator(
+    judged_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        vertexai = pytest.importorskip("vertexai")
+        from vertexai import types as vt
+    from google.oauth2.credentials import Credentials
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", judged_emulator.url)
+    with judged_emulator.client("official-llm") as ours:
+        item = ours.create_item({**request_item("weather"), "evaluationRequest": REQUEST})
+        evaluation_set = ours.create_set(display_name="s", items=[item])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        official = vertexai.Client(
+            project="official-llm",
+            location="us-central1",
+            credentials=Credentials(token="t"),  # type: ignore[no-untyped-call]
+            http_options={"base_url": judged_emulator.url},
+        ).evals
+        run = official.create_evaluation_run(
+            dataset=vt.EvaluationRunDataSource(evaluation_set=evaluation_set.name),
+            dest="gs://official-llm-results/out",
+            metrics=[vt.LLMMetric(name="faithful", prompt_template=TEMPLATE)],
+        )
+    with judged_emulator.client("official-llm") as ours:
+        done = ours.wait_for_run(run.name, poll_interval=0.05, timeout=30)
+        assert done.state == "SUCCEEDED", done.error
+        (result,) = ours.get_results(done)
+        (scored,) = result.evaluation_response.candidate_results
+        assert (scored.metric, scored.score) == ("faithful", 4.0)
+        assert done.summary["faithful/AVERAGE"] == 4.0
