@@ -243,7 +243,7 @@ def _latency(url: str, milliseconds: float) -> None:
     httpx.delete(f"{url}/_emulator/faults").raise_for_status()
     if milliseconds > 0:
         fault = {"path": "", "method": "*", "kind": "delay", "delay": milliseconds / 1000}
-        httpx.post(f"{url}/_emulator/faults", json={**fault, "times": 10**9}).raise_for_status()
+        httpx.post(f"{url}/_emulator/faults", json={**fault, "times": 1_000_000}).raise_for_status()
 
 
 def main() -> None:

@@ -80,8 +80,10 @@ def test_run_from_agent_data_candidates_scores_computed_by_hand(client: Any) -> 
     assert result.evaluation_response.evaluation_run == run.name
     assert result.evaluation_response.request.candidate_responses[0].candidate == "exact"
     scores = _scores(result)
-    # One CandidateResult per candidate x metric.
+    # One CandidateResult per candidate x metric, each naming its metric: with several, the
+    # result item names none (the official client reads one item as one case of every metric).
     assert len(result.evaluation_response.candidate_results) == 6
+    assert result.evaluation_response.metric is None
     assert scores[("exact", "exact_match")] == 0.0
     assert scores[("detour", "exact_match")] == 1.0
     # EXACT trajectory: "exact" made exactly the expected call; "detour" made an extra one.
