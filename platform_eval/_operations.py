@@ -468,7 +468,7 @@ class Operations:
         """A set, or a set revision: a run on a revision evaluates its frozen items."""
         name = _names.name_of(evaluation_set, "evaluation set")
         if _names.is_revision_name(name, SETS):
-            return EvaluationRunDataSource(evaluation_set_revision=name.strip())
+            return EvaluationRunDataSource(evaluation_set_revision=_names.revision_name(name, SETS))
         return EvaluationRunDataSource(evaluation_set=self.name(SETS, name))
 
     def create_run(self, run: EvaluationRun, request_id: str | None) -> Op[EvaluationRun]:

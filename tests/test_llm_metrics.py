@@ -6,7 +6,6 @@ Gemini model is reachable here.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -170,30 +169,21 @@ def test_a_run_with_a_custom_code_metric_is_refused_with_the_reason(sync_client:
 def test_the_official_clients_llm_metric_runs_on_the_emulator(
     judged_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        vertexai = pytest.importorskip("vertexai")
+        from test_official_client import official_evals
         from vertexai import types as vt
-    from google.oauth2.credentials import Credentials
 
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", judged_emulator.url)
     with judged_emulator.client("official-llm") as ours:
         item = ours.create_item({**request_item("weather"), "evaluationRequest": REQUEST})
         evaluation_set = ours.create_set(display_name="s", items=[item])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        official = vertexai.Client(
-            project="official-llm",
-            location="us-central1",
-            credentials=Credentials(token="t"),  # type: ignore[no-untyped-call]
-            http_options={"base_url": judged_emulator.url},
-        ).evals
-        run = official.create_evaluation_run(
-            dataset=vt.EvaluationRunDataSource(evaluation_set=evaluation_set.name),
-            dest="gs://official-llm-results/out",
-            metrics=[vt.LLMMetric(name="faithful", prompt_template=TEMPLATE)],
-        )
+    official = official_evals("vertexai", "official-llm", judged_emulator.url)
+    run = official.create_evaluation_run(
+        dataset=vt.EvaluationRunDataSource(evaluation_set=evaluation_set.name),
+        dest="gs://official-llm-results/out",
+        metrics=[vt.LLMMetric(name="faithful", prompt_template=TEMPLATE)],
+    )
     with judged_emulator.client("official-llm") as ours:
         done = ours.wait_for_run(run.name, poll_interval=0.05, timeout=30)
         assert done.state == "SUCCEEDED", done.error

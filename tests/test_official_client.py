@@ -7,7 +7,6 @@ and writes, which the emulator serves from the same store.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import json
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import AsyncAsSync
 
 from platform_eval import types as t
 from platform_eval.emulator import Emulator
@@ -36,6 +36,11 @@ REQUEST = {
         {"candidate": "agent-b", "text": "Rain in Paris"},
     ],
 }
+
+# google-genai's async client subclasses aiohttp's session, which aiohttp warns about.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
+)
 
 #: The packages whose ``Client().evals`` is Google's evaluation client (the second is the
 #: Agent Platform name of the first), each sync and async.
@@ -79,24 +84,22 @@ NEEDS_MODEL = {
 }
 
 
-class _Awaited:
-    """Google's async evals (``client.aio.evals``) with each call run to completion, so that
-    one test body covers the sync and the async client."""
+def official_evals(package: str, project: str, url: str, *, mode: str = "sync") -> Any:
+    """Google's ``Client().evals`` of ``package`` pointed at the emulator at ``url``, unchanged;
+    with ``mode="async"`` its ``client.aio.evals``, each call run to completion."""
+    from google.oauth2.credentials import Credentials
 
-    def __init__(self, evals: Any) -> None:
-        self._evals = evals
-        self._loop = asyncio.new_event_loop()
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._evals, name)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self._loop.run_until_complete(method(*args, **kwargs))
-
-        return call
-
-    def close(self) -> None:
-        self._loop.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = pytest.importorskip(package)
+        client = module.Client(
+            project=project,
+            location="us-central1",
+            credentials=Credentials(token="test-token"),  # type: ignore[no-untyped-call]
+            http_options={"base_url": url},
+        )
+        # ``evals`` imports its modules on first use; they warn of pydantic deprecations.
+        return client.evals if mode == "sync" else AsyncAsSync(client.aio.evals)
 
 
 @pytest.fixture(params=[(p, m) for p in PACKAGES for m in ("sync", "async")], ids="-".join)
@@ -106,29 +109,16 @@ def official(
     project: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Any]:
-    from google.oauth2.credentials import Credentials
-
     package, mode = request.param
-    module = pytest.importorskip(package)
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", emulator.url)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        client = module.Client(
-            project=project,
-            location="us-central1",
-            credentials=Credentials(token="test-token"),  # type: ignore[no-untyped-call]
-            http_options={"base_url": emulator.url},
-        )
-        if mode == "sync":
-            yield client.evals
-        else:
-            awaited = _Awaited(client.aio.evals)
-            yield awaited
-            awaited.close()
+    evals = official_evals(package, project, emulator.url, mode=mode)
+    yield evals
+    if isinstance(evals, AsyncAsSync):
+        evals.close()
 
 
 def _package_of(official: Any) -> str:
-    evals = getattr(official, "_evals", official)
+    evals = getattr(official, "_client", official)
     return type(evals).__module__.split(".", 1)[0]
 
 

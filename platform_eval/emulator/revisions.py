@@ -17,7 +17,7 @@ import hashlib
 import json
 from typing import Any
 
-from ..types import EvaluationItem, EvaluationItemType, EvaluationSetRevision
+from ..types import EvaluationItemType, EvaluationSetRevision
 from .backend import (
     ITEMS,
     OPERATIONS,
@@ -110,21 +110,14 @@ class Revisions:
                 "FAILED_PRECONDITION",
                 f"evaluationItems[{index}]: cannot read the payload {uri}: {exc.message}",
             ) from None
-        typed = EvaluationItem.from_wire(item)
-        field = (
-            "evaluationResponse"
-            if typed.evaluation_item_type == EvaluationItemType.RESULT
-            else "evaluationRequest"
-        )
+        is_result = item.get("evaluationItemType") == EvaluationItemType.RESULT
+        field = "evaluationResponse" if is_result else "evaluationRequest"
         frozen = {key: value for key, value in item.items() if key != "gcsUri"}
         frozen[field] = payload
         return frozen
 
     def get(self, set_name: str, rid: str) -> dict[str, Any]:
-        body = self.store.get(set_name, REVISIONS, rid)
-        if body is None:
-            raise ApiError("NOT_FOUND", f"{set_name}/{REVISIONS}/{rid} not found")
-        return body
+        return self.backend.get(set_name, REVISIONS, rid)
 
     def list_page(
         self, set_name: str, page_size: int | None, page_token: str | None
@@ -156,8 +149,8 @@ class Revisions:
     def forget_set(self, set_name: str) -> None:
         """A deleted set's revisions go with it."""
         dropped: list[str] = []
-        for owner, body in self.store.scan(REVISIONS):
-            if owner == set_name:
+        for owner, body in self.store.scan(REVISIONS, under=set_name):
+            if owner == set_name:  # not a set whose id merely starts with this one's
                 self.store.delete(owner, REVISIONS, str(body["name"]).rsplit("/", 1)[-1])
                 dropped += _item_revisions(body)
         self._drop_unreferenced(dropped)
@@ -165,10 +158,12 @@ class Revisions:
     def _drop_unreferenced(self, candidates: list[str]) -> None:
         if not candidates:
             return
+        # A set holds items of its own location only: the set revisions there are all that
+        # can reference them.
+        location = candidates[0].split(f"/{ITEMS}/", 1)[0]
         referenced = {
             name
-            for owner, body in self.store.scan(REVISIONS)
-            if f"/{SETS}/" in owner
+            for _, body in self.store.scan(REVISIONS, under=f"{location}/{SETS}/")
             for name in _item_revisions(body)
         }
         for name in set(candidates) - referenced:
@@ -178,10 +173,7 @@ class Revisions:
     # -- item revisions -------------------------------------------------------------------
 
     def get_item_revision(self, item_name: str, rid: str) -> dict[str, Any]:
-        body = self.store.get(item_name, REVISIONS, rid)
-        if body is None:
-            raise ApiError("NOT_FOUND", f"{item_name}/{REVISIONS}/{rid} not found")
-        return body
+        return self.backend.get(item_name, REVISIONS, rid)
 
     def frozen_items(self, revision_name: str) -> list[str]:
         """The item revision names a set revision froze (what a run on it evaluates)."""

@@ -226,12 +226,17 @@ class Store:
             rows = self._db.execute(sql, params).fetchall()
         return [(seq, json.loads(body)) for seq, body in rows]
 
-    def scan(self, collection: str) -> list[tuple[str, dict[str, Any]]]:
-        """Every resource of a collection across parents (used at start-up)."""
+    def scan(self, collection: str, under: str = "") -> list[tuple[str, dict[str, Any]]]:
+        """Every resource of a collection whose parent starts with ``under`` (every parent by
+        default), as (parent, body) in creation order."""
+        sql = "SELECT parent, body FROM resources WHERE collection=?"
+        args: list[str] = [collection]
+        if under:
+            # A range of parents, so that the listing index finds them without a full scan.
+            sql += " AND parent >= ? AND parent < ?"
+            args += [under, under + "\U0010ffff"]
         with self._lock:
-            rows = self._db.execute(
-                "SELECT parent, body FROM resources WHERE collection=? ORDER BY seq", (collection,)
-            ).fetchall()
+            rows = self._db.execute(f"{sql} ORDER BY seq", args).fetchall()
         return [(parent, json.loads(body)) for parent, body in rows]
 
     def add_cancel_request(self, name: str) -> None:

@@ -26,12 +26,14 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..types import CandidateResponse, EvaluationRequest, Rubric, RubricVerdict
 from ._invocations import Invocation, content_text, response_invocations
+
+T = TypeVar("T")
 
 LOCAL_TYPES = (
     "TOOL_CALLED",
@@ -321,25 +323,38 @@ class GeminiJudge:
             f"CONVERSATION:\n{_transcript(subject)}"
         )
 
-    def decide(self, rubrics: Sequence[Rubric], subject: JudgeInput) -> list[RubricVerdict]:
+    def _ask(
+        self,
+        contents: str,
+        schema: dict[str, Any],
+        read: Callable[[Any], T],
+        system_instruction: str | None = None,
+    ) -> T:
+        """The model's JSON answer to ``contents``, read by ``read``; any failure of the call
+        or of the reading is a JudgeError."""
         from google.genai import types as genai_types
 
         try:
             response = self._genai().models.generate_content(
                 model=self.model,
-                contents=self.prompt(rubrics, subject),
+                contents=contents,
                 config=genai_types.GenerateContentConfig(
                     temperature=0.0,
+                    system_instruction=system_instruction,
                     response_mime_type="application/json",
-                    response_schema=_VERDICT_SCHEMA,
+                    response_schema=schema,
                 ),
             )
-            data = json.loads(response.text or "")
-            entries = data["verdicts"]
+            return read(json.loads(response.text or ""))
         except JudgeError:
             raise
         except Exception as exc:
             raise JudgeError(f"the Gemini judge failed: {type(exc).__name__}: {exc}") from None
+
+    def decide(self, rubrics: Sequence[Rubric], subject: JudgeInput) -> list[RubricVerdict]:
+        entries = self._ask(
+            self.prompt(rubrics, subject), _VERDICT_SCHEMA, lambda data: data["verdicts"]
+        )
         by_id = {r.rubric_id: r for r in rubrics}
         verdicts = []
         for entry in entries:
@@ -361,29 +376,17 @@ class GeminiJudge:
 
     def grade(self, prompt: str, system_instruction: str | None) -> tuple[float, str]:
         """Scores a custom LLM metric's filled prompt: (score, explanation)."""
-        from google.genai import types as genai_types
-
         asked = (
             f"{prompt}\n\n"
             'Answer with JSON: {"score": the score asked for above, as a number, '
             '"explanation": why, in one or two sentences}.'
         )
-        try:
-            response = self._genai().models.generate_content(
-                model=self.model,
-                contents=asked,
-                config=genai_types.GenerateContentConfig(
-                    temperature=0.0,
-                    system_instruction=system_instruction,
-                    response_mime_type="application/json",
-                    response_schema=_SCORE_SCHEMA,
-                ),
-            )
-            data = json.loads(response.text or "")
-            value = float(data["score"])
-            explanation = str(data.get("explanation") or "")
-        except Exception as exc:
-            raise JudgeError(f"the Gemini judge failed: {type(exc).__name__}: {exc}") from None
+        value, explanation = self._ask(
+            asked,
+            _SCORE_SCHEMA,
+            lambda data: (float(data["score"]), str(data.get("explanation") or "")),
+            system_instruction,
+        )
         if not math.isfinite(value):
             raise JudgeError(f"the Gemini judge answered a score that is not a number: {value}")
         return value, explanation

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..types import CandidateResult, EvaluationRunMetric
 from ._invocations import Subject, content_text
 from ._spec import MetricError, MetricSpec, NotEvaluatedError
-from .judges import Judge, JudgeError, JudgeInput
+from .judges import Judge, JudgeError
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -81,10 +81,9 @@ def _variables(subject: Subject) -> dict[str, str]:
         template_data = prompt.prompt_template_data
         for key, content in ((template_data.values or {}) if template_data else {}).items():
             found[key] = content_text(content)
-    golden = request.golden_response
-    if golden is not None:
-        found["reference"] = JudgeInput("", request, golden).final_text
-    found["response"] = JudgeInput("", request, subject.candidate).final_text
+    if request.golden_response is not None:
+        found["reference"] = subject.turns.expected_final_text
+    found["response"] = subject.final_text
     return found
 
 
