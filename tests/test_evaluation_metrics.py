@@ -30,7 +30,9 @@ def test_a_metric_is_registered_read_listed_and_deleted(client: Any) -> None:
     assert created.create_time is not None and created.update_time is not None
     fetched = client.get_metric(created.id)
     assert fetched == created
-    assert fetched.metric.llm_based_metric_spec == LLM_METRIC["metric"]["llmBasedMetricSpec"]
+    assert (
+        fetched.metric.llm_based_metric_spec.to_wire() == LLM_METRIC["metric"]["llmBasedMetricSpec"]
+    )
     assert [m.name for m in client.list_metrics()] == [created.name]
     assert [m.name for m in client.list_metrics(filter='display_name = "other"')] == []
 

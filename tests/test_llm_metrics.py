@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 from factories import request_item
+from google.genai import types as genai_types
 
 from platform_eval import errors, metrics
+from platform_eval._transport import ApiCall
 from platform_eval.emulator import Emulator
 from platform_eval.metrics import GeminiJudge, JudgeError, LocalJudge
 from platform_eval.types import EvaluationRequest, EvaluationRunMetric
@@ -121,7 +123,12 @@ def test_a_custom_llm_metric_needs_a_name_and_custom_code_is_refused() -> None:
                 {"metricConfig": {"llmBasedMetricSpec": {"metricPromptTemplate": "x"}}}
             )
         )
-    code = {"metric": "mine", "metricConfig": {"customCodeExecutionSpec": {"code": "x = 1"}}}
+    code = {
+        "metric": "mine",
+        "metricConfig": {
+            "customCodeExecutionSpec": {"evaluationFunction": "def evaluate(i): return 1.0"}
+        },
+    }
     with pytest.raises(metrics.MetricError, match="does not run code it receives"):
         metrics.resolve(EvaluationRunMetric.model_validate(code))
 
@@ -161,7 +168,12 @@ def test_the_emulator_scores_inline_and_registered_llm_metrics(judged_emulator: 
 def test_a_run_with_a_custom_code_metric_is_refused_with_the_reason(sync_client: Any) -> None:
     item = sync_client.create_item(request_item("x"))
     evaluation_set = sync_client.create_set(display_name="s", items=[item])
-    code = {"metric": "mine", "metricConfig": {"customCodeExecutionSpec": {"code": "x = 1"}}}
+    code = {
+        "metric": "mine",
+        "metricConfig": {
+            "customCodeExecutionSpec": {"evaluationFunction": "def evaluate(i): return 1.0"}
+        },
+    }
     with pytest.raises(errors.InvalidArgument, match="does not run code it receives"):
         sync_client.create_run(evaluation_set=evaluation_set, metrics=[code])
 
@@ -182,11 +194,32 @@ def test_the_official_clients_llm_metric_runs_on_the_emulator(
     run = official.create_evaluation_run(
         dataset=vt.EvaluationRunDataSource(evaluation_set=evaluation_set.name),
         dest="gs://official-llm-results/out",
-        metrics=[vt.LLMMetric(name="faithful", prompt_template=TEMPLATE)],
+        metrics=[
+            vt.LLMMetric(
+                name="faithful",
+                prompt_template=TEMPLATE,
+                judge_model="gemini-judge",
+                judge_model_generation_config=genai_types.GenerationConfig(
+                    temperature=0.0, max_output_tokens=64
+                ),
+                judge_model_system_instruction="You grade weather answers.",
+            )
+        ],
     )
     with judged_emulator.client("official-llm") as ours:
         done = ours.wait_for_run(run.name, poll_interval=0.05, timeout=30)
         assert done.state == "SUCCEEDED", done.error
+        # Sent in proto (snake_case) names, typed on arrival, served as the service spells it.
+        served = ours._transport.request(ApiCall("GET", run.name))
+        (metric,) = served["evaluationConfig"]["metrics"]
+        assert metric["metricConfig"]["llmBasedMetricSpec"] == {
+            "metricPromptTemplate": TEMPLATE,
+            "systemInstruction": "You grade weather answers.",
+            "judgeAutoraterConfig": {
+                "autoraterModel": "gemini-judge",
+                "generationConfig": {"temperature": 0.0, "maxOutputTokens": 64},
+            },
+        }
         (result,) = ours.get_results(done)
         (scored,) = result.evaluation_response.candidate_results
         assert (scored.metric, scored.score) == ("faithful", 4.0)

@@ -10,6 +10,7 @@ import base64
 import functools
 import hashlib
 import json
+import logging
 import secrets
 import threading
 from collections.abc import Callable
@@ -34,8 +35,11 @@ from ..types import (
     Status,
     WireModel,
 )
+from ..types._base import clear_output_only
 from .filters import FilterError, compile_filter, compile_order
 from .store import Store
+
+_logger = logging.getLogger("platform_eval.emulator")
 
 M = TypeVar("M", bound=WireModel)
 
@@ -155,16 +159,24 @@ def _describe(error: ValidationError) -> str:
 
 
 def parse_body(model: type[M], body: Any) -> M:
-    """A request body as ``model``: INVALID_ARGUMENT naming each bad field otherwise."""
+    """A request body as ``model``: INVALID_ARGUMENT naming each bad field otherwise.
+
+    Output-only fields it sets are ignored (AIP-203): a resource read and sent back as it was
+    is accepted, and what only the service writes stays the service's.
+    """
     what = model.__name__
     if not isinstance(body, dict):
         raise ApiError("INVALID_ARGUMENT", f"the request body must be a JSON object ({what})")
     try:
-        return model.model_validate(body)
+        parsed = model.model_validate(body)
     except ValidationError as error:
         raise ApiError(
             "INVALID_ARGUMENT", f"invalid {what}: {_describe(error)}", _violations(error)
         ) from None
+    ignored = clear_output_only(parsed)
+    if ignored:
+        _logger.debug("ignoring output-only fields of a %s request: %s", what, ignored)
+    return parsed
 
 
 def project_of(name: str) -> str:
@@ -383,15 +395,15 @@ class Backend:
                 "evaluationItemType is required and must be REQUEST or RESULT, got "
                 f"{item.evaluation_item_type!r}",
             )
-        if (
-            item.evaluation_request is None
-            and item.evaluation_response is None
-            and not item.gcs_uri
-        ):
+        if item.evaluation_request is None and not item.gcs_uri:
+            if isinstance(body, dict) and "evaluationResponse" in body:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    "evaluationResponse is output only (runs write it): a RESULT item you "
+                    "create carries its payload in gcsUri",
+                )
             raise ApiError(
-                "INVALID_ARGUMENT",
-                "an EvaluationItem needs a payload: evaluationRequest, evaluationResponse "
-                "or gcsUri",
+                "INVALID_ARGUMENT", "an EvaluationItem needs a payload: evaluationRequest or gcsUri"
             )
         return item
 

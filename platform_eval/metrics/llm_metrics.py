@@ -14,9 +14,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ..types import CandidateResult, EvaluationRunMetric
+from ..types import (
+    CandidateResult,
+    EvaluationRunMetric,
+    LLMBasedMetricSpec,
+    PointwiseMetricSpec,
+    RunLLMBasedMetricSpec,
+)
 from ._invocations import Subject, content_text
 from ._spec import MetricError, MetricSpec, NotEvaluatedError
 from .judges import Judge, JudgeError
@@ -33,21 +39,16 @@ class Grader(Protocol):
     def grade(self, prompt: str, system_instruction: str | None) -> tuple[float, str]: ...
 
 
-def _spelled(spec: Mapping[str, Any], camel: str, snake: str) -> Any:
-    # The spec is kept as sent: proto JSON accepts either spelling of a field.
-    return spec.get(camel, spec.get(snake))
-
-
-def _template_spec(metric: EvaluationRunMetric) -> Mapping[str, Any] | None:
+def _template_spec(
+    metric: EvaluationRunMetric,
+) -> RunLLMBasedMetricSpec | LLMBasedMetricSpec | PointwiseMetricSpec | None:
     config = metric.metric_config
     for spec in (
         metric.llm_based_metric_spec,
         config.llm_based_metric_spec if config else None,
         config.pointwise_metric_spec if config else None,
     ):
-        if isinstance(spec, Mapping) and _spelled(
-            spec, "metricPromptTemplate", "metric_prompt_template"
-        ):
+        if spec is not None and spec.metric_prompt_template:
             return spec
     return None
 
@@ -59,13 +60,10 @@ def custom_spec(metric: EvaluationRunMetric) -> MetricSpec | None:
         return None
     if not metric.metric:
         raise MetricError("a custom LLM metric needs its name in `metric`")
-    template = _spelled(spec, "metricPromptTemplate", "metric_prompt_template")
-    instruction = _spelled(spec, "systemInstruction", "system_instruction")
-    if not isinstance(template, str) or not isinstance(instruction, str | None):
-        raise MetricError(
-            f"metric {metric.metric!r}: metricPromptTemplate and systemInstruction are strings"
-        )
-    params = {"prompt_template": template, "system_instruction": instruction}
+    params = {
+        "prompt_template": spec.metric_prompt_template,
+        "system_instruction": spec.system_instruction,
+    }
     return MetricSpec(metric.metric, params, scorer=score_custom)
 
 

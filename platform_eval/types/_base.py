@@ -17,6 +17,7 @@ from typing import Annotated, Any, Self
 
 from google.genai import types as genai_types
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -26,7 +27,7 @@ from pydantic import (
     WrapValidator,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from ._fast_content import fast_content
 
@@ -119,6 +120,69 @@ def is_output_only(model: type[BaseModel], field: str) -> bool:
     return isinstance(extra, dict) and extra.get(READ_ONLY) is True
 
 
+def reserved_name(wire_name: str) -> Any:
+    """A field whose proto name Python or pydantic reserves (``model_config``, BaseModel's
+    ``schema``): its attribute takes a trailing underscore; the wire and proto names still work."""
+    return Field(
+        default=None,
+        alias=wire_name,
+        validation_alias=AliasChoices(wire_name, to_snake(wire_name)),
+    )
+
+
+def _models_in(annotation: Any) -> list[type[WireModel]]:
+    if isinstance(annotation, type):
+        return [annotation] if issubclass(annotation, WireModel) else []
+    return [model for inner in getattr(annotation, "__args__", ()) for model in _models_in(inner)]
+
+
+@functools.cache
+def _output_only_plan(model: type[WireModel]) -> tuple[frozenset[str], frozenset[str]]:
+    """(the model's output-only fields, its fields whose models have some further down)."""
+    marked = frozenset(name for name in model.model_fields if is_output_only(model, name))
+    below: set[str] = set()
+    _output_only_plan_in_progress.add(model)
+    try:
+        for name, field in model.model_fields.items():
+            if name in marked:
+                continue
+            for inner in _models_in(field.annotation):
+                if inner in _output_only_plan_in_progress or any(_output_only_plan(inner)):
+                    below.add(name)
+    finally:
+        _output_only_plan_in_progress.discard(model)
+    return marked, frozenset(below)
+
+
+_output_only_plan_in_progress: set[type[WireModel]] = set()
+
+
+def clear_output_only(value: Any) -> list[str]:
+    """Clears, in place, every output-only field a request set (AIP-203: the service ignores
+    them) and returns their JSON paths. Only the fields that can lead to one are walked."""
+    cleared: list[str] = []
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, WireModel):
+            marked, below = _output_only_plan(type(node))
+            for name in marked:
+                if getattr(node, name) is not None:
+                    setattr(node, name, None)
+                    node.model_fields_set.discard(name)
+                    cleared.append(f"{path}.{to_camel(name)}".lstrip("."))
+            for name in below:
+                walk(getattr(node, name), f"{path}.{to_camel(name)}")
+        elif isinstance(node, list):
+            for index, inner in enumerate(node):
+                walk(inner, f"{path}[{index}]")
+        elif isinstance(node, dict):
+            for key, inner in node.items():
+                walk(inner, f"{path}.{key}")
+
+    walk(value, "")
+    return cleared
+
+
 @functools.cache
 def _known_keys(model: type[BaseModel]) -> frozenset[str]:
     keys: set[str] = set()
@@ -126,6 +190,8 @@ def _known_keys(model: type[BaseModel]) -> frozenset[str]:
         keys.add(name)
         if field.alias:
             keys.add(field.alias)
+        if isinstance(field.validation_alias, AliasChoices):
+            keys.update(c for c in field.validation_alias.choices if isinstance(c, str))
     return frozenset(keys)
 
 
@@ -188,3 +254,4 @@ def _content(value: Any, handler: ValidatorFunctionWrapHandler, info: Validation
 
 Content = Annotated[genai_types.Content, WrapValidator(_content)]
 Tool = Annotated[genai_types.Tool, WrapValidator(_lenient_genai)]
+Schema = Annotated[genai_types.Schema, WrapValidator(_lenient_genai)]

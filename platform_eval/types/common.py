@@ -1,4 +1,4 @@
-"""Small messages several resources share: encryption, BigQuery output, Cloud Logging export."""
+"""Small messages several resources share: encryption, output destinations, Cloud Logging."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ class EncryptionSpec(WireModel):
 
 class BigQueryDestination(WireModel):
     output_uri: str | None = None
+
+
+class GcsDestination(WireModel):
+    output_uri_prefix: str | None = None
 
 
 class TracingContext(WireModel):

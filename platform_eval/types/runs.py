@@ -6,75 +6,20 @@ from datetime import datetime
 from typing import Any
 
 from ._base import WireModel, oneof, output_only
-from .common import BigQueryDestination, CloudLoggingConfig, EncryptionSpec
+from .common import BigQueryDestination, CloudLoggingConfig, EncryptionSpec, GcsDestination
 from .enums import OpenEvaluationRunState, is_terminal_state
+from .inference import InferenceConfig, PromptTemplate
+from .loss_analysis import LossAnalysisConfig, LossAnalysisResult
+from .metric_specs import (
+    AutoraterConfig,
+    ComputationBasedMetricSpec,
+    MetricConfig,
+    RunLLMBasedMetricSpec,
+    RunPredefinedMetricSpec,
+    RunRubricGenerationSpec,
+)
 from .rubrics import Rubric
 from .status import Status
-
-
-class MetricAutoraterConfig(WireModel):
-    """A metric's judge model (``AutoraterConfig``: ``samplingCount``, ``flipEnabled``)."""
-
-    autorater_model: str | None = None
-    flip_enabled: bool | None = None
-    generation_config: dict[str, Any] | None = None
-    sampling_count: int | None = None
-
-
-class PredefinedMetricSpec(WireModel):
-    metric_spec_name: str | None = None
-    metric_spec_parameters: dict[str, Any] | None = None
-    #: Per-step judge overrides, by step name.
-    step_autorater_configs: dict[str, MetricAutoraterConfig] | None = None
-
-
-class ComputationBasedMetricSpec(WireModel):
-    type: str | None = None
-    parameters: dict[str, Any] | None = None
-
-
-class RougeSpec(WireModel):
-    rouge_type: str | None = None
-    use_stemmer: bool | None = None
-    split_summaries: bool | None = None
-
-
-class BleuSpec(WireModel):
-    use_effective_order: bool | None = None
-
-
-class MetricConfig(WireModel):
-    """One of the metric specs (``UnifiedMetric`` on the wire)."""
-
-    predefined_metric_spec: PredefinedMetricSpec | None = None
-    llm_based_metric_spec: dict[str, Any] | None = None
-    computation_based_metric_spec: ComputationBasedMetricSpec | None = None
-    bleu_spec: BleuSpec | None = None
-    rouge_spec: RougeSpec | None = None
-    custom_code_execution_spec: dict[str, Any] | None = None
-    pointwise_metric_spec: dict[str, Any] | None = None
-    pairwise_metric_spec: dict[str, Any] | None = None
-    exact_match_spec: dict[str, Any] | None = None
-    step_based_llm_metric_spec: dict[str, Any] | None = None
-    aggregation_metrics: list[str] | None = None
-    metadata: dict[str, Any] | None = None
-
-
-class AutoraterConfig(WireModel):
-    """A run's judge model (``EvaluationRunEvaluationConfig.AutoraterConfig``)."""
-
-    autorater_model: str | None = None
-    generation_config: dict[str, Any] | None = None
-    sample_count: int | None = None
-
-
-class RunPredefinedMetricSpec(WireModel):
-    """``EvaluationRunMetric.predefinedMetricSpec`` (not the Metric's, which names its
-    parameters ``metricSpecParameters``)."""
-
-    metric_spec_name: str | None = None
-    parameters: dict[str, Any] | None = None
-    step_autorater_configs: dict[str, Any] | None = None
 
 
 class InlineRubrics(WireModel):
@@ -89,7 +34,7 @@ class RubricBasedMetricSpec(WireModel):
     rubric_group_key: str | None = None
     judge_autorater_config: AutoraterConfig | None = None
     metric_prompt_template: str | None = None
-    rubric_generation_spec: dict[str, Any] | None = None
+    rubric_generation_spec: RunRubricGenerationSpec | None = None
 
 
 class EvaluationRunMetric(WireModel):
@@ -97,7 +42,7 @@ class EvaluationRunMetric(WireModel):
     metric_resource_name: str | None = None
     metric_config: MetricConfig | None = None
     computation_based_metric_spec: ComputationBasedMetricSpec | None = None
-    llm_based_metric_spec: dict[str, Any] | None = None
+    llm_based_metric_spec: RunLLMBasedMetricSpec | None = None
     predefined_metric_spec: RunPredefinedMetricSpec | None = None
     rubric_based_metric_spec: RubricBasedMetricSpec | None = None
 
@@ -107,10 +52,6 @@ class EvaluationRunMetric(WireModel):
         "llm_based_metric_spec",
         "rubric_based_metric_spec",
     )
-
-
-class GcsDestination(WireModel):
-    output_uri_prefix: str | None = None
 
 
 class OutputConfig(WireModel):
@@ -132,19 +73,40 @@ class EvaluationRubricConfig(WireModel):
 
     rubric_group_key: str | None = None
     predefined_rubric_generation_spec: RunPredefinedMetricSpec | None = None
-    rubric_generation_spec: dict[str, Any] | None = None
+    rubric_generation_spec: RunRubricGenerationSpec | None = None
 
 
 class EvaluationRunConfig(WireModel):
     metrics: list[EvaluationRunMetric] | None = None
     output_config: OutputConfig | None = None
-    autorater_config: dict[str, Any] | None = None
-    prompt_template: dict[str, Any] | None = None
-    loss_analysis_config: list[dict[str, Any]] | None = None
+    autorater_config: AutoraterConfig | None = None
+    prompt_template: PromptTemplate | None = None
+    loss_analysis_config: list[LossAnalysisConfig] | None = None
     allow_cross_region_model: bool | None = None
     cloud_logging_config: CloudLoggingConfig | None = None
     dataset_custom_metrics: list[DatasetCustomMetric] | None = None
     rubric_configs: list[EvaluationRubricConfig] | None = None
+
+
+class SamplingConfig(WireModel):
+    """``BigQueryRequestSet.SamplingConfig``: a sample of the table's rows."""
+
+    sampling_count: int | None = None
+    #: ``RANDOM``.
+    sampling_method: str | None = None
+    #: A duration as the API writes it (``"3600s"``).
+    sampling_duration: str | None = None
+
+
+class BigQueryRequestSet(WireModel):
+    """Requests read from a BigQuery table: which columns hold the prompt and the responses."""
+
+    uri: str | None = None
+    prompt_column: str | None = None
+    rubrics_column: str | None = None
+    #: Column by candidate name.
+    candidate_response_columns: dict[str, str] | None = None
+    sampling_config: SamplingConfig | None = None
 
 
 class EvaluationRunDataSource(WireModel):
@@ -152,7 +114,7 @@ class EvaluationRunDataSource(WireModel):
 
     evaluation_set: str | None = None
     evaluation_set_revision: str | None = None
-    bigquery_request_set: dict[str, Any] | None = None
+    bigquery_request_set: BigQueryRequestSet | None = None
 
     _one_source = oneof("evaluation_set", "evaluation_set_revision", "bigquery_request_set")
 
@@ -166,7 +128,7 @@ class SummaryMetrics(WireModel):
 class EvaluationRunResults(WireModel):
     evaluation_set: str | None = None
     summary_metrics: SummaryMetrics | None = None
-    loss_analysis_results: list[dict[str, Any]] | None = output_only()
+    loss_analysis_results: list[LossAnalysisResult] | None = output_only()
     red_teaming_analysis_results: list[dict[str, Any]] | None = None
 
 
@@ -178,7 +140,8 @@ class EvaluationRun(WireModel):
     state: OpenEvaluationRunState | None = output_only()
     data_source: EvaluationRunDataSource | None = None
     evaluation_config: EvaluationRunConfig | None = None
-    inference_configs: dict[str, Any] | None = None
+    #: How each candidate's responses are produced, by candidate name (inference mode).
+    inference_configs: dict[str, InferenceConfig] | None = None
     create_time: datetime | None = output_only()
     completion_time: datetime | None = output_only()
     error: Status | None = output_only()

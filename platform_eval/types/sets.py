@@ -7,8 +7,7 @@ from typing import Any
 
 from ._base import WireModel, output_only
 from .agent_data import AgentConfig
-from .common import EncryptionSpec
-from .runs import GcsDestination
+from .common import EncryptionSpec, GcsDestination
 
 
 class HarborDataset(WireModel):

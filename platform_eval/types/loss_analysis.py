@@ -1,0 +1,56 @@
+"""Loss analysis: the service groups a run's failures into clusters of a taxonomy.
+
+The emulator stores a run's ``lossAnalysisConfig``; it does not cluster, so it never writes
+``lossAnalysisResults``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ._base import WireModel
+from .items import EvaluationResult
+
+
+class LossAnalysisConfig(WireModel):
+    """Which metric's failures to analyse, for which candidate."""
+
+    metric: str | None = None
+    candidate: str | None = None
+
+
+class LossTaxonomyEntry(WireModel):
+    """A kind of failure: a category (``"Tool Calling"``) and a finer one under it."""
+
+    l1_category: str | None = None
+    l2_category: str | None = None
+    description: str | None = None
+
+
+class FailedRubric(WireModel):
+    rubric_id: str | None = None
+    #: Why the failure belongs to its cluster, as the classifier put it.
+    classification_rationale: str | None = None
+
+
+class LossExample(WireModel):
+    """One failed item of a cluster: its name, or its result inline."""
+
+    evaluation_item: str | None = None
+    evaluation_result: EvaluationResult | None = None
+    failed_rubrics: list[FailedRubric] | None = None
+
+
+class LossCluster(WireModel):
+    cluster_id: str | None = None
+    taxonomy_entry: LossTaxonomyEntry | None = None
+    item_count: int | None = None
+    examples: list[LossExample] | None = None
+
+
+class LossAnalysisResult(WireModel):
+    """The clusters one analysis found, and the config it ran with."""
+
+    config: LossAnalysisConfig | None = None
+    analysis_time: datetime | None = None
+    clusters: list[LossCluster] | None = None
