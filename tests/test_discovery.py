@@ -8,6 +8,7 @@ document lists. Our enums are the documents' enums.
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -255,9 +256,21 @@ def _model_in(annotation: Any) -> type[Any] | None:
     return None
 
 
-def field_walk(version: str) -> tuple[list[str], set[str], list[str]]:
+def _enum_in(annotation: Any) -> type[StrEnum] | None:
+    if isinstance(annotation, type) and issubclass(annotation, StrEnum):
+        return annotation
+    for inner in getattr(annotation, "__args__", ()) + getattr(annotation, "__metadata__", ()):
+        found = _enum_in(inner)
+        if found is not None:
+            return found
+    return None
+
+
+def field_walk(version: str) -> tuple[list[str], set[str], list[str], list[str]]:
     """(properties no model has, properties a model keeps free-form, properties whose
-    output-only mark differs from the document's) from the resources."""
+    output-only mark differs from the document's, enum values a Python enum lacks) from the
+    resources. An enum property is an open string or a Python enum with every documented
+    value; either way a value a newer service sends is kept."""
     from platform_eval.types import WireModel
 
     schemas = _document(version)["schemas"]
@@ -265,6 +278,7 @@ def field_walk(version: str) -> tuple[list[str], set[str], list[str]]:
     missing: list[str] = []
     free_form: set[str] = set()
     output_only: list[str] = []
+    enum_values: list[str] = []
     seen: set[tuple[str, type[Any]]] = set()
 
     def walk(schema: str, model: type[Any]) -> None:
@@ -281,6 +295,11 @@ def field_walk(version: str) -> tuple[list[str], set[str], list[str]]:
             marked = isinstance(extra, dict) and extra.get("readOnly") is True
             if marked != bool(spec.get("readOnly")):
                 output_only.append(f"{where} ({'marked' if marked else 'not marked'})")
+            documented = spec.get("enum") or spec.get("items", {}).get("enum")
+            enum = _enum_in(fields[prop].annotation)
+            if documented and enum is not None:
+                lacking = set(documented) - {member.value for member in enum}
+                enum_values.extend(f"{where}: {value}" for value in sorted(lacking))
             ref = next(
                 (
                     inner["$ref"]
@@ -301,12 +320,13 @@ def field_walk(version: str) -> tuple[list[str], set[str], list[str]]:
     for resource in RESOURCES:
         if f"{prefix}{resource}" in schemas:  # v1 has no experiments and no revisions
             walk(f"{prefix}{resource}", getattr(t, resource))
-    return missing, free_form, output_only
+    return missing, free_form, output_only, enum_values
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_field_of_every_reachable_schema_is_modelled(version: str) -> None:
-    missing, free_form, output_only = field_walk(version)
+    missing, free_form, output_only, enum_values = field_walk(version)
+    assert enum_values == [], f"values of the {version} document our enums lack: {enum_values}"
     assert missing == [], f"fields of the {version} document no model has: {missing}"
     assert output_only == [], f"output-only marks that differ from the {version} document"
     # A message of the documents kept as a dict would take keys in any spelling, typos too.
