@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -17,9 +18,11 @@ from .._sync import run_or_defer
 from ..client import AsyncClient, Client
 from ..errors import PlatformEvalError
 from ..formats import adk
+from ..formats._problems import FormatError, Problem
 from ..formats.config import EvalConfig
 from ..formats.convert import ConversionReport, case_to_item
 from ..formats.load import load_eval_config, load_eval_set
+from ..formats.stream import EvalCases, InMemoryCases, open_eval_set
 from ..traces import Conversation, MatchReport, load_traces, match_conversations
 from ..types import (
     CandidateResponse,
@@ -50,6 +53,17 @@ def _eval_set(source: EvalSetSource) -> tuple[adk.EvalSet, str]:
     if isinstance(source, adk.EvalSet):
         return source, f"eval-set:{source.eval_set_id}"
     return load_eval_set(source), str(source)
+
+
+def _eval_cases(source: EvalSetSource) -> tuple[EvalCases, str]:
+    """The cases of an upload: an eval set file is read a case at a time, so that memory holds
+    its text and not every case parsed."""
+    if not isinstance(source, adk.EvalSet):
+        streamed = open_eval_set(source)
+        if streamed is not None:
+            return streamed, str(source)
+    eval_set, where = _eval_set(source)
+    return InMemoryCases(eval_set), where
 
 
 #: Part of every item's content hash: bump it when conversion changes what an item holds.
@@ -133,30 +147,46 @@ def _finish_upload(
 
 
 def _pending_cases(
-    eval_set: adk.EvalSet,
+    cases: EvalCases,
     report: ConversionReport,
     candidates: Mapping[str, list[CandidateResponse]] | None,
 ) -> list[PendingItem]:
+    """(key, builder) of each case to upload. Every case is read once here for its key, and a
+    bad one is reported with all the others before anything is sent; a case is read again when
+    a worker builds its item, so that no more than a few are held at once."""
     pending: list[PendingItem] = []
-    for eval_case in eval_set.eval_cases:
+    problems: list[Problem] = []
+    for index in range(len(cases)):
+        try:
+            eval_case = cases.case(index)
+        except FormatError as error:
+            problems += error.problems
+            continue
         if candidates is not None and eval_case.eval_id not in candidates:
             continue
-
-        def build(case: adk.EvalCase = eval_case) -> EvaluationItem:
-            # Converted when a worker takes it: memory holds the parsed file, not every item.
-            item, case_report = case_to_item(case, eval_set.eval_set_id)
-            report.cases.append(case_report)
-            if candidates is not None and item.evaluation_request is not None:
-                request = item.evaluation_request.model_copy(
-                    update={"candidate_responses": candidates[case.eval_id]}
-                )
-                item = item.model_copy(update={"evaluation_request": request})
-            return item
-
         # An edited case, or the same case with other traces, is another item.
         key = f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates)}"
-        pending.append((key, build))
+        pending.append((key, functools.partial(_build, cases, index, report, candidates)))
+    if problems:
+        raise FormatError(problems)
     return pending
+
+
+def _build(
+    cases: EvalCases,
+    index: int,
+    report: ConversionReport,
+    candidates: Mapping[str, list[CandidateResponse]] | None,
+) -> EvaluationItem:
+    case = cases.case(index)
+    item, case_report = case_to_item(case, cases.eval_set_id)
+    report.cases.append(case_report)
+    if candidates is not None and item.evaluation_request is not None:
+        request = item.evaluation_request.model_copy(
+            update={"candidate_responses": candidates[case.eval_id]}
+        )
+        item = item.model_copy(update={"evaluation_request": request})
+    return item
 
 
 def _fingerprint(
@@ -174,7 +204,7 @@ def _fingerprint(
 class _Upload:
     """One upload job: which cases, with which candidates, into which set."""
 
-    eval_set: adk.EvalSet
+    cases: EvalCases
     source: str
     manifest: str | Path | None
     display_name: str
@@ -190,7 +220,7 @@ class _Upload:
     @property
     def set_id(self) -> str:
         # The eval set's id, not the file's path: the same set from any folder is one set.
-        return set_identity(f"{self.eval_set.eval_set_id}|{self.set_key}")
+        return set_identity(f"{self.cases.eval_set_id}|{self.set_key}")
 
     def open_manifest(self, client: AnyClient) -> Manifest:
         return _open_manifest(client, self.source, self.set_id, self.manifest)
@@ -199,7 +229,7 @@ class _Upload:
         self, client: AsyncClient, manifest: Manifest | None = None
     ) -> EvaluationSet:
         conversion = ConversionReport()
-        pending = _pending_cases(self.eval_set, conversion, self.candidates)
+        pending = _pending_cases(self.cases, conversion, self.candidates)
         result = await upload_items_async(
             client,
             pending,
@@ -262,12 +292,12 @@ def _eval_set_job(
     report: UploadReport | None = None,
     bulk_import: bool | str = True,
 ) -> _Upload:
-    eval_set, where = _eval_set(source)
+    cases, where = _eval_cases(source)
     return _Upload(
-        eval_set=eval_set,
+        cases=cases,
         source=where,
         manifest=manifest,
-        display_name=display_name or eval_set.name or eval_set.eval_set_id,
+        display_name=display_name or cases.name or cases.eval_set_id,
         concurrency=concurrency,
         on_progress=on_progress,
         allow_partial=allow_partial,
@@ -309,7 +339,7 @@ def _traces_job(
             f"{eval_set.eval_set_id}, so there is nothing to evaluate:\n{matches.summary()}"
         )
     return _Upload(
-        eval_set=eval_set,
+        cases=InMemoryCases(eval_set),
         source=where,
         manifest=manifest,
         display_name=display_name or f"{eval_set.name or eval_set.eval_set_id} ({candidate})",

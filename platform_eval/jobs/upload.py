@@ -47,6 +47,8 @@ DEFAULT_CONCURRENCY = 16
 LIST_PAGE_SIZE = 1000
 #: Bytes of JSON Lines per import: under the 4 MB an inline source takes.
 IMPORT_CHUNK_BYTES = 3_500_000
+#: Imports sent at once: each holds a chunk in memory, and a few keep the target busy.
+IMPORTS_IN_FLIGHT = 4
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,6 @@ async def _import_items(
 ) -> _Imported:
     """Creates ``todo`` with ``evaluationSets:import``, some megabytes per call."""
     outcome = _Imported()
-    limit = asyncio.Semaphore(concurrency)
 
     async def one(entries: list[PendingItem], data: bytes) -> None:
         keys = [key for key, _ in entries]
@@ -226,14 +227,13 @@ async def _import_items(
             display_name=f"{display_name} (import part)", metadata={IMPORT_MARKER: set_id}
         )
         try:
-            async with limit:
-                future = await client.import_set(
-                    content=data,
-                    evaluation_set=part,
-                    gcs_destination=destination,
-                    request_id=f"pe-import-{key_label(set_id + '|' + '|'.join(keys))}",
-                )
-                imported = await future.wait()
+            future = await client.import_set(
+                content=data,
+                evaluation_set=part,
+                gcs_destination=destination,
+                request_id=f"pe-import-{key_label(set_id + '|' + '|'.join(keys))}",
+            )
+            imported = await future.wait()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -251,7 +251,14 @@ async def _import_items(
         manifest.record_items(list(zip(keys, names, strict=True)))
         report(len(keys), None)
 
-    await asyncio.gather(*(one(e, d) for e, d in _import_chunks(todo, set_id, report)))
+    # The chunks are built as workers take them: a few megabytes in memory, not the whole set.
+    chunks = _import_chunks(todo, set_id, report)
+
+    async def worker() -> None:
+        for entries, data in chunks:
+            await one(entries, data)
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, IMPORTS_IN_FLIGHT))))
     return outcome
 
 
