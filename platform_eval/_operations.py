@@ -6,7 +6,6 @@ implementation of everything that is not I/O.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -17,7 +16,8 @@ from ._gc import collector_paused
 from ._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS
 from ._pagination import Page
 from ._result_items import run_filter
-from ._transport import ApiCall
+from ._transport import ApiCall, non_finite_path
+from .errors import InvalidRequestError
 from .types import (
     EvaluationExperiment,
     EvaluationItem,
@@ -70,6 +70,27 @@ def _request_body(resource: WireModel) -> dict[str, Any]:
     return resource.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_OUTPUT_ONLY)
 
 
+def _request_json(resource: WireModel) -> bytes:
+    """``_request_body`` as JSON bytes written by pydantic-core from the model, with no dict in
+    between (half the time of dumping a dict and encoding it).
+
+    A NaN or infinite number (only a free-form field can hold one) would come out as a bare
+    ``NaN``, which is not JSON: such a body is refused naming the field, as the transport does.
+    """
+    data: bytes = type(resource).__pydantic_serializer__.to_json(
+        resource, by_alias=True, exclude_none=True, exclude=_OUTPUT_ONLY
+    )
+    if b"NaN" in data or b"Infinity" in data:
+        # Most likely text that says so; the dict is checked to tell.
+        body = _request_body(resource)
+        where = non_finite_path(body)
+        if where is not None:
+            raise InvalidRequestError(
+                f"{where} is NaN or infinite, which JSON cannot carry [{type(resource).__name__}]"
+            )
+    return data
+
+
 #: ``evaluationSets:import`` takes inline data under 4 MB; above, it goes through Cloud Storage.
 INLINE_IMPORT_LIMIT = 4_000_000
 
@@ -90,12 +111,7 @@ def _ignore(_: Any) -> None:
 
 def jsonl(items: Iterable[EvaluationItem | Mapping[str, Any]]) -> bytes:
     """Items as JSON Lines of their wire form (the JSONL an import reads), checked as typed."""
-    return b"\n".join(
-        json.dumps(
-            _request_body(_coerce(EvaluationItem, item)), separators=(",", ":"), ensure_ascii=False
-        ).encode()
-        for item in items
-    )
+    return b"\n".join(_request_json(_coerce(EvaluationItem, item)) for item in items)
 
 
 def _split_gs_uri(gcs_uri: str) -> tuple[str, str]:
@@ -161,7 +177,8 @@ class Operations:
         call = ApiCall(
             "POST",
             f"{self.parent}/{collection}",
-            body=_request_body(_coerce(model, body)),
+            raw=_request_json(_coerce(model, body)),
+            raw_type="application/json",
             resource=f"{self.parent}/{collection}",
             is_create=True,
             request_id=request_id,

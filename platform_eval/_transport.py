@@ -107,7 +107,7 @@ class _TransportBase:
             ).encode()
         except ValueError:
             raise errors.InvalidRequestError(
-                f"{_non_finite_path(call.body) or 'a number'} is NaN or infinite, which JSON "
+                f"{non_finite_path(call.body) or 'a number'} is NaN or infinite, which JSON "
                 "cannot carry "
                 f"[{call.method} {call.resource or call.path}]"
             ) from None
@@ -335,7 +335,7 @@ def _json_headers(headers: dict[str, str], call: ApiCall) -> dict[str, str]:
     return headers
 
 
-def _non_finite_path(value: Any, path: str = "body") -> str | None:
+def non_finite_path(value: Any, path: str = "body") -> str | None:
     """The JSON path of the first NaN or infinite number in ``value`` (for the error)."""
     if isinstance(value, float):
         return None if math.isfinite(value) else path
@@ -346,7 +346,7 @@ def _non_finite_path(value: Any, path: str = "body") -> str | None:
     else:
         return None
     for child_path, child in pairs:
-        found = _non_finite_path(child, child_path)
+        found = non_finite_path(child, child_path)
         if found:
             return found
     return None

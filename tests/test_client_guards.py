@@ -173,6 +173,24 @@ def test_nan_and_infinity_are_refused_before_sending(sync_client: Client, value:
     assert list(sync_client.list_sets()) == []
 
 
+def test_text_that_says_nan_is_sent_as_it_is(sync_client: Client) -> None:
+    # Bodies are written by pydantic-core and scanned for a bare NaN; text naming one is fine.
+    metadata = {"note": "NaN and Infinity are words here", "NaN": "-Infinity"}
+    created = sync_client.create_set({"displayName": "NaN", "metadata": metadata})
+    assert sync_client.get_set(created).metadata == metadata
+
+
+def test_an_import_with_nan_is_refused_before_sending() -> None:
+    from platform_eval._operations import jsonl
+
+    item = {
+        "evaluationItemType": "REQUEST",
+        "evaluationRequest": {"prompt": {"value": {"x": math.nan}}},
+    }
+    with pytest.raises(errors.InvalidRequestError, match=r"body\.evaluationRequest\.prompt"):
+        jsonl([item])
+
+
 def test_nan_in_a_typed_field_is_refused_with_its_name() -> None:
     from platform_eval.types import CandidateResult
 

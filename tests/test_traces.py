@@ -178,3 +178,17 @@ def test_not_a_trace_is_a_clear_error() -> None:
         match="expected an ADK session export or /run event list, or OpenTelemetry traces",
     ):
         traces.load_conversations(AGENTEVALS / "samples_eval_set_helm.json")
+
+
+def test_a_genai_message_whose_parts_are_not_a_list_is_dropped_with_a_note() -> None:
+    # Found by the loader fuzzer: `parts: true` raised a TypeError out of the trace reader.
+    from platform_eval.traces import genai_semconv
+
+    notes: list[str] = []
+    value = [
+        {"role": "assistant", "parts": True},
+        {"role": "assistant", "parts": [{"type": "text", "content": "kept"}]},
+    ]
+    (kept,) = genai_semconv.messages(value, "span 1 output", notes)
+    assert kept.parts[0].text == "kept"
+    assert notes == ["span 1 output[0].parts: not a list; the message was dropped"]

@@ -96,9 +96,13 @@ def messages(value: Any, where: str, notes: list[str]) -> list[genai_types.Conte
         role = _ROLES.get(str(raw.get("role") or ""))
         if role is None:
             continue
+        raw_parts = raw.get("parts") or []
+        if not isinstance(raw_parts, list):
+            notes.append(f"{where}[{index}].parts: not a list; the message was dropped")
+            continue
         parts = [
             part
-            for i, p in enumerate(raw.get("parts") or [])
+            for i, p in enumerate(raw_parts)
             if (part := _part(p, f"{where}[{index}].parts[{i}]", notes)) is not None
         ]
         if parts:
