@@ -35,6 +35,7 @@ from .imports import SetImporter
 from .openapi import openapi_document
 from .otlp import OtlpRoutes
 from .revisions import Revisions
+from .store import StoredJson
 
 _API_PATH = re.compile(
     r"^/(?P<version>v1beta1|v1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
@@ -190,7 +191,7 @@ class EmulatorApp:
                     EXPERIMENTS: self.backend.create_experiment,
                     METRICS: self.backend.create_metric,
                 }[collection]
-                return JSONResponse(create(parent, body, request_id))
+                return _created(create(parent, body, request_id))
             raise ApiError("NOT_FOUND", f"{method} is not a method of {collection}")
 
         if verb is not None:
@@ -269,3 +270,10 @@ class EmulatorApp:
         if subid is not None and method == "DELETE":
             return JSONResponse(self.revisions.delete(owner, subid, match["version"]))
         raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")
+
+
+def _created(resource: dict[str, Any]) -> Response:
+    """A created resource: its stored JSON text when it has it, encoded otherwise."""
+    if isinstance(resource, StoredJson):
+        return Response(resource.text.encode(), media_type="application/json")
+    return JSONResponse(resource)

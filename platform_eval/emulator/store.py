@@ -57,6 +57,17 @@ CREATE TABLE IF NOT EXISTS telemetry (
 """
 
 
+class StoredJson(dict[str, Any]):
+    """A resource as stored, with the JSON text it is stored as: answered as it is, not encoded
+    a second time."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, body: dict[str, Any], text: str) -> None:
+        super().__init__(body)
+        self.text = text
+
+
 class Store:
     def __init__(self, path: str | None = None) -> None:
         self.path = path or ":memory:"
@@ -141,7 +152,8 @@ class Store:
                     (parent, collection, request_id),
                 ).fetchone()
                 if row:
-                    return json.loads(row[0]), False
+                    return StoredJson(json.loads(row[0]), row[0]), False
+            text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
             db.execute(
                 "INSERT INTO resources (parent, collection, rid, body, request_id, annotations) "
                 "VALUES (?,?,?,?,?,?)",
@@ -149,12 +161,12 @@ class Store:
                     parent,
                     collection,
                     rid,
-                    json.dumps(body),
+                    text,
                     request_id,
                     json.dumps(annotations) if annotations else None,
                 ),
             )
-        return body, True
+        return StoredJson(body, text), True
 
     def insert_batch(
         self,

@@ -137,21 +137,30 @@ def _models_in(annotation: Any) -> list[type[WireModel]]:
 
 
 @functools.cache
-def _output_only_plan(model: type[WireModel]) -> tuple[frozenset[str], frozenset[str]]:
-    """(the model's output-only fields, its fields whose models have some further down)."""
-    marked = frozenset(name for name in model.model_fields if is_output_only(model, name))
-    below: set[str] = set()
+def _output_only_plan(
+    model: type[WireModel],
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """(the model's output-only fields, its fields whose models have some further down), each
+    as (attribute, wire name)."""
+    marked = tuple(
+        (name, field.alias or name)
+        for name, field in model.model_fields.items()
+        if is_output_only(model, name)
+    )
+    below: list[tuple[str, str]] = []
     _output_only_plan_in_progress.add(model)
     try:
         for name, field in model.model_fields.items():
-            if name in marked:
+            if is_output_only(model, name):
                 continue
-            for inner in _models_in(field.annotation):
-                if inner in _output_only_plan_in_progress or any(_output_only_plan(inner)):
-                    below.add(name)
+            if any(
+                inner in _output_only_plan_in_progress or any(_output_only_plan(inner))
+                for inner in _models_in(field.annotation)
+            ):
+                below.append((name, field.alias or name))
     finally:
         _output_only_plan_in_progress.discard(model)
-    return marked, frozenset(below)
+    return marked, tuple(below)
 
 
 _output_only_plan_in_progress: set[type[WireModel]] = set()
@@ -165,13 +174,13 @@ def clear_output_only(value: Any) -> list[str]:
     def walk(node: Any, path: str) -> None:
         if isinstance(node, WireModel):
             marked, below = _output_only_plan(type(node))
-            for name in marked:
+            for name, wire in marked:
                 if getattr(node, name) is not None:
                     setattr(node, name, None)
                     node.model_fields_set.discard(name)
-                    cleared.append(f"{path}.{to_camel(name)}".lstrip("."))
-            for name in below:
-                walk(getattr(node, name), f"{path}.{to_camel(name)}")
+                    cleared.append(f"{path}.{wire}".lstrip("."))
+            for name, wire in below:
+                walk(getattr(node, name), f"{path}.{wire}")
         elif isinstance(node, list):
             for index, inner in enumerate(node):
                 walk(inner, f"{path}[{index}]")
