@@ -200,7 +200,7 @@ class EmulatorApp:
                 return JSONResponse({})
             raise ApiError("NOT_FOUND", f"no such method {collection}:{verb}")
         if method == "GET":
-            return JSONResponse(self.backend.get(parent, collection, rid))
+            return _json_text(self.backend.get_json(parent, collection, rid))
         if method == "DELETE":
             deleted = self.backend.delete(parent, collection, rid, match["version"])
             if collection == SETS:
@@ -215,8 +215,8 @@ class EmulatorApp:
 
     def _list(self, request: Request, parent: str, collection: str) -> Response:
         params = request.query_params
-        return JSONResponse(
-            self.backend.list_resources(
+        return _json_text(
+            self.backend.list_json(
                 parent,
                 collection,
                 filter=params.get("filter"),
@@ -272,8 +272,13 @@ class EmulatorApp:
         raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")
 
 
+def _json_text(text: str) -> Response:
+    """JSON already encoded (as the store keeps it): answered as it is."""
+    return Response(text.encode(), media_type="application/json")
+
+
 def _created(resource: dict[str, Any]) -> Response:
     """A created resource: its stored JSON text when it has it, encoded otherwise."""
     if isinstance(resource, StoredJson):
-        return Response(resource.text.encode(), media_type="application/json")
+        return _json_text(resource.text)
     return JSONResponse(resource)

@@ -276,6 +276,13 @@ class Backend:
     def get(self, parent: str, collection: str, rid: str) -> dict[str, Any]:
         return self._get(parent, collection, rid)
 
+    def get_json(self, parent: str, collection: str, rid: str) -> str:
+        """``get`` as the stored JSON text, for answering a GET without decoding it."""
+        text = self.store.get_text(parent, collection, rid)
+        if text is None:
+            raise ApiError("NOT_FOUND", f"{parent}/{collection}/{rid} not found")
+        return text
+
     def get_by_name(self, name: str, collection: str) -> dict[str, Any]:
         parent, rid = split_name(name, collection)
         return self._get(parent, collection, rid)
@@ -341,6 +348,54 @@ class Backend:
         newest_first: bool = False,
     ) -> dict[str, Any]:
         """A page of ``collection``: in creation order, in ``order_by``'s, or newest first."""
+        texts, token = self._page(
+            parent,
+            collection,
+            filter=filter,
+            page_size=page_size,
+            page_token=page_token,
+            order_by=order_by,
+            newest_first=newest_first,
+        )
+        result: dict[str, Any] = {collection: [json.loads(text) for text in texts]}
+        if token:
+            result["nextPageToken"] = token
+        return result
+
+    def list_json(
+        self,
+        parent: str,
+        collection: str,
+        *,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None = None,
+    ) -> str:
+        """``list_resources`` as the response's JSON, made of the resources' stored text."""
+        texts, token = self._page(
+            parent,
+            collection,
+            filter=filter,
+            page_size=page_size,
+            page_token=page_token,
+            order_by=order_by,
+        )
+        tail = f',"nextPageToken":{json.dumps(token)}' if token else ""
+        return f"{{{json.dumps(collection)}:[{','.join(texts)}]{tail}}}"
+
+    def _page(
+        self,
+        parent: str,
+        collection: str,
+        *,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None = None,
+        newest_first: bool = False,
+    ) -> tuple[list[str], str | None]:
+        """The stored JSON of a page's resources, and the token of the next page if any."""
         if page_size is not None and page_size < 0:
             raise ApiError("INVALID_ARGUMENT", "pageSize must not be negative")
         size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
@@ -372,11 +427,11 @@ class Backend:
             order_args=order_args,
             offset=position if order else 0,
         )
-        result: dict[str, Any] = {collection: [body for _, body in rows[:size]]}
+        texts = [text for _, text in rows[:size]]
         if len(rows) > size:
             following = position + size if order else rows[size - 1][0]
-            result["nextPageToken"] = _page_token(following, binding)
-        return result
+            return texts, _page_token(following, binding)
+        return texts, None
 
     # -- evaluationItems ------------------------------------------------------------------
 

@@ -99,12 +99,17 @@ class Store:
     # -- resources ------------------------------------------------------------------------
 
     def get(self, parent: str, collection: str, rid: str) -> dict[str, Any] | None:
+        text = self.get_text(parent, collection, rid)
+        return json.loads(text) if text is not None else None
+
+    def get_text(self, parent: str, collection: str, rid: str) -> str | None:
+        """A resource's JSON as stored (to answer with, not decoded and encoded again)."""
         with self._lock:
             row = self._db.execute(
                 "SELECT body FROM resources WHERE parent=? AND collection=? AND rid=?",
                 (parent, collection, rid),
             ).fetchone()
-        return json.loads(row[0]) if row else None
+        return str(row[0]) if row else None
 
     def get_many(
         self, parent: str, collection: str, rids: Sequence[str]
@@ -225,9 +230,9 @@ class Store:
         order: str = "",
         order_args: Sequence[Any] = (),
         offset: int = 0,
-    ) -> list[tuple[int, dict[str, Any]]]:
+    ) -> list[tuple[int, str]]:
         """A page in creation order after ``after_seq``; or, with ``order`` (SQL terms over the
-        body), in that order from ``offset``."""
+        body), in that order from ``offset``: (seq, JSON as stored) per resource."""
         sql = (
             "SELECT seq, body FROM resources WHERE parent=? AND collection=? AND seq>? "
             f"{'AND (' + where + ')' if where else ''} "
@@ -236,7 +241,7 @@ class Store:
         params = (parent, collection, after_seq, *args, *order_args, limit, offset)
         with self._lock:
             rows = self._db.execute(sql, params).fetchall()
-        return [(seq, json.loads(body)) for seq, body in rows]
+        return [(seq, str(body)) for seq, body in rows]
 
     def scan(self, collection: str, under: str = "") -> list[tuple[str, dict[str, Any]]]:
         """Every resource of a collection whose parent starts with ``under`` (every parent by

@@ -59,13 +59,7 @@ def read_data(path: str | Path) -> Any:
     here with the file and the JSON path, so that no later step trips over them.
     """
     file = str(path)
-    try:
-        check_file_size(Path(path))
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise FormatError([Problem(file, "$", "no such file")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FormatError([Problem(file, "$", f"cannot read: {exc}")]) from None
+    text = read_text(path)
     try:
         data = _parse(text, Path(path).suffix.lower(), file)
         problem = limit_problem(data, text)
@@ -74,6 +68,20 @@ def read_data(path: str | Path) -> Any:
     if problem is not None:
         raise FormatError([Problem(file, *problem)])
     return data
+
+
+def read_text(path: str | Path, *, limit_size: bool = True) -> str:
+    """A file's text (UTF-8, a BOM dropped). FormatError naming the file when it cannot be read,
+    or, with ``limit_size``, when it is above ``max_file_bytes()``."""
+    file = str(path)
+    try:
+        if limit_size:
+            check_file_size(Path(path))
+        return Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise FormatError([Problem(file, "$", "no such file")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FormatError([Problem(file, "$", f"cannot read: {exc}")]) from None
 
 
 #: Parsed JSON takes 10-25 times the file's size in memory (and converting it as much again):

@@ -21,6 +21,7 @@ from .._json_limits import limit_problem
 from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .convert import EMPTY_CASE
+from .load import read_text
 
 _DECODER = json.JSONDecoder()
 _SET_ID_KEYS = ("eval_set_id", "evalSetId")
@@ -108,12 +109,8 @@ def open_eval_set(path: str | Path) -> EvalSetFile | None:
     file = str(path)
     if Path(path).suffix.lower() in (".yaml", ".yml", ".jsonl"):
         return None
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise FormatError([Problem(file, "$", "no such file")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FormatError([Problem(file, "$", f"cannot read: {exc}")]) from None
+    # Not held to the size limit of whole-file reads: this one keeps the text and a case.
+    text = read_text(path, limit_size=False)
     try:
         return _scan(file, text)
     except (_NotStreamableError, json.JSONDecodeError):
