@@ -348,19 +348,18 @@ class Backend:
         newest_first: bool = False,
     ) -> dict[str, Any]:
         """A page of ``collection``: in creation order, in ``order_by``'s, or newest first."""
-        texts, token = self._page(
-            parent,
-            collection,
-            filter=filter,
-            page_size=page_size,
-            page_token=page_token,
-            order_by=order_by,
-            newest_first=newest_first,
+        page: dict[str, Any] = json.loads(
+            self.list_json(
+                parent,
+                collection,
+                filter=filter,
+                page_size=page_size,
+                page_token=page_token,
+                order_by=order_by,
+                newest_first=newest_first,
+            )
         )
-        result: dict[str, Any] = {collection: [json.loads(text) for text in texts]}
-        if token:
-            result["nextPageToken"] = token
-        return result
+        return page
 
     def list_json(
         self,
@@ -371,31 +370,10 @@ class Backend:
         page_size: int | None,
         page_token: str | None,
         order_by: str | None = None,
-    ) -> str:
-        """``list_resources`` as the response's JSON, made of the resources' stored text."""
-        texts, token = self._page(
-            parent,
-            collection,
-            filter=filter,
-            page_size=page_size,
-            page_token=page_token,
-            order_by=order_by,
-        )
-        tail = f',"nextPageToken":{json.dumps(token)}' if token else ""
-        return f"{{{json.dumps(collection)}:[{','.join(texts)}]{tail}}}"
-
-    def _page(
-        self,
-        parent: str,
-        collection: str,
-        *,
-        filter: str | None,
-        page_size: int | None,
-        page_token: str | None,
-        order_by: str | None = None,
         newest_first: bool = False,
-    ) -> tuple[list[str], str | None]:
-        """The stored JSON of a page's resources, and the token of the next page if any."""
+    ) -> str:
+        """``list_resources`` as the response's JSON, made of the resources' stored text (a
+        list answers with it as it is)."""
         if page_size is not None and page_size < 0:
             raise ApiError("INVALID_ARGUMENT", "pageSize must not be negative")
         size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
@@ -427,11 +405,12 @@ class Backend:
             order_args=order_args,
             offset=position if order else 0,
         )
-        texts = [text for _, text in rows[:size]]
+        texts = ",".join(text for _, text in rows[:size])
+        tail = ""
         if len(rows) > size:
             following = position + size if order else rows[size - 1][0]
-            return texts, _page_token(following, binding)
-        return texts, None
+            tail = f',"nextPageToken":{json.dumps(_page_token(following, binding))}'
+        return f"{{{json.dumps(collection)}:[{texts}]{tail}}}"
 
     # -- evaluationItems ------------------------------------------------------------------
 
