@@ -23,6 +23,8 @@ METRICS = "evaluationMetrics"
 EXPERIMENTS = "evaluationExperiments"
 #: Revisions of a set (create, get, list, delete) or of an item (get), in v1beta1.
 REVISIONS = "revisions"
+#: The key a list of set revisions comes under (``ListEvaluationSetRevisionsResponse``).
+SET_REVISIONS_LIST_KEY = "evaluationSetRevisions"
 
 
 def name_of(obj: Any, kind: str) -> str:

@@ -442,7 +442,7 @@ class Operations:
             page_size=page_size,
             page_token=page_token,
             parent=self.name(SETS, evaluation_set),
-            key="evaluationSetRevisions",
+            key=_names.SET_REVISIONS_LIST_KEY,
         )
 
     def delete_set_revision(self, revision: Any) -> Op[Operation]:

@@ -12,22 +12,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from .._names import is_valid_id
+from .._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS, is_valid_id
 from .._transport import REQUEST_ID_HEADER
 from ._asgi import error_response
 from .access import RequireToken
-from .backend import (
-    COLLECTIONS,
-    EXPERIMENTS,
-    ITEMS,
-    METRICS,
-    OPERATIONS,
-    REVISIONS,
-    RUNS,
-    SETS,
-    ApiError,
-    Backend,
-)
+from .backend import COLLECTIONS, OPERATIONS, ApiError, Backend
 from .bodies import DEFAULT_MAX_BODY_BYTES, parse_json, parse_json_object, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
@@ -264,7 +253,7 @@ class EmulatorApp:
             return JSONResponse(self.revisions.create(owner, body, match["version"], request_id))
         if subid is None and method == "GET":
             token = request.query_params.get("pageToken") or request.query_params.get("page_token")
-            return JSONResponse(self.revisions.list_page(owner, _page_size(request), token))
+            return _json_text(self.revisions.list_json(owner, _page_size(request), token))
         if subid is not None and method == "GET":
             return JSONResponse(self.revisions.get(owner, subid))
         if subid is not None and method == "DELETE":

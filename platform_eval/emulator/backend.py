@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
 from .. import metrics
+from .._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS
 from ..errors import RPC_CODES
 from ..types import (
     EvaluationExperiment,
@@ -43,14 +44,10 @@ _logger = logging.getLogger("platform_eval.emulator")
 
 M = TypeVar("M", bound=WireModel)
 
-ITEMS, SETS, RUNS = "evaluationItems", "evaluationSets", "evaluationRuns"
-EXPERIMENTS = "evaluationExperiments"
-METRICS = "evaluationMetrics"
 COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS, METRICS)
-#: Each resource's long-running operations are kept under its name, as the service names them.
+#: Each resource's long-running operations are kept under its name, as the service names them
+#: (and its revisions, ``REVISIONS``, too).
 OPERATIONS = "operations"
-#: Revisions of a set or an item are kept under its name, too.
-REVISIONS = "revisions"
 _EMPTY = "type.googleapis.com/google.protobuf.Empty"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -336,31 +333,6 @@ class Backend:
         if not self.store.delete(owner, OPERATIONS, rid):
             raise ApiError("NOT_FOUND", f"{owner}/{OPERATIONS}/{rid} not found")
 
-    def list_resources(
-        self,
-        parent: str,
-        collection: str,
-        *,
-        filter: str | None,
-        page_size: int | None,
-        page_token: str | None,
-        order_by: str | None = None,
-        newest_first: bool = False,
-    ) -> dict[str, Any]:
-        """A page of ``collection``: in creation order, in ``order_by``'s, or newest first."""
-        page: dict[str, Any] = json.loads(
-            self.list_json(
-                parent,
-                collection,
-                filter=filter,
-                page_size=page_size,
-                page_token=page_token,
-                order_by=order_by,
-                newest_first=newest_first,
-            )
-        )
-        return page
-
     def list_json(
         self,
         parent: str,
@@ -371,9 +343,11 @@ class Backend:
         page_token: str | None,
         order_by: str | None = None,
         newest_first: bool = False,
+        key: str | None = None,
     ) -> str:
-        """``list_resources`` as the response's JSON, made of the resources' stored text (a
-        list answers with it as it is)."""
+        """A page of ``collection`` (in creation order, in ``order_by``'s, or newest first) as
+        the response's JSON, made of the resources' stored text: a list answers with it as it
+        is. The resources come under ``key`` (the collection's name by default)."""
         if page_size is not None and page_size < 0:
             raise ApiError("INVALID_ARGUMENT", "pageSize must not be negative")
         size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
@@ -410,7 +384,7 @@ class Backend:
         if len(rows) > size:
             following = position + size if order else rows[size - 1][0]
             tail = f',"nextPageToken":{json.dumps(_page_token(following, binding))}'
-        return f"{{{json.dumps(collection)}:[{texts}]{tail}}}"
+        return f"{{{json.dumps(key or collection)}:[{texts}]{tail}}}"
 
     # -- evaluationItems ------------------------------------------------------------------
 

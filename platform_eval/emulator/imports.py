@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._names import ITEMS, SETS
 from ..types import EvaluationItem, EvaluationSet, ImportEvaluationSetRequest
 from .backend import (
-    ITEMS,
     OPERATIONS,
-    SETS,
     ApiError,
     Backend,
     new_id,

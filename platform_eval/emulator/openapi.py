@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from .._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SET_REVISIONS_LIST_KEY, SETS
 from .._version import __version__
 from ..types import (
     EvaluationExperiment,
@@ -25,7 +26,6 @@ from ..types import (
     Operation,
     WireModel,
 )
-from .backend import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
 
 _REF = "#/components/schemas/{model}"
 _PARENT = "/{version}/projects/{project}/locations/{location}"
@@ -186,7 +186,7 @@ def _revision_paths(set_revision: dict[str, Any], item_revision: dict[str, Any])
     listed = {
         "type": "object",
         "properties": {
-            "evaluationSetRevisions": {"type": "array", "items": set_revision},
+            SET_REVISIONS_LIST_KEY: {"type": "array", "items": set_revision},
             "nextPageToken": {"type": "string"},
         },
     }
@@ -196,12 +196,12 @@ def _revision_paths(set_revision: dict[str, Any], item_revision: dict[str, Any])
         base: {
             "parameters": parent,
             "get": {
-                "operationId": "list_evaluationSetRevisions",
+                "operationId": f"list_{SET_REVISIONS_LIST_KEY}",
                 "parameters": _LIST_PARAMETERS[:2],
                 "responses": _responses(listed),
             },
             "post": {
-                "operationId": "create_evaluationSetRevisions",
+                "operationId": f"create_{SET_REVISIONS_LIST_KEY}",
                 "requestBody": {"required": True, **_json(set_revision)},
                 "responses": _responses(operation),
             },
@@ -209,11 +209,11 @@ def _revision_paths(set_revision: dict[str, Any], item_revision: dict[str, Any])
         f"{base}/{{revision}}": {
             "parameters": [*parent, revision_id],
             "get": {
-                "operationId": "get_evaluationSetRevisions",
+                "operationId": f"get_{SET_REVISIONS_LIST_KEY}",
                 "responses": _responses(set_revision),
             },
             "delete": {
-                "operationId": "delete_evaluationSetRevisions",
+                "operationId": f"delete_{SET_REVISIONS_LIST_KEY}",
                 "responses": _responses(operation),
             },
         },

@@ -17,12 +17,10 @@ import hashlib
 import json
 from typing import Any
 
+from .._names import ITEMS, REVISIONS, SET_REVISIONS_LIST_KEY, SETS
 from ..types import EvaluationItemType, EvaluationSetRevision
 from .backend import (
-    ITEMS,
     OPERATIONS,
-    REVISIONS,
-    SETS,
     ApiError,
     Backend,
     new_id,
@@ -119,24 +117,20 @@ class Revisions:
     def get(self, set_name: str, rid: str) -> dict[str, Any]:
         return self.backend.get(set_name, REVISIONS, rid)
 
-    def list_page(
-        self, set_name: str, page_size: int | None, page_token: str | None
-    ) -> dict[str, Any]:
-        """Newest first, as the service lists them."""
+    def list_json(self, set_name: str, page_size: int | None, page_token: str | None) -> str:
+        """A page of the set's revisions as the response's JSON, newest first, as the service
+        lists them."""
         parent, set_id = split_name(set_name, SETS)
         self.backend.get(parent, SETS, set_id)
-        page = self.backend.list_resources(
+        return self.backend.list_json(
             set_name,
             REVISIONS,
             filter=None,
             page_size=page_size,
             page_token=page_token,
             newest_first=True,
+            key=SET_REVISIONS_LIST_KEY,
         )
-        listed: dict[str, Any] = {"evaluationSetRevisions": page[REVISIONS]}
-        if "nextPageToken" in page:
-            listed["nextPageToken"] = page["nextPageToken"]
-        return listed
 
     def delete(self, set_name: str, rid: str, version: str) -> dict[str, Any]:
         revision = self.get(set_name, rid)

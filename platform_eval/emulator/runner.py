@@ -7,6 +7,7 @@ between items: the run ends CANCELLED and keeps the results written so far.
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import threading
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from pydantic import ValidationError
 
 from .. import metrics
+from .._names import ITEMS, REVISIONS, RUNS, SETS
 from ..metrics import Judge
 from ..types import (
     EvaluationItem,
@@ -32,19 +34,7 @@ from ..types import (
     SummaryMetrics,
     request_mode_problem,
 )
-from .backend import (
-    ITEMS,
-    REVISIONS,
-    RUNS,
-    SETS,
-    ApiError,
-    Backend,
-    cancelled_status,
-    now,
-    project_of,
-    rpc_status,
-    split_name,
-)
+from .backend import ApiError, Backend, cancelled_status, now, project_of, rpc_status, split_name
 from .gcs import ObjectStore
 from .revisions import Revisions
 
@@ -312,12 +302,14 @@ class RunExecutor:
         found: dict[str, list[EvaluationItem]] = defaultdict(list)
         token: str | None = None
         while True:
-            page = self._backend.list_resources(
-                parent,
-                ITEMS,
-                filter=f'evaluation_run = "{run_name}" AND evaluation_item_type = RESULT',
-                page_size=1000,
-                page_token=token,
+            page = json.loads(
+                self._backend.list_json(
+                    parent,
+                    ITEMS,
+                    filter=f'evaluation_run = "{run_name}" AND evaluation_item_type = RESULT',
+                    page_size=1000,
+                    page_token=token,
+                )
             )
             for body in page[ITEMS]:
                 result = EvaluationItem.from_wire(body)
