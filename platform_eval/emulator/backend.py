@@ -161,6 +161,15 @@ def parse_body(model: type[M], body: Any) -> M:
     Output-only fields it sets are ignored (AIP-203): a resource read and sent back as it was
     is accepted, and what only the service writes stays the service's.
     """
+    return _parse_body(model, body)[0]
+
+
+#: The wire name of a RESULT item's payload, which only runs write.
+_RESPONSE_FIELD = EvaluationItem.model_fields["evaluation_response"].alias
+
+
+def _parse_body(model: type[M], body: Any) -> tuple[M, list[str]]:
+    """``parse_body``, and the JSON paths of the output-only fields it ignored."""
     what = model.__name__
     if not isinstance(body, dict):
         raise ApiError("INVALID_ARGUMENT", f"the request body must be a JSON object ({what})")
@@ -173,7 +182,7 @@ def parse_body(model: type[M], body: Any) -> M:
     ignored = clear_output_only(parsed)
     if ignored:
         _logger.debug("ignoring output-only fields of a %s request: %s", what, ignored)
-    return parsed
+    return parsed, ignored
 
 
 def project_of(name: str) -> str:
@@ -396,7 +405,7 @@ class Backend:
     @staticmethod
     def new_item(body: Any) -> EvaluationItem:
         """An item as a create or an import receives it, checked as the service checks it."""
-        item: EvaluationItem = parse_body(EvaluationItem, body)
+        item, ignored = _parse_body(EvaluationItem, body)
         if item.evaluation_item_type not in (EvaluationItemType.REQUEST, EvaluationItemType.RESULT):
             raise ApiError(
                 "INVALID_ARGUMENT",
@@ -404,10 +413,10 @@ class Backend:
                 f"{item.evaluation_item_type!r}",
             )
         if item.evaluation_request is None and not item.gcs_uri:
-            if isinstance(body, dict) and "evaluationResponse" in body:
+            if _RESPONSE_FIELD in ignored:
                 raise ApiError(
                     "INVALID_ARGUMENT",
-                    "evaluationResponse is output only (runs write it): a RESULT item you "
+                    f"{_RESPONSE_FIELD} is output only (runs write it): a RESULT item you "
                     "create carries its payload in gcsUri",
                 )
             raise ApiError(

@@ -89,12 +89,14 @@ def oneof(*fields: str) -> Any:
     Server responses are not checked (a lenient reader); the emulator reads request bodies as
     user input, so it refuses them with INVALID_ARGUMENT naming the fields, as the service does.
     """
-    names = ", ".join(to_camel(field) for field in fields)
+    # Spelled once here: the check runs on every validation of the model.
+    wire = {field: to_camel(field) for field in fields}
+    names = ", ".join(wire.values())
 
     def check(self: Any, info: ValidationInfo) -> Any:
         if is_from_server(info):
             return self
-        chosen = [to_camel(field) for field in fields if getattr(self, field) is not None]
+        chosen = [wire[field] for field in fields if getattr(self, field) is not None]
         if len(chosen) > 1:
             raise ValueError(
                 f"{' and '.join(chosen)} of {type(self).__name__} are alternatives "
@@ -142,25 +144,21 @@ def _output_only_plan(
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """(the model's output-only fields, its fields whose models have some further down), each
     as (attribute, wire name)."""
-    marked = tuple(
-        (name, field.alias or name)
-        for name, field in model.model_fields.items()
-        if is_output_only(model, name)
-    )
+    marked: list[tuple[str, str]] = []
     below: list[tuple[str, str]] = []
     _output_only_plan_in_progress.add(model)
     try:
         for name, field in model.model_fields.items():
             if is_output_only(model, name):
-                continue
-            if any(
+                marked.append((name, field.alias or name))
+            elif any(
                 inner in _output_only_plan_in_progress or any(_output_only_plan(inner))
                 for inner in _models_in(field.annotation)
             ):
                 below.append((name, field.alias or name))
     finally:
         _output_only_plan_in_progress.discard(model)
-    return marked, tuple(below)
+    return tuple(marked), tuple(below)
 
 
 _output_only_plan_in_progress: set[type[WireModel]] = set()
