@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS telemetry (
 """
 
 
+def encode(body: dict[str, Any]) -> str:
+    """A resource as it is stored, and served as it is: compact JSON."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
 class StoredJson(dict[str, Any]):
     """A resource as stored, with the JSON text it is stored as: answered as it is, not encoded
     a second time."""
@@ -158,7 +163,7 @@ class Store:
                 ).fetchone()
                 if row:
                     return StoredJson(json.loads(row[0]), row[0]), False
-            text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+            text = encode(body)
             db.execute(
                 "INSERT INTO resources (parent, collection, rid, body, request_id, annotations) "
                 "VALUES (?,?,?,?,?,?)",
@@ -197,17 +202,14 @@ class Store:
                 f"INSERT {'OR IGNORE ' if or_ignore else ''}INTO resources "
                 "(parent, collection, rid, body, request_id) "
                 "VALUES (?,?,?,?,?)",
-                [
-                    (p, c, r, json.dumps(body), request_id)
-                    for p, c, r, body, request_id in resources
-                ],
+                [(p, c, r, encode(body), request_id) for p, c, r, body, request_id in resources],
             )
 
     def replace(self, parent: str, collection: str, rid: str, body: dict[str, Any]) -> None:
         with self._lock:
             self._db.execute(
                 "UPDATE resources SET body=? WHERE parent=? AND collection=? AND rid=?",
-                (json.dumps(body), parent, collection, rid),
+                (encode(body), parent, collection, rid),
             )
 
     def delete(self, parent: str, collection: str, rid: str) -> bool:

@@ -52,14 +52,18 @@ class LoadedFile:
     data: Any
 
 
-def read_data(path: str | Path) -> Any:
-    """Parses a JSON, JSONL (``.jsonl``) or YAML (``.yaml``/``.yml``) file.
+def read_data(path: str | Path, text: str | None = None) -> Any:
+    """Parses a JSON, JSONL (``.jsonl``) or YAML (``.yaml``/``.yml``) file (``text``: its
+    text, when the caller read it already).
 
     Nesting deeper than any format has, and strings that are not valid Unicode, are refused
     here with the file and the JSON path, so that no later step trips over them.
     """
     file = str(path)
-    text = read_text(path)
+    if text is None:
+        text = read_text(path)
+    else:
+        check_file_size(Path(path))  # read already, but not yet held to the limit
     try:
         data = _parse(text, Path(path).suffix.lower(), file)
         problem = limit_problem(data, text)
@@ -249,8 +253,8 @@ def detect(data: Any) -> Kind | None:
     return None
 
 
-def load(path: str | Path) -> LoadedFile:
-    data = read_data(path)
+def load(path: str | Path, text: str | None = None) -> LoadedFile:
+    data = read_data(path, text)
     kind = detect(data)
     if kind is None:
         raise FormatError(
@@ -294,9 +298,10 @@ def _eval_set_problems(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Pro
     return None, [Problem(loaded.path, "$", f"expected an ADK eval set, found {loaded.kind}")]
 
 
-def load_eval_set(path: str | Path) -> adk.EvalSet:
-    """An ADK eval set from an ``.evalset.json`` or either older ``.test.json`` shape."""
-    eval_set, problems = _eval_set_problems(load(path))
+def load_eval_set(path: str | Path, text: str | None = None) -> adk.EvalSet:
+    """An ADK eval set from an ``.evalset.json`` or either older ``.test.json`` shape
+    (``text``: the file's text, when the caller read it already)."""
+    eval_set, problems = _eval_set_problems(load(path, text))
     if problems or eval_set is None:
         raise FormatError(problems)
     return eval_set

@@ -21,7 +21,7 @@ from .._json_limits import limit_problem
 from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .convert import EMPTY_CASE
-from .load import read_text
+from .load import load_eval_set, read_text
 
 _DECODER = json.JSONDecoder()
 _SET_ID_KEYS = ("eval_set_id", "evalSetId")
@@ -106,11 +106,28 @@ def open_eval_set(path: str | Path) -> EvalSetFile | None:
     """The eval set at ``path`` read lazily, or None when it is not a JSON eval set object (an
     older shape, YAML, invalid JSON, or not an eval set at all: ``load_eval_set`` reads those,
     or says what is wrong with them)."""
-    file = str(path)
-    if Path(path).suffix.lower() in (".yaml", ".yml", ".jsonl"):
+    if _parsed_whole(path):
         return None
-    # Not held to the size limit of whole-file reads: this one keeps the text and a case.
+    return _from_text(str(path), read_text(path, limit_size=False))
+
+
+def read_eval_cases(path: str | Path) -> EvalCases:
+    """The cases of the eval set file at ``path``, read from disk once: a case at a time where
+    this reader takes the file, parsed whole (``load_eval_set``) otherwise."""
+    if _parsed_whole(path):
+        return InMemoryCases(load_eval_set(path))
+    # Not held to the size limit of whole-file reads: the streamed file keeps its text and a
+    # case; the whole-file loader checks the limit itself.
     text = read_text(path, limit_size=False)
+    streamed = _from_text(str(path), text)
+    return streamed if streamed is not None else InMemoryCases(load_eval_set(path, text))
+
+
+def _parsed_whole(path: str | Path) -> bool:
+    return Path(path).suffix.lower() in (".yaml", ".yml", ".jsonl")
+
+
+def _from_text(file: str, text: str) -> EvalSetFile | None:
     try:
         return _scan(file, text)
     except (_NotStreamableError, json.JSONDecodeError):

@@ -22,7 +22,7 @@ from ..formats._problems import FormatError, Problem
 from ..formats.config import EvalConfig
 from ..formats.convert import ConversionReport, case_to_item
 from ..formats.load import load_eval_config, load_eval_set
-from ..formats.stream import EvalCases, InMemoryCases, open_eval_set
+from ..formats.stream import EvalCases, InMemoryCases, read_eval_cases
 from ..traces import Conversation, MatchReport, load_traces, match_conversations
 from ..types import (
     CandidateResponse,
@@ -58,12 +58,10 @@ def _eval_set(source: EvalSetSource) -> tuple[adk.EvalSet, str]:
 def _eval_cases(source: EvalSetSource) -> tuple[EvalCases, str]:
     """The cases of an upload: an eval set file is read a case at a time, so that memory holds
     its text and not every case parsed."""
-    if not isinstance(source, adk.EvalSet):
-        streamed = open_eval_set(source)
-        if streamed is not None:
-            return streamed, str(source)
-    eval_set, where = _eval_set(source)
-    return InMemoryCases(eval_set), where
+    if isinstance(source, adk.EvalSet):
+        eval_set, where = _eval_set(source)
+        return InMemoryCases(eval_set), where
+    return read_eval_cases(source), str(source)
 
 
 #: Part of every item's content hash: bump it when conversion changes what an item holds.
