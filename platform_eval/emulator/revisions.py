@@ -59,9 +59,15 @@ class Revisions:
         stamp = now_rfc3339()
         rows: list[tuple[str, str, str, dict[str, Any], str | None]] = []
         frozen_items: list[str] = []
-        for index, item_name in enumerate(source.get("evaluationItems") or []):
-            item_parent, item_id = split_name(item_name, ITEMS)
-            item = self.store.get(item_parent, ITEMS, item_id)
+        item_names: list[str] = source.get("evaluationItems") or []
+        located = [split_name(name, ITEMS) for name in item_names]
+        stored: dict[tuple[str, str], dict[str, Any]] = {}
+        for item_parent in {item_parent for item_parent, _ in located}:
+            ids = [item_id for p, item_id in located if p == item_parent]
+            for item_id, body in self.store.get_many(item_parent, ITEMS, ids).items():
+                stored[item_parent, item_id] = body
+        for index, (item_name, key) in enumerate(zip(item_names, located, strict=True)):
+            item = stored.get(key)
             if item is None:
                 raise ApiError(
                     "FAILED_PRECONDITION",
