@@ -10,7 +10,7 @@ from factories import agent_data, call, reply, user
 
 from platform_eval import metrics
 from platform_eval import types as t
-from platform_eval.metrics import tools, vertex_text
+from platform_eval.metrics import text, tools, vertex_text
 from platform_eval.metrics._invocations import ToolCall
 
 
@@ -195,6 +195,32 @@ def test_response_match_score_by_hand() -> None:
     assert metrics.response_match_score("台北晴天", "台北天氣") == pytest.approx(
         2 * (3 / 4) * (3 / 4) / 1.5
     )
+
+
+def test_rouge1_fmeasure_is_rouge_n() -> None:
+    # The per-turn fast path counts differently; it must give rouge_n's figure to the last bit.
+    rng = random.Random(3)
+    vocabulary = ["a", "b", "c", "d", "e", "f"]
+    for _ in range(500):
+        candidate = [rng.choice(vocabulary) for _ in range(rng.randint(0, 12))]
+        reference = [rng.choice(vocabulary) for _ in range(rng.randint(0, 12))]
+        assert text.rouge1_fmeasure(candidate, reference) == (
+            text.rouge_n(candidate, reference, 1).fmeasure
+        )
+
+
+def test_the_stem_cache_is_bounded_and_drops_empty_stems(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text, "_STEMS", {})
+    monkeypatch.setattr(text, "_STEMS_LIMIT", 8)
+    words = [f"running{i}x" for i in range(50)]
+    assert text.tokenize(" ".join(words)) == [text.stem(w) for w in words]
+    assert len(text._STEMS) <= 8
+    # rouge-score drops a token whose stem is empty; no stem of the Porter algorithm is, so the
+    # branch is reached by a stemmer that returns one.
+    monkeypatch.setattr(text, "_EMPTY_STEMS", set())
+    monkeypatch.setattr(text, "stem", lambda word: "" if word == "zzzz" else word)
+    assert text.tokenize("zzzz then zzzz") == ["then"]
+    assert text.tokenize("zzzz then zzzz") == ["then"]  # and again, from the cache
 
 
 def test_exact_match_bleu_rouge_by_hand() -> None:

@@ -68,7 +68,8 @@ def _turn_invocation(events: Sequence[AgentEvent]) -> Invocation:
         parts = content.parts
         if not parts:
             continue
-        from_user = _is_user(event.author, content)
+        author = event.author  # _is_user, inlined: this loop runs once per event
+        from_user = author == "user" if author is not None else content.role == "user"
         if len(parts) == 1:
             # Most events hold one part: read it directly, with no texts to join.
             part = parts[0]

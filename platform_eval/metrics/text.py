@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
+from collections import _count_elements  # type: ignore[attr-defined]
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,13 +39,34 @@ def _stemmed(words: list[str], use_stemmer: bool) -> list[str]:
     # [a-z0-9]+; the stem of such a word is [a-z0-9]*, so only an empty stem is dropped.
     if not use_stemmer:
         return words
-    tokens = list(map(_stem_token, words))
-    return [token for token in tokens if token] if "" in tokens else tokens
+    try:
+        # Mapped in C over the stems already known: a third of the time of a cached call
+        # per word, on every response.
+        tokens = list(map(_STEMS.__getitem__, words))
+    except KeyError:
+        tokens = list(map(_stem_token, words))
+    if _EMPTY_STEMS and "" in tokens:
+        return [token for token in tokens if token]
+    return tokens
 
 
-@functools.lru_cache(maxsize=65536)
+#: Stems by word, as rouge-score computes them; cleared when full, so bounded.
+_STEMS: dict[str, str] = {}
+_STEMS_LIMIT = 65536
+#: Words whose stem is empty: until there is one, no token list needs to be searched for "".
+_EMPTY_STEMS: set[str] = set()
+
+
 def _stem_token(word: str) -> str:
-    return stem(word) if len(word) > 3 else word
+    stemmed = _STEMS.get(word)
+    if stemmed is None:
+        stemmed = stem(word) if len(word) > 3 else word
+        if not stemmed:
+            _EMPTY_STEMS.add(word)
+        if len(_STEMS) >= _STEMS_LIMIT:
+            _STEMS.clear()
+        _STEMS[word] = stemmed
+    return stemmed
 
 
 # Every byte but [a-z0-9] becomes a space: on ASCII text, bytes.translate and split find the
@@ -129,9 +150,27 @@ def rouge_n(candidate_tokens: list[str], reference_tokens: list[str], n: int = 1
     return RougeScore(precision, recall, _fmeasure(precision, recall))
 
 
+def rouge1_fmeasure(candidate_tokens: list[str], reference_tokens: list[str]) -> float:
+    """rouge_n(..., 1).fmeasure, without the n-gram and score objects (ADK's metric per turn)."""
+    # The candidate's tokens counted in C (Counter's own helper, without Counter's checks),
+    # then used up one reference token at a time.
+    unused: dict[str, int] = {}
+    _count_elements(unused, candidate_tokens)
+    count_of = unused.get
+    overlap = 0
+    for token in reference_tokens:
+        count = count_of(token)
+        if count:
+            unused[token] = count - 1
+            overlap += 1
+    precision = overlap / max(len(candidate_tokens), 1)
+    recall = overlap / max(len(reference_tokens), 1)
+    return _fmeasure(precision, recall)
+
+
 def response_match_score(actual: str, expected: str) -> float:
     """ADK's response_match_score: ROUGE-1 F-measure of actual against expected."""
-    return rouge_n(tokenize(actual), tokenize(expected), 1).fmeasure
+    return rouge1_fmeasure(tokenize(actual), tokenize(expected))
 
 
 def exact_match(actual: str, expected: str) -> float:

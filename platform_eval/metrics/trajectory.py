@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 
 from ._invocations import ToolCall
@@ -46,7 +47,22 @@ def any_order(actual: Sequence[ToolCall], expected: Sequence[ToolCall], ignore_a
     return True
 
 
+def _exact_calls(actual: Sequence[ToolCall], expected: Sequence[ToolCall], _: bool) -> bool:
+    # ToolCall is a (name, args) tuple: tuple equality is _same with the arguments compared.
+    return tuple(actual) == tuple(expected)
+
+
 _MATCHERS = {MatchType.EXACT: exact, MatchType.IN_ORDER: in_order, MatchType.ANY_ORDER: any_order}
+Matcher = Callable[[Sequence[ToolCall], Sequence[ToolCall], bool], bool]
+
+
+@functools.cache
+def matcher(match_type: str, ignore_args: bool) -> Matcher:
+    """The comparison for a match type (a MatchType or its name), chosen once per metric."""
+    kind = MatchType(match_type)
+    if kind is MatchType.EXACT and not ignore_args:
+        return _exact_calls
+    return _MATCHERS[kind]
 
 
 def invocation_score(
@@ -55,4 +71,4 @@ def invocation_score(
     match_type: MatchType = MatchType.EXACT,
     ignore_args: bool = False,
 ) -> float:
-    return 1.0 if _MATCHERS[match_type](actual, expected, ignore_args) else 0.0
+    return 1.0 if matcher(match_type, ignore_args)(actual, expected, ignore_args) else 0.0
