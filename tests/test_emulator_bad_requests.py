@@ -5,6 +5,7 @@ Each case here once answered 500 (or closed the connection) and some poisoned la
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from platform_eval import errors
+from platform_eval._json_limits import MAX_DEPTH, TOO_DEEP, limit_problem
 from platform_eval.emulator import Emulator
 
 SETS = "evaluationSets"
@@ -55,6 +57,16 @@ def test_a_bad_body_is_a_400_and_stores_nothing(
     _assert_rpc_error(client.post(f"{base}/{SETS}", content=body, headers=JSON))
     listed = client.get(f"{base}/{SETS}")
     assert listed.status_code == 200 and listed.json() == {SETS: []}
+
+
+def test_nesting_is_judged_by_depth_not_by_the_number_of_brackets() -> None:
+    # A body with more brackets than the depth limit is walked; one with fewer cannot be deep.
+    shallow = json.dumps({"metadata": {"rows": [[i] for i in range(300)]}})
+    assert limit_problem(json.loads(shallow), shallow) is None
+    at_the_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert limit_problem(json.loads(at_the_limit), at_the_limit) is None
+    deeper = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    assert limit_problem(json.loads(deeper), deeper) == ("$", TOO_DEEP)
 
 
 def test_a_surrogate_pair_is_a_valid_string(http: tuple[httpx.Client, str]) -> None:
