@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -23,6 +22,11 @@ class Invocation(NamedTuple):
     user_text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     final_text: str = ""
+
+
+# A named tuple's own __new__ is a Python function: the walk builds its tuples in C, with all
+# their fields given in order.
+_new_tuple = tuple.__new__
 
 
 def content_text(content: Content | None) -> str:
@@ -50,10 +54,20 @@ def _is_user(author: str | None, content: Content | None) -> bool:
 
 def agent_data_invocations(agent_data: AgentData) -> list[Invocation]:
     turns = agent_data.turns or []
-    indexes = [turn.turn_index or 0 for turn in turns]
-    if indexes != sorted(indexes):
-        turns = sorted(turns, key=lambda turn: turn.turn_index or 0)
-    return [_turn_invocation(turn.events or ()) for turn in turns]
+    invocations: list[Invocation] = []
+    # One pass, the order checked on the way: turns out of order are rare, and sorted then.
+    last_index = -1
+    in_order = True
+    for turn in turns:
+        index = turn.turn_index or 0
+        if index < last_index:
+            in_order = False
+        last_index = index
+        invocations.append(_turn_invocation(turn.events or ()))
+    if in_order:
+        return invocations
+    order = sorted(range(len(turns)), key=lambda i: turns[i].turn_index or 0)
+    return [invocations[i] for i in order]
 
 
 def _turn_invocation(events: Sequence[AgentEvent]) -> Invocation:
@@ -76,7 +90,7 @@ def _turn_invocation(events: Sequence[AgentEvent]) -> Invocation:
             text: str | None = part.text if not part.thought else None
             call = None if from_user else part.function_call
             if call is not None:
-                calls.append(ToolCall(call.name or "", call.args or {}))
+                calls.append(_new_tuple(ToolCall, (call.name or "", call.args or {})))
         else:
             text = content_text(content)
             if not from_user:
@@ -87,9 +101,7 @@ def _turn_invocation(events: Sequence[AgentEvent]) -> Invocation:
             else:
                 # The last agent text of the turn is its final response.
                 final_text = text
-    return Invocation(
-        user_text="\n".join(user_texts), tool_calls=tuple(calls), final_text=final_text
-    )
+    return _new_tuple(Invocation, ("\n".join(user_texts), tuple(calls), final_text))
 
 
 def events_invocations(events: list[Content], final_text: str | None) -> list[Invocation]:
@@ -143,25 +155,40 @@ def final_text(response: CandidateResponse) -> str:
     return _final_text(response, response_invocations(response))
 
 
+# Each read once, on first use, by a property that keeps it: functools.cached_property takes a
+# lock on every first read in Python 3.11, and the engine reads these once per candidate.
+
+
 class RequestTurns:
     """A request's golden turns and context, read once and shared by all its candidates."""
 
     def __init__(self, request: EvaluationRequest) -> None:
         self.request = request
+        self._expected: list[Invocation] | None = None
+        self._expected_final_text: str | None = None
+        self._context: int | None = None
 
-    @functools.cached_property
+    @property
     def expected(self) -> list[Invocation]:
-        golden = self.request.golden_response
-        return response_invocations(golden) if golden is not None else []
+        if self._expected is None:
+            golden = self.request.golden_response
+            self._expected = response_invocations(golden) if golden is not None else []
+        return self._expected
 
-    @functools.cached_property
+    @property
     def expected_final_text(self) -> str:
-        golden = self.request.golden_response
-        return _final_text(golden, self.expected) if golden is not None else ""
+        if self._expected_final_text is None:
+            golden = self.request.golden_response
+            self._expected_final_text = (
+                _final_text(golden, self.expected) if golden is not None else ""
+            )
+        return self._expected_final_text
 
-    @functools.cached_property
+    @property
     def context(self) -> int:
-        return context_turn_count(self.request)
+        if self._context is None:
+            self._context = context_turn_count(self.request)
+        return self._context
 
 
 class Subject:
@@ -172,15 +199,21 @@ class Subject:
         self.candidate = candidate
         # (actual, expected) turn pairs, or why they do not pair: the engine fills it.
         self.alignment: list[tuple[Invocation, Invocation]] | Exception | None = None
+        self._actual: list[Invocation] | None = None
+        self._final_text: str | None = None
 
     @property
     def request(self) -> EvaluationRequest:
         return self.turns.request
 
-    @functools.cached_property
+    @property
     def actual(self) -> list[Invocation]:
-        return response_invocations(self.candidate)
+        if self._actual is None:
+            self._actual = response_invocations(self.candidate)
+        return self._actual
 
-    @functools.cached_property
+    @property
     def final_text(self) -> str:
-        return _final_text(self.candidate, self.actual)
+        if self._final_text is None:
+            self._final_text = _final_text(self.candidate, self.actual)
+        return self._final_text

@@ -104,15 +104,25 @@ def _result(
 _FOUR_DIGITS = "{:.4g}".format
 
 
+#: How a 0-or-1 per-turn score is written: looked up, not formatted, turn after turn.
+_MATCHED = {1.0: "1", 0.0: "0"}
+
+
 def _per_turn_result(
-    spec: MetricSpec, subject: Subject, scores: list[float], description: str
+    spec: MetricSpec,
+    subject: Subject,
+    scores: list[float],
+    description: str,
+    *,
+    matched_or_not: bool = False,
 ) -> CandidateResult:
+    # %g-formatted, a third of the time of repr(round(...)), for every turn of every result.
+    texts = map(_MATCHED.__getitem__ if matched_or_not else _FOUR_DIGITS, scores)
     return _result(
         spec,
         subject,
         sum(scores) / len(scores),
-        # A third of the time of repr(round(...)), for every turn of every result.
-        f"{description}; per-turn scores {', '.join(map(_FOUR_DIGITS, scores))}",
+        f"{description}; per-turn scores {', '.join(texts)}",
         additional_results={"perTurnScores": scores},
     )
 
@@ -134,6 +144,7 @@ def _tool_trajectory_avg_score(spec: MetricSpec, subject: Subject) -> CandidateR
         subject,
         scores,
         f"{int(sum(scores))} of {len(scores)} turns matched the expected tool calls ({match_type})",
+        matched_or_not=True,
     )
 
 

@@ -98,7 +98,9 @@ def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
     """
     if text.isascii():
         # The same result as the loop below, which on ASCII keeps [a-z0-9] runs as words.
-        return _ascii_tokens(text, use_stemmer)
+        # (_ascii_tokens inlined: this runs for every response of every turn.)
+        words = text.lower().encode("ascii").translate(_SPACE_NON_ALPHANUM).decode().split()
+        return _stemmed(words, use_stemmer)
     chars: list[str] = []
     for char in unicodedata.normalize("NFKC", text).lower():
         if _is_cjk(char):
