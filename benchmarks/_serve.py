@@ -1,11 +1,13 @@
-"""The emulator in a process of its own, so that what a benchmark measures is the client's."""
+"""Processes of their own: the emulator, so that what a benchmark measures is the client's, and
+each contender, so that its memory and imports are its own."""
 
 from __future__ import annotations
 
 import multiprocessing
+import resource
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,3 +37,18 @@ def emulator_process(db: str | None = None, *, drop_index: bool = False) -> Iter
     finally:
         server.terminate()
         server.join(timeout=10)
+
+
+def in_child(target: Callable[..., None], *args: Any) -> Any:
+    """What ``target(*args, queue)`` puts on the queue, run in a fresh process."""
+    queue: Any = multiprocessing.Queue()
+    process = multiprocessing.Process(target=target, args=(*args, queue))
+    process.start()
+    result = queue.get(timeout=3600)
+    process.join()
+    return result
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

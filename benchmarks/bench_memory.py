@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
-import resource
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from _serve import emulator_process
+from _serve import emulator_process, in_child, peak_rss_mib
 
 
 def make_case(index: int, turns: int) -> dict[str, Any]:
@@ -76,17 +74,8 @@ def _contender(url: str, path: str, whole: bool, workdir: str, out: Any) -> None
         source: Any = load_eval_set(path) if whole else path
         uploaded = jobs.upload_eval_set(client, source, manifest=Path(workdir) / f"{whole}.jsonl")
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mib()
     out.put((len(uploaded.evaluation_items or []), seconds, peak - baseline))
-
-
-def _run(url: str, path: str, whole: bool, workdir: str) -> tuple[int, float, float]:
-    queue: Any = multiprocessing.Queue()
-    process = multiprocessing.Process(target=_contender, args=(url, path, whole, workdir, queue))
-    process.start()
-    result = queue.get(timeout=3600)
-    process.join()
-    return result
 
 
 def _jsonl_mib(path: str) -> float:
@@ -129,7 +118,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     with emulator_process() as url:
         for label, whole in (("from the file", False), ("parsed whole first", True)):
-            items, seconds, growth = _run(url, path, whole, workdir)
+            items, seconds, growth = in_child(_contender, url, path, whole, workdir)
             assert items == args.cases, (label, items)
             print(f"| {label} | {items} | {seconds:.1f} | {growth:.0f} | {growth / touched:.2f} |")
     print()

@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import os
 import random
-import resource
 import statistics
 import time
 import warnings
@@ -38,15 +36,11 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from _serve import emulator_process
+from _serve import emulator_process, in_child, peak_rss_mib
 from bench_upload import make_item
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
 PROJECT = "bench-results"
-
-
-def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _official(url: str) -> Any:
@@ -166,14 +160,14 @@ def _imports(name: str) -> None:
 
 def _pull(name: str, url: str, run: str, out: Any) -> None:
     _imports(name)
-    baseline = _peak_mib()
+    baseline = peak_rss_mib()
     started, cpu = time.perf_counter(), sum(os.times()[:2])
     count, size = PULLS[name](url, run)
     out.put(
         (
             time.perf_counter() - started,
             sum(os.times()[:2]) - cpu,
-            _peak_mib() - baseline,
+            peak_rss_mib() - baseline,
             count,
             size,
         )
@@ -198,15 +192,6 @@ def _gets(url: str, item: str, times: int, out: Any) -> None:
             read()
             spent[name] += time.perf_counter() - started
     out.put({name: seconds / times for name, seconds in spent.items()})
-
-
-def _in_process(target: Callable[..., None], *args: Any) -> Any:
-    queue: Any = multiprocessing.Queue()
-    process = multiprocessing.Process(target=target, args=(*args, queue))
-    process.start()
-    result = queue.get(timeout=3600)
-    process.join()
-    return result
 
 
 def _setup(url: str, items: int) -> tuple[str, str]:
@@ -261,8 +246,8 @@ def main() -> None:
         gets: dict[str, list[float]] = {n: [] for n in GETS}
         for _ in range(args.rounds):
             for name in names:
-                pulls[name].append(_in_process(_pull, name, url, run))
-            for name, seconds in _in_process(_gets, url, item, args.gets).items():
+                pulls[name].append(in_child(_pull, name, url, run))
+            for name, seconds in in_child(_gets, url, item, args.gets).items():
                 gets[name].append(seconds)
     json_mib = max(r[4] for r in pulls["raw httpx listing + json.loads"]) / 2**20
     print(f"## Pull {args.items} RESULT items of a finished run")

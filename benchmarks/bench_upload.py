@@ -25,9 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import os
-import resource
 import statistics
 import tempfile
 import time
@@ -38,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _serve import emulator_process
+from _serve import emulator_process, in_child, peak_rss_mib
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
 THREADS = 16
@@ -224,19 +222,12 @@ def _contender(name: str, url: str, project: str, cases: int, turns: int, out: A
     work(url, project, data)
     wall = time.perf_counter() - _clock.started
     cpu = _cpu() - _clock.cpu
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mib()
     out.put((wall, cpu, rss))
 
 
 def run(name: str, url: str, project: str, cases: int, turns: int) -> tuple[float, float, float]:
-    queue: Any = multiprocessing.Queue()
-    process = multiprocessing.Process(
-        target=_contender, args=(name, url, project, cases, turns, queue)
-    )
-    process.start()
-    result = queue.get(timeout=3600)
-    process.join()
-    return result
+    return in_child(_contender, name, url, project, cases, turns)  # type: ignore[no-any-return]
 
 
 def _latency(url: str, milliseconds: float) -> None:

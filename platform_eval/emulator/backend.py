@@ -36,7 +36,7 @@ from ..types import (
     Status,
     WireModel,
 )
-from ..types._base import clear_output_only
+from ..types._base import clear_output_only, wire_name
 from .filters import FilterError, compile_filter, compile_order
 from .store import Store
 
@@ -165,7 +165,7 @@ def parse_body(model: type[M], body: Any) -> M:
 
 
 #: The wire name of a RESULT item's payload, which only runs write.
-_RESPONSE_FIELD = EvaluationItem.model_fields["evaluation_response"].alias
+_RESPONSE_FIELD = wire_name(EvaluationItem, "evaluation_response")
 
 
 def _parse_body(model: type[M], body: Any) -> tuple[M, list[str]]:

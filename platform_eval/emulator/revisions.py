@@ -18,7 +18,8 @@ import json
 from typing import Any
 
 from .._names import ITEMS, REVISIONS, SET_REVISIONS_LIST_KEY, SETS
-from ..types import EvaluationItemType, EvaluationSetRevision
+from ..types import EvaluationItem, EvaluationItemType, EvaluationSet, EvaluationSetRevision
+from ..types._base import wire_name
 from .backend import (
     OPERATIONS,
     ApiError,
@@ -36,6 +37,14 @@ from .gcs import ObjectStore
 
 #: Where the operation each request id was answered with is kept (never listed by the API).
 _ANSWERED = "revisions:create"
+
+# The stored JSON's field names, as the models spell them on the wire.
+_SET_ITEMS = wire_name(EvaluationSet, "evaluation_items")
+_SET_FROZEN_FIELDS = tuple(wire_name(EvaluationSet, f) for f in ("display_name", "metadata"))
+_ITEM_TYPE = wire_name(EvaluationItem, "evaluation_item_type")
+_REQUEST = wire_name(EvaluationItem, "evaluation_request")
+_RESPONSE = wire_name(EvaluationItem, "evaluation_response")
+_GCS_URI = wire_name(EvaluationItem, "gcs_uri")
 
 
 class Revisions:
@@ -59,19 +68,16 @@ class Revisions:
         stamp = now_rfc3339()
         rows: list[tuple[str, str, str, dict[str, Any], str | None]] = []
         frozen_items: list[str] = []
-        item_names: list[str] = source.get("evaluationItems") or []
-        located = [split_name(name, ITEMS) for name in item_names]
-        stored: dict[tuple[str, str], dict[str, Any]] = {}
-        for item_parent in {item_parent for item_parent, _ in located}:
-            ids = [item_id for p, item_id in located if p == item_parent]
-            for item_id, body in self.store.get_many(item_parent, ITEMS, ids).items():
-                stored[item_parent, item_id] = body
-        for index, (item_name, key) in enumerate(zip(item_names, located, strict=True)):
-            item = stored.get(key)
+        item_names: list[str] = source.get(_SET_ITEMS) or []
+        # A set holds items of its own location only (checked when it is written).
+        ids = [split_name(name, ITEMS)[1] for name in item_names]
+        stored = self.store.get_many(parent, ITEMS, ids)
+        for index, (item_name, item_id) in enumerate(zip(item_names, ids, strict=True)):
+            item = stored.get(item_id)
             if item is None:
                 raise ApiError(
                     "FAILED_PRECONDITION",
-                    f"evaluationItems[{index}]: {item_name} no longer exists; remove it from "
+                    f"{_SET_ITEMS}[{index}]: {item_name} no longer exists; remove it from "
                     "the set before taking a revision",
                 )
             snapshot = self._frozen(item, index)
@@ -84,10 +90,10 @@ class Revisions:
             rows.append((item_name, REVISIONS, rid, revision, None))
             frozen_items.append(revision_name)
         frozen_set: dict[str, Any] = {"name": set_name}
-        for field in ("displayName", "metadata"):
+        for field in _SET_FROZEN_FIELDS:
             if field in source:
                 frozen_set[field] = source[field]
-        frozen_set["evaluationItems"] = frozen_items
+        frozen_set[_SET_ITEMS] = frozen_items
         rid = new_id()
         revision = {"name": f"{set_name}/{REVISIONS}/{rid}", "createTime": stamp}
         revision["snapshot"] = frozen_set
@@ -104,19 +110,19 @@ class Revisions:
 
     def _frozen(self, item: dict[str, Any], index: int) -> dict[str, Any]:
         """The item with its payload inline: a Cloud Storage object may change afterwards."""
-        if "evaluationRequest" in item or "evaluationResponse" in item or "gcsUri" not in item:
+        if _REQUEST in item or _RESPONSE in item or _GCS_URI not in item:
             return item
-        uri = item["gcsUri"]
+        uri = item[_GCS_URI]
         try:
             payload = self.objects.read_json(uri, project_of(item["name"]))
         except ApiError as exc:
             raise ApiError(
                 "FAILED_PRECONDITION",
-                f"evaluationItems[{index}]: cannot read the payload {uri}: {exc.message}",
+                f"{_SET_ITEMS}[{index}]: cannot read the payload {uri}: {exc.message}",
             ) from None
-        is_result = item.get("evaluationItemType") == EvaluationItemType.RESULT
-        field = "evaluationResponse" if is_result else "evaluationRequest"
-        frozen = {key: value for key, value in item.items() if key != "gcsUri"}
+        is_result = item.get(_ITEM_TYPE) == EvaluationItemType.RESULT
+        field = _RESPONSE if is_result else _REQUEST
+        frozen = {key: value for key, value in item.items() if key != _GCS_URI}
         frozen[field] = payload
         return frozen
 
@@ -187,4 +193,4 @@ class Revisions:
 
 def _item_revisions(set_revision: dict[str, Any]) -> list[str]:
     snapshot = set_revision.get("snapshot") or {}
-    return [str(name) for name in snapshot.get("evaluationItems") or []]
+    return [str(name) for name in snapshot.get(_SET_ITEMS) or []]

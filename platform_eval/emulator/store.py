@@ -140,13 +140,19 @@ class Store:
                     found[rid] = json.loads(body)
         return found
 
-    def by_request_id(self, parent: str, collection: str, request_id: str) -> dict[str, Any] | None:
+    def by_request_id(self, parent: str, collection: str, request_id: str) -> StoredJson | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT body FROM resources WHERE parent=? AND collection=? AND request_id=?",
-                (parent, collection, request_id),
-            ).fetchone()
-        return json.loads(row[0]) if row else None
+            return self._by_request_id(self._db, parent, collection, request_id)
+
+    @staticmethod
+    def _by_request_id(
+        db: sqlite3.Connection, parent: str, collection: str, request_id: str
+    ) -> StoredJson | None:
+        row = db.execute(
+            "SELECT body FROM resources WHERE parent=? AND collection=? AND request_id=?",
+            (parent, collection, request_id),
+        ).fetchone()
+        return StoredJson(json.loads(row[0]), row[0]) if row else None
 
     def insert(
         self,
@@ -164,13 +170,11 @@ class Store:
         Returns (resource, created).
         """
         with self.transaction() as db:
-            if request_id:
-                row = db.execute(
-                    "SELECT body FROM resources WHERE parent=? AND collection=? AND request_id=?",
-                    (parent, collection, request_id),
-                ).fetchone()
-                if row:
-                    return StoredJson(json.loads(row[0]), row[0]), False
+            earlier = (
+                self._by_request_id(db, parent, collection, request_id) if request_id else None
+            )
+            if earlier is not None:
+                return earlier, False
             text = encode(body)
             db.execute(
                 "INSERT INTO resources (parent, collection, rid, body, request_id, annotations) "

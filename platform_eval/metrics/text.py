@@ -98,9 +98,7 @@ def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
     """
     if text.isascii():
         # The same result as the loop below, which on ASCII keeps [a-z0-9] runs as words.
-        # (_ascii_tokens inlined: this runs for every response of every turn.)
-        words = text.lower().encode("ascii").translate(_SPACE_NON_ALPHANUM).decode().split()
-        return _stemmed(words, use_stemmer)
+        return _ascii_tokens(text, use_stemmer)
     chars: list[str] = []
     for char in unicodedata.normalize("NFKC", text).lower():
         if _is_cjk(char):
@@ -132,39 +130,35 @@ def _fmeasure(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
+def _overlap(candidate_grams: list[Any], reference_grams: list[Any]) -> int:
+    """Sum over n-grams of min(count in candidate, count in reference): the candidate's counted
+    in C (Counter's own helper, without Counter's checks), then used up one reference n-gram at
+    a time."""
+    unused: dict[Any, int] = {}
+    _count_elements(unused, candidate_grams)
+    count_of = unused.get
+    overlap = 0
+    for gram in reference_grams:
+        count = count_of(gram)
+        if count:
+            unused[gram] = count - 1
+            overlap += 1
+    return overlap
+
+
 def rouge_n(candidate_tokens: list[str], reference_tokens: list[str], n: int = 1) -> RougeScore:
     def grams(tokens: list[str]) -> list[Any]:
         return tokens if n == 1 else [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
-    # overlap = sum over n-grams of min(count in candidate, count in reference), counted by
-    # using up the candidate's n-grams one reference n-gram at a time.
-    unused: dict[Any, int] = {}
-    for gram in grams(candidate_tokens):
-        unused[gram] = unused.get(gram, 0) + 1
-    overlap = 0
-    for gram in grams(reference_tokens):
-        count = unused.get(gram)
-        if count:
-            unused[gram] = count - 1
-            overlap += 1
+    overlap = _overlap(grams(candidate_tokens), grams(reference_tokens))
     precision = overlap / max(len(candidate_tokens) - n + 1, 1)
     recall = overlap / max(len(reference_tokens) - n + 1, 1)
     return RougeScore(precision, recall, _fmeasure(precision, recall))
 
 
 def rouge1_fmeasure(candidate_tokens: list[str], reference_tokens: list[str]) -> float:
-    """rouge_n(..., 1).fmeasure, without the n-gram and score objects (ADK's metric per turn)."""
-    # The candidate's tokens counted in C (Counter's own helper, without Counter's checks),
-    # then used up one reference token at a time.
-    unused: dict[str, int] = {}
-    _count_elements(unused, candidate_tokens)
-    count_of = unused.get
-    overlap = 0
-    for token in reference_tokens:
-        count = count_of(token)
-        if count:
-            unused[token] = count - 1
-            overlap += 1
+    """rouge_n(..., 1).fmeasure, without the score object (ADK's metric, for every turn)."""
+    overlap = _overlap(candidate_tokens, reference_tokens)
     precision = overlap / max(len(candidate_tokens), 1)
     recall = overlap / max(len(reference_tokens), 1)
     return _fmeasure(precision, recall)

@@ -63,12 +63,3 @@ def matcher(match_type: str, ignore_args: bool) -> Matcher:
     if kind is MatchType.EXACT and not ignore_args:
         return _exact_calls
     return _MATCHERS[kind]
-
-
-def invocation_score(
-    actual: Sequence[ToolCall],
-    expected: Sequence[ToolCall],
-    match_type: MatchType = MatchType.EXACT,
-    ignore_args: bool = False,
-) -> float:
-    return 1.0 if matcher(match_type, ignore_args)(actual, expected, ignore_args) else 0.0

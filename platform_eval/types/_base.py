@@ -83,6 +83,12 @@ class WireModel(BaseModel):
         return self
 
 
+def wire_name(model: type[BaseModel], field: str) -> str:
+    """The JSON name the service spells ``model.field`` with (its alias)."""
+    info = model.model_fields[field]
+    return info.alias or field
+
+
 def oneof(*fields: str) -> Any:
     """A validator for a proto ``oneof``: user input may set at most one of ``fields``.
 
