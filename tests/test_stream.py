@@ -17,7 +17,7 @@ from conftest import CORPUS
 
 from platform_eval import jobs
 from platform_eval.formats import FormatError, load_eval_set
-from platform_eval.formats.stream import open_eval_set
+from platform_eval.formats.stream import open_eval_set, read_eval_cases
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "data"
 
@@ -128,6 +128,18 @@ def test_a_broken_file_gets_the_whole_file_loaders_problems(tmp_path: Path, text
         else:
             list(streamed_file)
     assert streamed.value.problems == whole.value.problems
+
+
+def test_a_case_nested_past_the_decoders_depth_is_a_format_error(tmp_path: Path) -> None:
+    # The scan that finds each case's span cannot decode it: the whole-file loader says why.
+    path = tmp_path / "deep.evalset.json"
+    path.write_text('{"eval_set_id": "x", "eval_cases": [' + "[" * 100_000 + "]" * 100_000 + "]}")
+    with pytest.raises(FormatError) as whole:
+        load_eval_set(path)
+    with pytest.raises(FormatError) as streamed:
+        read_eval_cases(path)
+    assert streamed.value.problems == whole.value.problems
+    assert "nested" in str(streamed.value)
 
 
 def test_bad_cases_are_all_reported_before_anything_is_uploaded(

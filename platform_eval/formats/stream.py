@@ -130,8 +130,9 @@ def _parsed_whole(path: str | Path) -> bool:
 def _from_text(file: str, text: str) -> EvalSetFile | None:
     try:
         return _scan(file, text)
-    except (_NotStreamableError, json.JSONDecodeError):
-        # Not JSON as this reader takes it: the whole-file loader reads it, or says why not.
+    except (_NotStreamableError, json.JSONDecodeError, RecursionError):
+        # Not JSON as this reader takes it (or nested deeper than the decoder goes): the
+        # whole-file loader reads it, or says why not.
         return None
 
 
