@@ -8,6 +8,7 @@ both refuse them up front, with a message, instead of failing somewhere downstre
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -76,6 +77,24 @@ def lone_surrogate_path(value: Any, path: str = "$") -> str | None:
                 stack.append((child, f"{where}.{key}"))
         elif isinstance(node, list):
             stack.extend((child, f"{where}[{index}]") for index, child in enumerate(node))
+    return None
+
+
+def non_finite_path(value: Any, path: str = "$") -> str | None:
+    """The JSON path of the first number that is not finite (NaN, or infinity from an
+    overflowing literal such as ``1e999``), else None."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                return where
+        elif isinstance(node, dict):
+            stack.extend((child, f"{where}.{key}") for key, child in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend(
+                (child, f"{where}[{index}]") for index, child in reversed(list(enumerate(node)))
+            )
     return None
 
 

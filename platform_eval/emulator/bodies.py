@@ -3,18 +3,20 @@
 Every route that reads a body goes through ``read_body``/``parse_json`` so that no request,
 however malformed, reaches the backend as something it would choke on (and answer 500 to):
 oversized bodies, invalid UTF-8, NaN/Infinity (not JSON, and stored as ``null`` by some
-encoders), lone UTF-16 surrogates (which cannot be written back as UTF-8, so one stored string
-would break every later list of that project) and nesting deeper than any resource has.
+encoders), numbers beyond a double's range (``1e999``, which Python reads as infinity), lone
+UTF-16 surrogates (which cannot be written back as UTF-8), nesting deeper than any resource has.
+One stored NaN or surrogate would break every later list of that project.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 
-from .._json_limits import TOO_DEEP, limit_problem
+from .._json_limits import TOO_DEEP, limit_problem, non_finite_path
 from .backend import ApiError
 
 #: Bodies above this are refused with INVALID_ARGUMENT naming the limit; ``--max-body-mb``
@@ -45,12 +47,26 @@ def _too_large(limit: int) -> ApiError:
     )
 
 
+class _NonFiniteError(Exception):
+    """A number JSON has no form for, raised from inside the decoder (which knows no path),
+    so that its path is looked for only when there is one to find."""
+
+
 def _refuse_constant(name: str) -> Any:
-    raise ApiError("INVALID_ARGUMENT", f"{name} is not a JSON value")
+    raise _NonFiniteError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NonFiniteError(f"{text} is beyond a double's range")
+    return value
 
 
 #: One decoder for every body: json.loads with an option builds a new one per call.
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+#: Reads a body already refused for a non-finite number, to say where that number is.
+_LENIENT = json.JSONDecoder()
 
 
 def parse_json(raw: bytes, *, what: str = "the request body") -> Any:
@@ -66,12 +82,22 @@ def parse_json(raw: bytes, *, what: str = "the request body") -> Any:
         problem = limit_problem(value, text)
     except RecursionError:
         problem = "$", TOO_DEEP
+    except _NonFiniteError as number:
+        problem = (
+            _non_finite_path(text),
+            f"{number} is beyond a double's range (JSON has no infinity)",
+        )
     except ValueError as exc:
         raise ApiError("INVALID_ARGUMENT", f"{what} is not valid JSON: {exc}") from None
     if problem is not None:
         where, message = problem
         raise ApiError("INVALID_ARGUMENT", f"{what} at {where}: {message}")
     return value
+
+
+def _non_finite_path(text: str) -> str:
+    where = non_finite_path(_LENIENT.decode(text))
+    return where if where is not None else "$"
 
 
 def parse_json_object(raw: bytes, *, what: str = "the request body") -> dict[str, Any]:

@@ -15,7 +15,6 @@ import base64
 import email.parser
 import email.policy
 import hashlib
-import json
 import time
 from typing import Any
 
@@ -24,8 +23,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .backend import ApiError
-from .bodies import parse_json_object, read_body
-from .store import Store
+from .bodies import parse_json, parse_json_object, read_body
+from .store import Store, encode
 
 
 def parse_gs_uri(uri: str) -> tuple[str, str]:
@@ -91,15 +90,13 @@ class ObjectStore:
         bucket, name = parse_gs_uri(uri)
         self.claim(bucket, project)
         data, _ = self.get(bucket, name)
-        try:
-            return json.loads(data)
-        except ValueError:
-            raise ApiError("INVALID_ARGUMENT", f"{uri} does not hold JSON") from None
+        # Checked as a request body is: a payload is stored and queried like one.
+        return parse_json(data, what=uri)
 
     def write_json(self, uri: str, payload: Any, project: str) -> None:
         bucket, name = parse_gs_uri(uri)
         self.claim(bucket, project)
-        self.put(bucket, name, json.dumps(payload).encode(), "application/json")
+        self.put(bucket, name, encode(payload).encode(), "application/json")
 
     @staticmethod
     def _resource(

@@ -8,7 +8,6 @@ item keeps its ``gcsUri``, as the API documents for ``gcsDestination``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .._names import ITEMS, SETS
@@ -25,7 +24,9 @@ from .backend import (
     rpc_status,
     type_url,
 )
+from .bodies import parse_json
 from .gcs import ObjectStore, parse_gs_prefix, parse_gs_uri
+from .store import encode
 
 #: Sources the emulator reads; the others need a cloud service behind them.
 _READ = ("inlineSource", "gcsSource")
@@ -138,7 +139,7 @@ class SetImporter:
             payload = item.evaluation_request or item.evaluation_response
             if payload is not None:
                 object_name = f"{folder}evaluationItems/{rid}.json"
-                data = json.dumps(payload.to_wire()).encode()
+                data = encode(payload.to_wire()).encode()
                 objects.append((bucket, object_name, data, "application/json"))
                 update.update(
                     evaluation_request=None,
@@ -173,9 +174,11 @@ def _destination(request: ImportEvaluationSetRequest) -> tuple[str, str]:
 
 def _item_of(line: bytes, number: int) -> EvaluationItem:
     try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):
-        raise UnusableImportError(f"line {number}: not JSON") from None
+        # The same checks as a request body: a NaN or an overflowing number stored from an
+        # import line would break every later query of the project.
+        value = parse_json(line, what="the line")
+    except ApiError as error:
+        raise UnusableImportError(f"line {number}: {error.message}") from None
     try:
         return Backend.new_item(value)
     except ApiError as error:

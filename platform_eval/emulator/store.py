@@ -7,6 +7,7 @@ is one transaction, so a reader never sees half of a write.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -59,15 +60,26 @@ CREATE TABLE IF NOT EXISTS telemetry (
 """
 
 
-def encode(body: dict[str, Any]) -> str:
-    """A resource as it is stored, and served as it is: compact JSON."""
+_log = logging.getLogger(__name__)
+
+#: ``PRAGMA user_version`` from which every stored body is valid JSON (no bare NaN/Infinity).
+_BODIES_ARE_JSON = 1
+
+
+def encode(body: Any) -> str:
+    """A resource as it is stored, and served as it is: compact JSON.
+
+    A number that is not finite (a computed NaN score) is written as proto3 JSON writes a
+    double, ``"NaN"`` or ``"Infinity"``: a bare ``NaN`` is not JSON, and SQLite refuses every
+    query that reads a body holding one (one such row broke every filtered list of a project).
+    """
     try:
         # pydantic-core's encoder: a third of json.dumps's time, on every write of the emulator.
-        return to_json(body, inf_nan_mode="constants").decode()
+        return to_json(body, inf_nan_mode="strings").decode()
     except (PydanticSerializationError, UnicodeDecodeError):
         # What it cannot write (a lone surrogate, an object JSON has no form for) json does,
-        # or refuses with its own error, as before.
-        return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+        # or refuses with its own error; never as text that is not JSON.
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 class StoredJson(dict[str, Any]):
@@ -93,6 +105,27 @@ class Store:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(resources)")}
         if "annotations" not in columns:  # a database file of an earlier version
             self._db.execute("ALTER TABLE resources ADD COLUMN annotations TEXT")
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version < _BODIES_ARE_JSON:
+            self._rewrite_bodies_that_are_not_json()
+            self._db.execute(f"PRAGMA user_version={_BODIES_ARE_JSON}")
+
+    def _rewrite_bodies_that_are_not_json(self) -> None:
+        """Bodies an earlier version stored with a bare NaN or Infinity, written as JSON.
+
+        SQLite refuses every query that reads such a body ("malformed JSON"), so one of them
+        made each filtered list and ordered list of its project answer 500. Python reads the
+        bare constants, and ``encode`` writes them as proto3 JSON does.
+        """
+        with self.transaction() as db:
+            rows = db.execute("SELECT seq, body FROM resources WHERE NOT json_valid(body)")
+            for seq, body in rows.fetchall():
+                try:
+                    repaired = encode(json.loads(body))
+                except ValueError:
+                    _log.warning("resource %s holds text that is not JSON; left as it is", seq)
+                    continue
+                db.execute("UPDATE resources SET body=? WHERE seq=?", (repaired, seq))
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
