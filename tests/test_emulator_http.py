@@ -141,7 +141,10 @@ def test_health_and_reset(project: str) -> None:
     with Emulator() as emu:
         base = f"{emu.url}/v1beta1/projects/{project}/locations/us-central1"
         httpx.post(f"{base}/evaluationItems", json=request_item("x"))
-        assert httpx.get(f"{emu.url}/_emulator/health").json() == {"status": "ok"}
+        assert httpx.get(f"{emu.url}/_emulator/health").json() == {
+            "status": "ok",
+            "executor": {"state": "running"},
+        }
         assert httpx.post(f"{emu.url}/_emulator/reset").status_code == 200
         assert httpx.get(f"{base}/evaluationItems").json() == {"evaluationItems": []}
 

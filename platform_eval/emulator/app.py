@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -44,6 +46,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, sqlite3.Error):
+        # The database's own words ("database or disk is full"), and a status clients retry.
+        return error_response(ApiError("UNAVAILABLE", f"the emulator's database failed: {exc}"))
     return error_response(ApiError("INTERNAL", f"the emulator failed: {type(exc).__name__}"))
 
 
@@ -65,8 +70,10 @@ class EmulatorApp:
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         auth_token: str | None = None,
+        executor_health: Callable[[], dict[str, Any]] = lambda: {"state": "running"},
     ) -> None:
         self.backend = backend
+        self.executor_health = executor_health
         self.import_set = SetImporter(backend, objects)
         self.revisions = Revisions(backend, objects)
         self.faults = faults
@@ -97,7 +104,14 @@ class EmulatorApp:
     # -- control endpoints ----------------------------------------------------------------
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        """200 ``ok`` while runs execute; 503 ``degraded`` when they cannot (the executor
+        stopped, or a full disk keeps it from recording a run), saying why."""
+        executor = self.executor_health()
+        healthy = executor["state"] == "running"
+        return JSONResponse(
+            {"status": "ok" if healthy else "degraded", "executor": executor},
+            status_code=200 if healthy else 503,
+        )
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi_document())

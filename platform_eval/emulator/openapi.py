@@ -299,8 +299,28 @@ def _control_paths() -> dict[str, Any]:
         "additionalProperties": False,
     }
     ok = {"type": "object"}
+    health = {
+        "type": "object",
+        "required": ["status", "executor"],
+        "properties": {
+            "status": {"type": "string", "enum": ["ok", "degraded"]},
+            "executor": {
+                "type": "object",
+                "required": ["state"],
+                "properties": {
+                    "state": {"type": "string", "enum": ["running", "degraded", "stopped"]},
+                    "error": {"type": ["string", "null"]},
+                    "unrecordedRuns": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+    }
+    health_responses = {
+        **_responses(health),
+        "503": {"description": "runs cannot execute; the executor says why", **_json(health)},
+    }
     return {
-        "/_emulator/health": {"get": {"operationId": "health", "responses": _responses(ok)}},
+        "/_emulator/health": {"get": {"operationId": "health", "responses": health_responses}},
         "/_emulator/reset": {"post": {"operationId": "reset", "responses": _responses(ok)}},
         "/_emulator/faults": {
             "get": {"operationId": "list_faults", "responses": _responses(ok)},

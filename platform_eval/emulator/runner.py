@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -42,6 +44,16 @@ _logger = logging.getLogger("platform_eval.emulator")
 
 
 PROGRESS_INTERVAL = 0.2
+#: Seconds between tries to record a run's failure the database refused to write.
+RECORD_RETRY_INTERVAL = 0.5
+
+
+def _reason(exc: Exception) -> str:
+    """What a run's error says of an unexpected exception: the database's own words when the
+    store failed (``database or disk is full``), not only an exception class."""
+    if isinstance(exc, sqlite3.Error):
+        return f"internal error: the emulator's database failed: {exc}"
+    return f"internal error: {type(exc).__name__}: {exc}"
 
 
 def _tally(response: EvaluationResult | None, scores: dict[str, list[float]]) -> None:
@@ -77,6 +89,9 @@ class RunExecutor:
         self._blocked = False
         self._stopping = False
         self._gate = threading.Condition()
+        # Runs that failed while the database refused to record it: {run name: reason}.
+        self._unrecorded: dict[str, str] = {}
+        self._store_error: str | None = None
         backend.on_run_created(self._queue.put)
 
     @contextmanager
@@ -130,20 +145,62 @@ class RunExecutor:
             self._thread = None
             self._stopping = False
 
+    def health(self) -> dict[str, Any]:
+        """The executor's state for the health check: ``running``; ``degraded`` while a run's
+        failure could not be recorded yet (the database refuses writes: a full disk), with the
+        error and those runs; ``stopped`` when no thread executes runs."""
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return {"state": "stopped"}
+        with self._gate:
+            unrecorded = sorted(self._unrecorded)
+            error = self._store_error
+        if not unrecorded and error is None:
+            return {"state": "running"}
+        return {"state": "degraded", "error": error, "unrecordedRuns": unrecorded}
+
     def _loop(self) -> None:
         while True:
-            name = self._queue.get()
+            try:
+                # While a failure waits to be recorded, wake up now and then to record it.
+                name = self._queue.get(timeout=RECORD_RETRY_INTERVAL if self._unrecorded else None)
+            except queue.Empty:
+                self._record_failures()
+                continue
             if name is None:
                 return
+            self._record_failures()
             try:
                 self.execute(name)
             except _StoppingError:
                 return
-            except Exception as exc:  # a bug in a metric must not kill the executor
+            except Exception as exc:
+                # Whatever one run meets (a full disk, a database error, a metric that raises),
+                # that run FAILS with the reason and the executor goes on with the next.
                 _logger.exception("run %s failed unexpectedly", name)
-                self._finish(name, EvaluationRunState.FAILED, error=f"internal error: {exc}")
+                self._fail(name, _reason(exc))
 
-    # -- one run --------------------------------------------------------------------------
+    def _fail(self, name: str, reason: str) -> None:
+        try:
+            self._finish(name, EvaluationRunState.FAILED, error=reason)
+        except Exception as exc:
+            # Recording the failure needs a write too: kept until the database takes it.
+            with self._gate:
+                self._unrecorded[name] = reason
+                self._store_error = _reason(exc)
+            _logger.warning("run %s: its failure cannot be recorded yet: %s", name, exc)
+        else:
+            with self._gate:
+                self._store_error = None
+
+    def _record_failures(self) -> None:
+        with self._gate:
+            pending = dict(self._unrecorded)
+            self._unrecorded.clear()
+        for name, reason in pending.items():
+            self._fail(name, reason)
+
+        # -- one run --------------------------------------------------------------------------
 
     def execute(self, name: str) -> None:
         run = self._transition(name, EvaluationRunState.RUNNING)

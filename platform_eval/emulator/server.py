@@ -78,6 +78,7 @@ class Emulator:
             self.objects,
             max_body_bytes=max_body_bytes,
             auth_token=self.auth_token,
+            executor_health=self.executor.health,
         )
         self._log_level = log_level
         self._server: uvicorn.Server | None = None
