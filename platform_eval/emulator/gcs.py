@@ -12,8 +12,6 @@ cannot read or write it, as API resources of one project are invisible to anothe
 from __future__ import annotations
 
 import base64
-import email.parser
-import email.policy
 import hashlib
 import time
 from typing import Any
@@ -22,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from . import multipart
 from .backend import ApiError
 from .bodies import parse_json, parse_json_object, read_body
 from .store import Store, encode
@@ -130,32 +129,13 @@ def _gcs_error(error: ApiError) -> JSONResponse:
 
 
 def _multipart(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes, str | None]:
-    try:
-        return _parse_multipart(body, content_type)
-    except ApiError:
-        raise
-    except Exception as exc:  # the email parser's errors are not one family
-        raise ApiError("INVALID_ARGUMENT", f"malformed multipart upload: {exc}") from None
-
-
-def _parse_multipart(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes, str | None]:
-    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body
-    )
-    parts: list[Any] = list(message.iter_parts()) if message.is_multipart() else []
-    if len(parts) != 2:
-        raise ApiError(
-            "INVALID_ARGUMENT", "a multipart upload has a metadata part and a media part"
-        )
-    raw_metadata = parts[0].get_payload(decode=True)
-    media = parts[1].get_payload(decode=True)
+    metadata_part, media_part = multipart.parse(body, content_type)
     metadata = (
-        parse_json_object(raw_metadata, what="the upload's metadata part")
-        if isinstance(raw_metadata, bytes)
+        parse_json_object(metadata_part.data, what="the upload's metadata part")
+        if metadata_part.data.strip()
         else {}
     )
-    data = media if isinstance(media, bytes) else b""
-    return metadata, data, str(parts[1].get_content_type())
+    return metadata, media_part.data, media_part.content_type
 
 
 def _string(metadata: dict[str, Any], key: str) -> str | None:
