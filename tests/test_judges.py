@@ -112,10 +112,14 @@ def test_rubrics_no_judge_can_decide_are_never_passes() -> None:
         _rubric("refund", "TOOL_CALLED", "issue_refund"),
     )
     (result,) = _run(request)
-    assert result.score == 1.0  # 1 of 1 decided rubric passed
+    # The decided rubric passed, but the score would be over a subset: no score at all.
+    assert result.score is None
     assert [v.evaluated_rubric.rubric_id for v in result.rubric_verdicts or []] == ["refund"]
     assert result.additional_results is None  # nothing outside the API's schema
-    assert "1 not evaluated: [tone] no configured judge decides" in (result.explanation or "")
+    assert (result.explanation or "").startswith(
+        "not evaluated: 1 of 2 rubrics could not be decided: [tone] no configured judge decides"
+    )
+    assert (result.explanation or "").endswith("(1 of the 1 decided passed)")
     (only_free_text,) = _run(_request(_rubric("tone", None, "Warm tone.")))
     assert only_free_text.score is None
     assert (only_free_text.explanation or "").startswith("not evaluated")
@@ -127,7 +131,7 @@ def test_bad_rubric_parameters_are_reported_not_guessed() -> None:
             _rubric("bad", "REGEX", {"pattern": "("}), _rubric("ok", "TEXT_CONTAINS", "refund")
         )
     )
-    assert result.score == 1.0
+    assert result.score is None  # a rubric whose check cannot run is not a pass
     assert "[bad] " in (result.explanation or "") and "invalid regex" in (result.explanation or "")
 
 
@@ -273,9 +277,10 @@ def test_emulator_run_with_rubrics_and_several_candidates(emulator: Emulator, pr
         )
         (result,) = client.get_results(run)
     scores = {r.candidate: r.score for r in result.evaluation_response.candidate_results}
-    assert scores == {"agent": 1.0, "other": 0.0}
+    assert scores == {"agent": None, "other": None}
     for candidate_result in result.evaluation_response.candidate_results:
         assert len(candidate_result.rubric_verdicts) == 2
         assert all(v.reasoning for v in candidate_result.rubric_verdicts)
-        assert "1 not evaluated: [tone]" in (candidate_result.explanation or "")
-    assert run.summary["rubric_based_final_response_quality_v1/AVERAGE"] == 0.5
+        assert "could not be decided: [tone]" in (candidate_result.explanation or "")
+    assert "rubric_based_final_response_quality_v1/AVERAGE" not in run.summary
+    assert result.error is not None  # the run counts the item as failed

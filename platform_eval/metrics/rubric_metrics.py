@@ -1,9 +1,9 @@
 """Rubric metrics: every rubric of the request is given to a judge that can decide it.
 
-The score is the share of decided rubrics that passed. A rubric no configured judge can decide
-gets no verdict: the candidate result's explanation names it with the reason, and when no
-rubric could be decided the result has no score at all (the run counts the item as failed),
-so an undecidable rubric never counts as a pass.
+The score is the share of the rubrics that passed, and every rubric counts: when one of them
+gets no verdict (no configured judge can decide it, or the judge failed on it) the candidate is
+not evaluated for the metric, with no score, and the explanation names each such rubric with
+the reason. A score over the decidable rubrics alone would pass a candidate on a subset.
 
 Which rubrics: those of the group named by the ``rubric_group`` option, else every group of the
 request. With no rubrics at all, a model judge (Gemini) writes them for the metric; without one
@@ -102,18 +102,38 @@ def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> Candid
                     "configure a model judge (Gemini) for free-text rubrics",
                 }
             )
+    for verdict in verdicts:
+        if verdict.verdict is None:
+            rubric = verdict.evaluated_rubric
+            not_evaluated.append(
+                {
+                    "rubricId": rubric.rubric_id if rubric else None,
+                    "reason": verdict.reasoning or "the judge gave no verdict",
+                }
+            )
     decided = [v for v in verdicts if v.verdict is not None]
     passed = sum(1 for v in decided if v.verdict)
-    summary = f"{passed} of {len(decided)} rubrics passed"
     if not_evaluated:
-        summary += f"; {len(not_evaluated)} not evaluated: " + "; ".join(
-            f"[{n['rubricId']}] {n['reason']}" for n in not_evaluated
+        # A score over the decided rubrics alone would pass a candidate on the rubrics that
+        # happened to be checkable: the metric is not evaluated, naming each rubric left.
+        undecided = "; ".join(f"[{n['rubricId']}] {n['reason']}" for n in not_evaluated)
+        explanation = (
+            f"not evaluated: {len(not_evaluated)} of {len(decided) + len(not_evaluated)} "
+            f"rubrics could not be decided: {undecided}"
         )
+        if decided:
+            explanation += f" ({passed} of the {len(decided)} decided passed)"
+        score = None
+    else:
+        explanation = f"{passed} of {len(decided)} rubrics passed"
+        score = passed / len(decided) if decided else None
+        if not decided:
+            explanation = "not evaluated: the judge returned no verdicts"
     return CandidateResult(
         candidate=candidate.candidate,
         metric=spec.name,
-        score=passed / len(decided) if decided else None,
-        explanation=summary if decided else f"not evaluated: {summary}",
+        score=score,
+        explanation=explanation,
         rubric_verdicts=verdicts or None,
     )
 
