@@ -104,10 +104,10 @@ def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> Candid
             )
     for verdict in verdicts:
         if verdict.verdict is None:
-            rubric = verdict.evaluated_rubric
+            evaluated = verdict.evaluated_rubric
             not_evaluated.append(
                 {
-                    "rubricId": rubric.rubric_id if rubric else None,
+                    "rubricId": evaluated.rubric_id if evaluated else None,
                     "reason": verdict.reasoning or "the judge gave no verdict",
                 }
             )
