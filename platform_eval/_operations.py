@@ -463,6 +463,7 @@ class Operations:
         metrics: Sequence[MetricLike] | None,
         display_name: str | None,
         labels: Mapping[str, str] | None,
+        metadata: Any = None,
     ) -> EvaluationRun:
         if run is not None:
             if evaluation_set is not None or metrics is not None:
@@ -476,6 +477,7 @@ class Operations:
             raise TypeError("metrics must be a list, e.g. metrics=['exact_match']")
         return EvaluationRun(
             display_name=display_name,
+            metadata=metadata,
             labels=dict(labels) if labels else None,
             data_source=self._data_source(evaluation_set),
             evaluation_config=EvaluationRunConfig(metrics=[to_metric(m) for m in metrics]),

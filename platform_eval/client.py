@@ -518,14 +518,17 @@ class Client(_ClientBase):
         display_name: str | None = None,
         labels: Mapping[str, str] | None = None,
         request_id: str | None = None,
+        metadata: Any = None,
     ) -> EvaluationRun:
-        """Starts a run from an EvaluationRun, or from ``evaluation_set`` and ``metrics``."""
+        """Starts a run from an EvaluationRun, or from ``evaluation_set`` and ``metrics``
+        (``metadata``: the run's free-form field for the caller's own tracking)."""
         built = self._ops.build_run(
             run,
             evaluation_set=evaluation_set,
             metrics=metrics,
             display_name=display_name,
             labels=labels,
+            metadata=metadata,
         )
         return self._run(self._ops.create_run(built, request_id))
 
@@ -919,6 +922,7 @@ class AsyncClient(_ClientBase):
         display_name: str | None = None,
         labels: Mapping[str, str] | None = None,
         request_id: str | None = None,
+        metadata: Any = None,
     ) -> EvaluationRun:
         built = self._ops.build_run(
             run,
@@ -926,6 +930,7 @@ class AsyncClient(_ClientBase):
             metrics=metrics,
             display_name=display_name,
             labels=labels,
+            metadata=metadata,
         )
         return await self._run(self._ops.create_run(built, request_id))
 

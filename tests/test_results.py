@@ -81,7 +81,7 @@ def test_rows_name_their_case_and_judge_thresholds(sync_client: Client, runs: An
     by = {(r.eval_case_id, r.metric): r for r in results.rows}
     assert by[("paris", "tool_trajectory_avg_score")].status == Status.PASSED
     assert by[("lyon", "tool_trajectory_avg_score")].status == Status.FAILED
-    assert by[("paris", "response_match_score")].status == Status.SCORED
+    assert by[("paris", "response_match_score")].status == Status.NOT_CHECKED
     verdicts = by[("paris", "rubric_based_final_response_quality_v1")].verdicts
     assert [(v.rubric_id, v.verdict) for v in verdicts] == [("mentions-paris", True)]
     assert not results.passed

@@ -93,8 +93,8 @@ def test_offline_eval_from_traces_scores_the_recorded_conversation(tmp_path: Pat
     lines = done.stdout.strip().splitlines()
     assert "3 turns, tools ['get_weather', 'get_weather']" in lines[0]
     assert "run SUCCEEDED: 1 matched" in lines
-    assert "paris-then-oslo agent tool_trajectory_avg_score SCORED 1.000" in lines
-    assert "paris-then-oslo agent rubric_based_final_response_quality_v1 SCORED 1.000" in lines
+    assert "paris-then-oslo agent tool_trajectory_avg_score NOT_CHECKED 1.000" in lines
+    assert "paris-then-oslo agent rubric_based_final_response_quality_v1 NOT_CHECKED 1.000" in lines
 
 
 def test_upload_twice_uploads_once(tmp_path: Path) -> None:

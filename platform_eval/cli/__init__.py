@@ -165,7 +165,14 @@ def _parser() -> argparse.ArgumentParser:
         evaluate.results,
     )
     p.add_argument("run", metavar="RUN")
-    p.add_argument("--config", help="thresholds from this eval config")
+    p.add_argument(
+        "--config", help="thresholds from this eval config (over those recorded with the run)"
+    )
+    p.add_argument(
+        "--ignore-run-thresholds",
+        action="store_true",
+        help="judge only by --threshold/--config, not by the thresholds the run recorded",
+    )
     _output_options(p)
     p.set_defaults(needs_target=True)
 

@@ -17,7 +17,7 @@ _STYLES = {
     Status.PASSED: "green",
     Status.FAILED: "bold red",
     Status.NOT_EVALUATED: "yellow",
-    Status.SCORED: "",
+    Status.NOT_CHECKED: "",
 }
 
 
@@ -86,7 +86,6 @@ def print_results(results: RunResults, *, rubrics: bool, console: Console | None
     if rubrics and any(row.verdicts for row in results.rows):
         console.print(_verdicts(results))
     console.print(_summary(results))
-    if results.passed:
-        console.print(Text("PASSED", style="bold green"))
-    else:
-        console.print(Text(results.failure_message(), style="bold red"))
+    verdict = results.verdict
+    style = {Status.PASSED: "bold green", Status.NOT_CHECKED: "bold"}.get(verdict, "bold red")
+    console.print(Text(results.verdict_line(), style=style))

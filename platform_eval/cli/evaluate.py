@@ -14,8 +14,9 @@ from ..formats import adk, load_eval_config, load_eval_set
 from ..metrics.judges import LOCAL_TYPES, default_judges
 from ..metrics.llm_metrics import Grader
 from ..results import RunResults, compare, fetch_results
+from ..results.model import NOT_CHECKED_REASON
 from ..target import Target
-from ..types import EvaluationItem, EvaluationRun
+from ..types import EvaluationItem, EvaluationRun, record_thresholds
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
 from ._traces import trace_sources
 
@@ -209,13 +210,16 @@ def _finish(args: argparse.Namespace, results: RunResults) -> int:
         from ._rich_table import print_results  # rich only where a person reads it
 
         print_results(results, rubrics=rubrics)
-        return EXIT_OK if results.passed else EXIT_FAILED
+        return EXIT_OK if results.ok else EXIT_FAILED
     emit(_render(results, fmt, rubrics), args.output)
     if args.output:
         note(f"results written to {args.output}", quiet=args.quiet)
         if not args.quiet:
-            print("PASSED" if results.passed else results.failure_message())
-    return EXIT_OK if results.passed else EXIT_FAILED
+            print(results.verdict_line())
+    elif not results.checked and fmt != "table":
+        # JSON, JUnit and the others say it in their own way; the terminal hears it too.
+        note(f"NOT CHECKED: {NOT_CHECKED_REASON}", quiet=args.quiet)
+    return EXIT_OK if results.ok else EXIT_FAILED
 
 
 def _wait(target: Target, run: EvaluationRun, quiet: bool) -> EvaluationRun:
@@ -251,6 +255,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
             on_run_progress=_run_progress(args.quiet, target),
             wait=not args.no_wait,
             poll_interval=target.poll_interval,
+            thresholds=thresholds,
         )
         note(evaluation.upload.summary(), quiet=args.quiet)
         if evaluation.attached:
@@ -264,7 +269,11 @@ def run(args: argparse.Namespace, target: Target) -> int:
     else:
         if args.traces:
             raise UsageError("--traces needs an eval set file, not the name of an uploaded set")
-        started = client.create_run(evaluation_set=client.get_set(args.evalset), metrics=chosen)
+        started = client.create_run(
+            evaluation_set=client.get_set(args.evalset),
+            metrics=chosen,
+            metadata=record_thresholds(None, thresholds),
+        )
         items = None
     if args.no_wait:
         print(started.name)
@@ -279,7 +288,9 @@ def results(args: argparse.Namespace, target: Target) -> int:
     thresholds = _thresholds(args.threshold or [])
     if args.config:
         thresholds = {**load_eval_config(args.config).thresholds(), **thresholds}
-    return _finish(args, fetch_results(client, current, thresholds=thresholds))
+    # The thresholds recorded with the run apply, each replaced by one given here.
+    recorded = not args.ignore_run_thresholds
+    return _finish(args, fetch_results(client, current, thresholds=thresholds, recorded=recorded))
 
 
 def compare_runs(args: argparse.Namespace, target: Target) -> int:

@@ -30,6 +30,7 @@ from ..types import (
     EvaluationRun,
     EvaluationRunState,
     EvaluationSet,
+    record_thresholds,
 )
 from .manifest import Manifest, key_label
 from .upload import (
@@ -454,8 +455,12 @@ def evaluate(
     wait: bool = True,
     on_run_progress: Callable[[EvaluationRun], None] | None = None,
     bulk_import: bool | str = True,
+    thresholds: Mapping[str, float] | None = None,
 ) -> Any:
     """Uploads (with traces as candidates when given), starts a run, waits, returns results.
+
+    The thresholds (the config's, then ``thresholds`` over them) are recorded in the run's
+    ``metadata``, so that reading the run's results later judges them by the same thresholds.
 
     With ``wait=False`` it returns once the run is started (``results`` empty, the run not
     done); ``on_run_progress`` is called with the run at every poll while waiting.
@@ -463,7 +468,8 @@ def evaluate(
     A re-run after a timeout or an interruption attaches to the run it started (unless that run
     failed, was cancelled, or its results were already read), instead of starting a second one.
     """
-    chosen, thresholds = choose_metrics(metrics, config)
+    chosen, from_config = choose_metrics(metrics, config)
+    thresholds = {**from_config, **(thresholds or {})}
     report = UploadReport()
     upload = (
         _traces_job(
@@ -489,7 +495,9 @@ def evaluate(
     async def job(async_client: AsyncClient) -> Evaluation:
         journal = upload.open_manifest(async_client)
         evaluation_set = await upload(async_client, journal)
-        run, attached = await _start_or_attach(async_client, journal, evaluation_set, chosen)
+        run, attached = await _start_or_attach(
+            async_client, journal, evaluation_set, chosen, thresholds
+        )
         if not wait:
             return Evaluation(run, [], evaluation_set, report, thresholds, attached=attached)
         run = await async_client.wait_for_run(
@@ -508,6 +516,7 @@ async def _start_or_attach(
     journal: Manifest,
     evaluation_set: EvaluationSet,
     chosen: Sequence[MetricLike],
+    thresholds: dict[str, float],
 ) -> tuple[EvaluationRun, bool]:
     """The run this evaluation started before and did not finish reading, or a new one."""
     what = {
@@ -525,7 +534,11 @@ async def _start_or_attach(
         if run is not None and run.state not in _NOT_WORTH_ATTACHING:
             _logger.info("attaching to %s, started by an earlier attempt", earlier)
             return run, True
-    run = await client.create_run(evaluation_set=evaluation_set, metrics=chosen)
+    run = await client.create_run(
+        evaluation_set=evaluation_set,
+        metrics=chosen,
+        metadata=record_thresholds(None, thresholds),
+    )
     assert run.name is not None
     journal.record_run(key, run.name)
     return run, False

@@ -23,8 +23,11 @@ async def fetch_results_async(
     *,
     thresholds: Mapping[str, float] | None = None,
     items: Sequence[EvaluationItem] | None = None,
+    recorded: bool = True,
 ) -> RunResults:
     current = run if isinstance(run, EvaluationRun) and run.done else await client.get_run(run)
+    if recorded:
+        thresholds = {**current.recorded_thresholds, **(thresholds or {})}
     if items is None:
         items = await client.get_results(current)
     requests: set[str] = set()
@@ -52,14 +55,20 @@ def fetch_results(
     *,
     thresholds: Mapping[str, float] | None = None,
     items: Sequence[EvaluationItem] | None = None,
+    recorded: bool = True,
 ) -> Any:
     """RunResults of a finished run (a coroutine of them with an AsyncClient).
 
     Each row names its eval case (from the request item's ``evalCaseId``), candidate and
-    metric, with the score, the threshold from ``thresholds``, pass or fail, the explanation
-    and the rubric verdicts. Pass ``items`` when the run's RESULT items were already read
-    (``jobs.evaluate`` returns them), so they are not read again.
+    metric, with the score, the threshold, pass or fail, the explanation and the rubric
+    verdicts. The thresholds are those recorded with the run when it was started (unless
+    ``recorded=False``), each replaced by the one ``thresholds`` gives for the same metric.
+    Pass ``items`` when the run's RESULT items were already read (``jobs.evaluate`` returns
+    them), so they are not read again.
     """
     return run_or_defer(
-        client, lambda c: fetch_results_async(c, run, thresholds=thresholds, items=items)
+        client,
+        lambda c: fetch_results_async(
+            c, run, thresholds=thresholds, items=items, recorded=recorded
+        ),
     )

@@ -22,7 +22,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1f2328;max-width:120
 h1{font-size:22px}h2{font-size:18px;margin-top:28px}table{border-collapse:collapse;width:100%}
 th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}.PASSED{color:#1a7f37;font-weight:600}.FAILED{color:#cf222e;font-weight:600}
-.NOT_EVALUATED{color:#9a6700;font-weight:600}.SCORED{color:#57606a}
+.NOT_EVALUATED{color:#9a6700;font-weight:600}.NOT_CHECKED{color:#57606a;font-weight:600}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:16px}.turn{border-left:3px solid #d0d7de;
 padding:2px 8px;margin:6px 0}.user{color:#0969da}.call,.resp{font-family:ui-monospace,monospace;
 font-size:12px;white-space:pre-wrap;background:#f6f8fa;padding:2px 4px}.author{color:#57606a;
@@ -40,7 +40,9 @@ def _chart(results: RunResults) -> str:
     for index, s in enumerate(summaries):
         y = index * (bar_height + 6)
         mean = s.mean or 0.0
-        fill = {"PASSED": "#2da44e", "FAILED": "#cf222e"}.get(s.status.value, "#bf8700")
+        fill = {"PASSED": "#2da44e", "FAILED": "#cf222e", "NOT_CHECKED": "#8c959f"}.get(
+            s.status.value, "#bf8700"
+        )
         rows.append(
             f'<text x="0" y="{y + 16}" font-size="12">{escape(s.metric)}</text>'
             f'<rect x="{label}" y="{y}" width="{(width - label) * max(0.0, min(mean, 1.0)):.1f}"'
@@ -127,7 +129,7 @@ def _worst(rows: list[Row]) -> Status:
     statuses = {r.status for r in rows}
     return next(
         (s for s in (Status.FAILED, Status.NOT_EVALUATED, Status.PASSED) if s in statuses),
-        Status.SCORED,
+        Status.NOT_CHECKED,
     )
 
 
@@ -169,7 +171,7 @@ def _case(case: str, rows: list[Row], conversation: CaseRecord | None) -> str:
 
 
 def to_html(results: RunResults) -> str:
-    verdict = "PASSED" if results.passed else "FAILED"
+    verdict = results.verdict.value
     summary_rows = "".join(
         f"<tr><td>{escape(s.metric)}</td><td>{format_score(s.mean)}</td>"
         f"<td>{'-' if s.threshold is None else s.threshold}</td><td>{s.passed}</td>"
@@ -189,7 +191,7 @@ def to_html(results: RunResults) -> str:
         f'<h1>{title} <span class="{verdict}">{verdict}</span></h1>'
         f"<p>Run <code>{escape(results.run.name or '')}</code>: {escape(str(results.run.state))}"
         f", {len(results.cases)} cases, {len(results.rows)} results.</p>"
-        + ("" if results.passed else f"<pre>{escape(results.failure_message())}</pre>")
+        + ("" if results.passed else f"<pre>{escape(results.verdict_line())}</pre>")
         + f"<h2>Metrics</h2>{_chart(results)}<table><tr><th>metric</th><th>mean</th>"
         "<th>threshold</th><th>passed</th><th>failed</th><th>not evaluated</th><th>status</th>"
         f"</tr>{summary_rows}</table><h2>Cases</h2>{case_table}{cases}</body></html>\n"

@@ -2,7 +2,9 @@
 
 Thresholds apply as in ADK: a row passes its metric when its score is at least the threshold;
 a run passes when every row with a threshold passes. A row without a score is NOT_EVALUATED,
-with the reason, and never passes; a metric with no threshold is reported, not judged.
+with the reason, and never passes. A metric with no threshold is NOT_CHECKED: its scores are
+reported and nothing says it passed; results with no threshold at all are NOT_CHECKED as a
+whole, never PASSED.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ class Status(StrEnum):
     PASSED = "PASSED"
     FAILED = "FAILED"
     NOT_EVALUATED = "NOT_EVALUATED"
-    #: Scored, but no threshold was given for the metric.
-    SCORED = "SCORED"
+    #: Scored, but no threshold was given for the metric: no check was made.
+    NOT_CHECKED = "NOT_CHECKED"
+    #: The name NOT_CHECKED had before it said what it means.
+    SCORED = "NOT_CHECKED"
 
 
 def format_score(value: float | None) -> str:
@@ -68,14 +72,14 @@ class Row:
         if self.score is None or math.isnan(self.score):
             return Status.NOT_EVALUATED
         if self.threshold is None:
-            return Status.SCORED
+            return Status.NOT_CHECKED
         return Status.PASSED if self.score >= self.threshold else Status.FAILED
 
     @property
     def passed(self) -> bool | None:
         """True or False against the threshold; None without one. NOT_EVALUATED is False."""
         status = self.status
-        if status == Status.SCORED:
+        if status == Status.NOT_CHECKED:
             return None
         return status == Status.PASSED
 
@@ -117,10 +121,16 @@ class MetricSummary:
     @property
     def status(self) -> Status:
         if self.threshold is None:
-            return Status.SCORED if self.scored else Status.NOT_EVALUATED
+            return Status.NOT_CHECKED if self.scored else Status.NOT_EVALUATED
         if self.failed or self.not_evaluated:
             return Status.FAILED if self.failed else Status.NOT_EVALUATED
         return Status.PASSED
+
+
+NOT_CHECKED_REASON = (
+    "no metric has a threshold, neither recorded with the run nor given (--threshold "
+    "METRIC=X or --config eval_config.json); the scores are shown, none was judged"
+)
 
 
 @dataclass(frozen=True)
@@ -206,10 +216,30 @@ class RunResults:
         return any(r.status != Status.NOT_EVALUATED for r in self.rows)
 
     @property
+    def checked(self) -> bool:
+        """True when at least one result has a threshold to be judged by."""
+        return any(r.threshold is not None for r in self.rows)
+
+    @property
+    def verdict(self) -> Status:
+        """FAILED (the run failed, or a threshold was missed), NOT_EVALUATED (no score at all),
+        NOT_CHECKED (scores, but no threshold to judge them by) or PASSED."""
+        if self.run.state != EvaluationRunState.SUCCEEDED or self.failures():
+            return Status.FAILED
+        if not self.evaluated_anything:
+            return Status.NOT_EVALUATED
+        return Status.PASSED if self.checked else Status.NOT_CHECKED
+
+    @property
     def passed(self) -> bool:
-        """Every threshold met, the run succeeded, and at least one score was computed."""
-        succeeded = self.run.state == EvaluationRunState.SUCCEEDED
-        return succeeded and self.evaluated_anything and not self.failures()
+        """Every threshold met, the run succeeded, at least one score was computed, and at
+        least one threshold was checked: results nobody judged never pass."""
+        return self.verdict == Status.PASSED
+
+    @property
+    def ok(self) -> bool:
+        """Nothing failed: PASSED, or NOT_CHECKED (the command exits 0 and says so)."""
+        return self.verdict in (Status.PASSED, Status.NOT_CHECKED)
 
     def check(self, thresholds: Mapping[str, float] | None = None) -> bool:
         return (self.with_thresholds(thresholds) if thresholds else self).passed
@@ -219,7 +249,18 @@ class RunResults:
         if not judged.passed:
             raise ThresholdError(judged)
 
+    def verdict_line(self) -> str:
+        """The last line every report prints: PASSED, NOT CHECKED with why, or the failures."""
+        verdict = self.verdict
+        if verdict == Status.PASSED:
+            return "PASSED"
+        if verdict == Status.NOT_CHECKED:
+            return f"NOT CHECKED: {NOT_CHECKED_REASON}"
+        return self.failure_message()
+
     def failure_message(self) -> str:
+        if self.verdict == Status.NOT_CHECKED:
+            return f"nothing was checked: {NOT_CHECKED_REASON}"
         if self.run.state != EvaluationRunState.SUCCEEDED:
             error = self.run.error.message if self.run.error else "no error message"
             return f"run {self.run.name} is {self.run.state}: {error}"

@@ -19,6 +19,7 @@ def to_json(results: RunResults, *, indent: int | None = 2) -> str:
         "run": results.run.name,
         "state": str(results.run.state),
         "passed": results.passed,
+        "verdict": results.verdict.value,
         "thresholds": results.thresholds,
         "summary": [
             {
@@ -89,9 +90,7 @@ def to_junit(results: RunResults) -> str:
         name=f"platform-eval {results.run.display_name or results.run.name or ''}".strip(),
         tests=str(len(results.rows)),
         failures=str(sum(1 for r in results.rows if r.status == Status.FAILED)),
-        skipped=str(
-            sum(1 for r in results.rows if r.status == Status.NOT_EVALUATED and r.threshold is None)
-        ),
+        skipped=str(sum(1 for r in results.rows if r.threshold is None)),
         errors=str(
             sum(
                 1
@@ -116,6 +115,12 @@ def to_junit(results: RunResults) -> str:
                 case, tag, message=f"NOT_EVALUATED: {row.explanation or 'no reason given'}"
             )
             element.text = _details(row)
+        elif row.status == Status.NOT_CHECKED:
+            # A score with no threshold is no passing test: nothing was checked.
+            element = ET.SubElement(
+                case, "skipped", message=f"NOT_CHECKED: no threshold for {row.metric}"
+            )
+            element.text = _details(row)
         else:
             ET.SubElement(case, "system-out").text = _details(row)
     root = ET.Element("testsuites")
@@ -130,9 +135,9 @@ def _md(text: str | None) -> str:
 
 def to_markdown(results: RunResults) -> str:
     """A summary and a table of failures: fits ``$GITHUB_STEP_SUMMARY``."""
-    verdict = "PASSED" if results.passed else "FAILED"
+    verdict = results.verdict
     lines = [
-        f"## platform-eval: {verdict}",
+        f"## platform-eval: {verdict.value.replace('_', ' ')}",
         "",
         f"Run `{results.run.name}` ({results.run.state}), {len(results.cases)} cases.",
         "",
@@ -200,5 +205,5 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
             f"{s.not_evaluated} not evaluated"
             + (f" (threshold {s.threshold:g})" if s.threshold is not None else "")
         )
-    lines.append("PASSED" if results.passed else results.failure_message())
+    lines.append(results.verdict_line())
     return "\n".join(lines) + "\n"

@@ -124,6 +124,7 @@ from .runs import (
     RubricBasedMetricSpec,
     SamplingConfig,
     SummaryMetrics,
+    record_thresholds,
 )
 from .sets import (
     EvaluationExperiment,
@@ -265,5 +266,6 @@ __all__ = [
     "VoiceConfig",
     "WireModel",
     "is_terminal_state",
+    "record_thresholds",
     "request_mode_problem",
 ]

@@ -132,6 +132,20 @@ class EvaluationRunResults(WireModel):
     red_teaming_analysis_results: list[dict[str, Any]] | None = None
 
 
+#: The key of platform-eval's own record in a run's free-form ``metadata``.
+METADATA_KEY = "platformEval"
+
+
+def record_thresholds(metadata: Any, thresholds: dict[str, float]) -> Any:
+    """``metadata`` with the thresholds a run is judged by, beside what the caller put there."""
+    if not thresholds:
+        return metadata
+    base = dict(metadata) if isinstance(metadata, dict) else {}
+    ours = dict(base.get(METADATA_KEY) or {})
+    ours["thresholds"] = dict(thresholds)
+    return {**base, METADATA_KEY: ours}
+
+
 class EvaluationRun(WireModel):
     name: str | None = None
     display_name: str | None = None
@@ -168,6 +182,20 @@ class EvaluationRun(WireModel):
         output = self.evaluation_config.output_config if self.evaluation_config else None
         destination = output.gcs_destination if output else None
         return destination.output_uri_prefix if destination else None
+
+    @property
+    def recorded_thresholds(self) -> dict[str, float]:
+        """The thresholds the run was started to be judged by, as ``record_thresholds`` keeps
+        them in the run's ``metadata`` (the field the API leaves to the caller's tracking)."""
+        ours = self.metadata.get(METADATA_KEY) if isinstance(self.metadata, dict) else None
+        recorded = ours.get("thresholds") if isinstance(ours, dict) else None
+        if not isinstance(recorded, dict):
+            return {}
+        return {
+            str(metric): float(value)
+            for metric, value in recorded.items()
+            if isinstance(value, int | float) and not isinstance(value, bool)
+        }
 
     @property
     def summary(self) -> dict[str, Any]:

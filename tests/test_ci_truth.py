@@ -1,0 +1,95 @@
+"""What CI shows is true (issue 23): no PASSED, green header or passing testcase for a check
+that was not made, and the thresholds a run was judged by travel with it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from platform_eval.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
+RUN = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for name in ("PLATFORM_EVAL_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    shutil.copytree(DATA, tmp_path / "data")
+    return tmp_path
+
+
+def _last_run(capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["-q", "runs", "list"]) == 0
+    return capsys.readouterr().out.splitlines()[0].split("\t")[0]
+
+
+def test_results_apply_the_thresholds_the_run_recorded(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A threshold no candidate meets: the run fails, and so do its results read later, with
+    # no --config given, in every format (the README's CI example among them).
+    code = main(
+        [
+            "-q",
+            *RUN,
+            "--metrics",
+            "response_match_score",
+            "--threshold",
+            "response_match_score=0.99",
+        ]
+    )
+    assert code == 1
+    capsys.readouterr()
+    run = _last_run(capsys)
+    assert main(["-q", "results", run, "--rubrics", "--format", "junit", "-o", "junit.xml"]) == 1
+    suite = ET.parse(work / "junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    capsys.readouterr()
+    assert main(["-q", "results", run, "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["thresholds"] == {"response_match_score": 0.99}
+    assert document["verdict"] == "FAILED" and document["passed"] is False
+    # Told otherwise, the run's thresholds give way: --threshold wins per metric, and
+    # --ignore-run-thresholds leaves only what is given.
+    assert main(["-q", "results", run, "--threshold", "response_match_score=0.1"]) == 0
+    capsys.readouterr()
+    assert main(["-q", "results", run, "--ignore-run-thresholds", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "NOT_CHECKED"
+
+
+def test_results_with_no_threshold_are_not_checked_never_passed(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-q", *RUN, "--metrics", "response_match_score,exact_match"]) == 0
+    out = capsys.readouterr().out
+    assert "PASSED" not in out and "NOT CHECKED: no metric has a threshold" in out
+    run = _last_run(capsys)
+
+    assert main(["-q", "results", run, "--format", "junit", "-o", "junit.xml"]) == 0
+    suite = ET.parse(work / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert cases and suite.get("skipped") == str(len(cases)) and suite.get("failures") == "0"
+    for case in cases:
+        skipped = case.find("skipped")
+        assert skipped is not None and skipped.get("message", "").startswith("NOT_CHECKED")
+    assert "PASSED" not in capsys.readouterr().out
+
+    assert main(["-q", "results", run, "-o", "report.html"]) == 0
+    html = (work / "report.html").read_text()
+    assert '<span class="NOT_CHECKED">NOT_CHECKED</span></h1>' in html
+    assert '"PASSED"' not in html and ">PASSED<" not in html
+
+    assert main(["-q", "results", run, "-o", "summary.md"]) == 0
+    assert (work / "summary.md").read_text().startswith("## platform-eval: NOT CHECKED")
+
+    assert main(["-q", "results", run]) == 0
+    table = capsys.readouterr().out
+    assert "PASSED" not in table and table.rstrip().splitlines()[-1].startswith("NOT CHECKED")
