@@ -93,3 +93,55 @@ def test_results_with_no_threshold_are_not_checked_never_passed(
     assert main(["-q", "results", run]) == 0
     table = capsys.readouterr().out
     assert "PASSED" not in table and table.rstrip().splitlines()[-1].startswith("NOT CHECKED")
+
+
+@pytest.mark.parametrize(
+    ("threshold", "message"),
+    [
+        (
+            "respnse_match_score=0.5",
+            "no metric 'respnse_match_score' in this run; did you mean 'response_match_score'?",
+        ),
+        ("response_match_score=1.5", "1.5 is outside the range of response_match_score's scores"),
+        ("response_match_score=-1", "-1 is outside the range of response_match_score's scores"),
+        ("response_match_score=nan", "the threshold nan is not a finite number"),
+        ("response_match_score=inf", "the threshold inf is not a finite number"),
+    ],
+)
+def test_a_threshold_that_cannot_mean_anything_is_refused_before_uploading(
+    work: Path, capsys: pytest.CaptureFixture[str], threshold: str, message: str
+) -> None:
+    code = main(["-q", *RUN, "--metrics", "response_match_score", "--threshold", threshold])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert main(["-q", "items", "list"]) == 0
+    assert capsys.readouterr().out == ""  # nothing was uploaded
+
+
+def test_results_refuse_a_threshold_for_a_metric_the_run_has_not(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-q", *RUN, "--metrics", "response_match_score"]) == 0
+    capsys.readouterr()
+    run = _last_run(capsys)
+    assert main(["-q", "results", run, "--threshold", "response_match=0.5"]) == 2
+    assert "did you mean 'response_match_score'?" in capsys.readouterr().err
+
+
+def test_validate_refuses_config_thresholds_out_of_range(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = work / "eval_config.json"
+    config.write_text(
+        '{"criteria": {"response_match_score": 1.5, "exact_match": {"threshold": -1},'
+        ' "tool_trajectory_avg_score": {"threshold": NaN}}}'
+    )
+    assert main(["validate", str(config)]) == 2
+    out = capsys.readouterr().out
+    assert f"{config}: criteria.response_match_score.threshold: 1.5 is outside" in out
+    assert f"{config}: criteria.exact_match.threshold: -1 is outside" in out
+    assert "criteria.tool_trajectory_avg_score.threshold: the threshold nan" in out
+    # And run refuses the same config before uploading anything.
+    assert main(["-q", *RUN, "--config", str(config)]) == 2
+    assert "criteria.response_match_score.threshold: 1.5 is outside" in capsys.readouterr().err

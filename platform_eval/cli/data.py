@@ -54,11 +54,16 @@ def _problems(path: Path) -> list[str | formats.Problem]:
     if loaded.kind == formats.Kind.EVAL_CONFIG:
         config, _ = formats.parse_eval_config(loaded.data, loaded.path)
         unknown = [name for name in config.criteria if name not in metrics.REGISTRY]
-        return [
+        found: list[str | formats.Problem] = [
             f"{path}: criteria.{name}: no target here computes the metric {name!r}; known: "
             f"{', '.join(sorted(metrics.REGISTRY))}"
             for name in unknown
         ]
+        for name, threshold in config.thresholds().items():
+            problem = metrics.threshold_problem(name, threshold)
+            if problem:
+                found.append(f"{path}: criteria.{name}.threshold: {problem}")
+        return found
     if loaded.kind in formats.TRACE_KINDS:
         try:
             conversations_from(loaded.data, loaded.kind, loaded.path)

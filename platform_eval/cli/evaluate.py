@@ -98,21 +98,43 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
     for pair in pairs:
         name, _, value = pair.partition("=")
         try:
-            out[name.strip()] = float(value)
+            number = float(value)
         except ValueError:
             raise UsageError(f"--threshold {pair!r}: expected METRIC=NUMBER") from None
         if not name.strip():
             raise UsageError(f"--threshold {pair!r}: expected METRIC=NUMBER")
+        out[name.strip()] = number
     return out
+
+
+def _check_thresholds(
+    given: dict[str, float],
+    from_config: dict[str, float],
+    run_metrics: list[str],
+    config: str | None = None,
+) -> None:
+    """Before anything is uploaded: every threshold names a metric of the run and is a score
+    that metric can reach; otherwise exit 2 naming it."""
+    for metric, value in from_config.items():
+        problem = metrics.threshold_problem(metric, value)
+        if problem:
+            raise UsageError(f"{config}: criteria.{metric}.threshold: {problem}")
+    for metric, value in given.items():
+        problem = metrics.threshold_problem(metric, value, run_metrics)
+        if problem:
+            raise UsageError(f"--threshold {metric}={value:g}: {problem}")
 
 
 def _chosen_metrics(args: argparse.Namespace) -> tuple[list[MetricLike], dict[str, float]]:
     named = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
     try:
-        chosen, thresholds = jobs.choose_metrics(named or None, args.config)
+        chosen, from_config = jobs.choose_metrics(named or None, args.config)
     except ValueError:
         raise UsageError("no metrics: pass --metrics m1,m2 or --config eval_config.json") from None
-    return chosen, {**thresholds, **_thresholds(args.threshold or [])}
+    given = _thresholds(args.threshold or [])
+    names = [str(to_metric(m).metric) for m in chosen]
+    _check_thresholds(given, from_config, names, args.config)
+    return chosen, {**from_config, **given}
 
 
 def _check_computable(
@@ -285,9 +307,12 @@ def run(args: argparse.Namespace, target: Target) -> int:
 def results(args: argparse.Namespace, target: Target) -> int:
     client = target.client
     current = _wait(target, client.get_run(args.run), args.quiet)
-    thresholds = _thresholds(args.threshold or [])
-    if args.config:
-        thresholds = {**load_eval_config(args.config).thresholds(), **thresholds}
+    given = _thresholds(args.threshold or [])
+    from_config = load_eval_config(args.config).thresholds() if args.config else {}
+    config = current.evaluation_config
+    run_metrics = [str(m.metric) for m in (config.metrics if config else None) or [] if m.metric]
+    _check_thresholds(given, from_config, run_metrics, args.config)
+    thresholds = {**from_config, **given}
     # The thresholds recorded with the run apply, each replaced by one given here.
     recorded = not args.ignore_run_thresholds
     return _finish(args, fetch_results(client, current, thresholds=thresholds, recorded=recorded))

@@ -56,6 +56,8 @@ def metrics_list(args: argparse.Namespace) -> int:
                 "reads": list(info.reads),
                 "judge": info.needs_judge,
                 "targets": targets(info),
+                "range": list(info.score_range),
+                "higherIsBetter": info.higher_is_better,
                 "about": info.description,
             }
             for info in infos
@@ -63,8 +65,13 @@ def metrics_list(args: argparse.Namespace) -> int:
         print(json.dumps(listed, indent=2))
         return EXIT_OK
     width = max(len(info.name) for info in infos)
-    print(f"{'metric':{width}}  {'reads':22}  {'judge':5}  {'computed by':17}  about")
+    print(f"{'metric':{width}}  {'reads':22}  {'judge':5}  {'computed by':17}  {'range':10}  about")
     for info in infos:
         reads, judge = ",".join(info.reads), "judge" if info.needs_judge else "-"
-        print(f"{info.name:{width}}  {reads:22}  {judge:5}  {targets(info):17}  {info.description}")
+        low, high = info.score_range
+        scale = f"{low:g}-{high:g} {'^' if info.higher_is_better else 'v'}"
+        print(
+            f"{info.name:{width}}  {reads:22}  {judge:5}  {targets(info):17}  {scale:10}  "
+            f"{info.description}"
+        )
     return EXIT_OK

@@ -23,6 +23,7 @@ from ..formats.config import EvalConfig
 from ..formats.convert import ConversionReport, case_to_item
 from ..formats.load import load_eval_config, load_eval_set
 from ..formats.stream import EvalCases, InMemoryCases, read_eval_cases
+from ..metrics import threshold_problem
 from ..traces import Conversation, MatchReport, load_traces, match_conversations
 from ..types import (
     CandidateResponse,
@@ -470,6 +471,11 @@ def evaluate(
     """
     chosen, from_config = choose_metrics(metrics, config)
     thresholds = {**from_config, **(thresholds or {})}
+    names = [str(to_metric(m).metric) for m in chosen]
+    for metric, value in thresholds.items():
+        problem = threshold_problem(metric, value, names)
+        if problem:
+            raise ValueError(f"threshold {metric}={value!r}: {problem}")
     report = UploadReport()
     upload = (
         _traces_job(

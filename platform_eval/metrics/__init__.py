@@ -8,6 +8,7 @@ from ._spec import MetricError, MetricInfo, MetricSpec
 from .engine import DEFAULT_JUDGES, REGISTRY, evaluate_request, resolve, score, summarize
 from .judges import GeminiJudge, Judge, JudgeError, LocalJudge
 from .text import exact_match, response_match_score, tokenize
+from .thresholds import threshold_problem
 from .trajectory import MatchType
 
 __all__ = [
@@ -27,5 +28,6 @@ __all__ = [
     "response_match_score",
     "score",
     "summarize",
+    "threshold_problem",
     "tokenize",
 ]

@@ -47,3 +47,7 @@ class MetricInfo:
     params: Mapping[str, tuple[Any, ...]]  # option name -> allowed values (empty: any)
     scorer: Scorer | None = None
     judged_scorer: JudgedScorer | None = None
+    #: The lowest and highest score the metric gives; a threshold outside is refused.
+    score_range: tuple[float, float] = (0.0, 1.0)
+    #: Whether a higher score is the better one (every metric here so far).
+    higher_is_better: bool = True

@@ -1,0 +1,43 @@
+"""Whether a threshold can mean anything: a known metric, a finite number, within its range.
+
+A misspelled metric in a threshold used to be ignored (and the run passed), and thresholds of
+1.5, -1 or NaN were taken: each is a check that can never, or always, hold.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Collection
+
+from .engine import REGISTRY
+
+
+def threshold_problem(metric: str, value: object, run_metrics: Collection[str] = ()) -> str | None:
+    """What is wrong with ``metric=value`` as a threshold, or None.
+
+    ``run_metrics``: the metrics the run computes, when known; a threshold for any other metric
+    would judge nothing. A metric the registry knows has its range checked; another (a custom
+    LLM metric, scored on its own template's scale) only needs a finite number.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"the threshold must be a number, not {type(value).__name__}"
+    if not math.isfinite(value):
+        return f"the threshold {value} is not a finite number"
+    if run_metrics and metric not in run_metrics:
+        return f"no metric {metric!r} in this run{_did_you_mean(metric, run_metrics)}"
+    info = REGISTRY.get(metric)
+    if info is None:
+        return None
+    low, high = info.score_range
+    if not low <= value <= high:
+        return (
+            f"{value:g} is outside the range of {metric}'s scores, [{low:g}, {high:g}]"
+            f" ({'higher' if info.higher_is_better else 'lower'} is better)"
+        )
+    return None
+
+
+def _did_you_mean(metric: str, names: Collection[str]) -> str:
+    close = difflib.get_close_matches(metric, sorted(names), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else f"; it computes {', '.join(sorted(names))}"
