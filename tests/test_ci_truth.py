@@ -11,6 +11,9 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from platform_eval.cli import main
+from platform_eval.results import RunResults, compare
+from platform_eval.results.model import Row
+from platform_eval.types import EvaluationRun
 
 DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
 RUN = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
@@ -145,3 +148,75 @@ def test_validate_refuses_config_thresholds_out_of_range(
     # And run refuses the same config before uploading anything.
     assert main(["-q", *RUN, "--config", str(config)]) == 2
     assert "criteria.response_match_score.threshold: 1.5 is outside" in capsys.readouterr().err
+
+
+def _runs(capsys: pytest.CaptureFixture[str]) -> set[str]:
+    capsys.readouterr()
+    assert main(["-q", "runs", "list"]) == 0
+    return {line.split("\t")[0] for line in capsys.readouterr().out.splitlines()}
+
+
+def _two_runs(
+    work: Path, capsys: pytest.CaptureFixture[str], first: str, second: str
+) -> tuple[str, str]:
+    """Two runs of the sample with candidates named ``first`` and ``second``, the second with a
+    golden answer its candidate no longer matches (every score drops): (older, newer)."""
+    metrics = ["--metrics", "response_match_score"]
+    assert main(["-q", *RUN, *metrics, "--candidate", first]) == 0
+    (older,) = _runs(capsys)
+    data = json.loads((work / "data/weather.evalset.json").read_text())
+    for invocation in data["eval_cases"][0]["conversation"]:
+        invocation["final_response"]["parts"][0]["text"] = "Snow everywhere, always."
+    (work / "data/weather.evalset.json").write_text(json.dumps(data))
+    assert main(["-q", *RUN, *metrics, "--candidate", second]) == 0
+    (newer,) = _runs(capsys) - {older}
+    return older, newer
+
+
+def test_compare_pairs_cases_whatever_the_candidate_names(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    older, newer = _two_runs(work, capsys, "agent_v1", "agent_v2")
+    code = main(["-q", "compare", older, newer, "--fail-on-regression", "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 1
+    before, after = document["metrics"]["response_match_score"].values()
+    assert after < before
+    assert document["paired"] == 1
+    assert [c["candidate"] for c in document["regressed"]] == ["agent_v1->agent_v2"]
+    # An explicit pairing that names no candidate of either run pairs nothing: exit 2, why.
+    assert main(["-q", "compare", older, newer, "--candidate", "x=y"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to compare" in err and "pass --candidate BEFORE=AFTER" in err
+    assert main(["-q", "compare", older, newer, "--candidate", "agent_v1=agent_v2"]) == 0
+    assert "agent_v1->agent_v2" in capsys.readouterr().out
+
+
+def _results(name: str, *rows: tuple[str, str, float]) -> RunResults:
+    run = EvaluationRun.model_validate({"name": name, "state": "SUCCEEDED"})
+    return RunResults(
+        run,
+        [
+            Row(case, f"{name}/i", None, candidate, "m", score, None, None)
+            for case, candidate, score in rows
+        ],
+    )
+
+
+def test_compare_pairs_several_candidates_by_name_and_lists_cases_in_one_run() -> None:
+    before = _results("a", ("c1", "x", 1.0), ("c1", "y", 1.0), ("c2", "x", 1.0))
+    after = _results("b", ("c1", "x", 0.5), ("c1", "z", 1.0), ("c3", "x", 0.0))
+    comparison = compare(before, after)
+    assert comparison.paired == 1
+    assert [(c.eval_case_id, c.candidate) for c in comparison.regressions] == [("c1", "x")]
+    assert (comparison.only_before, comparison.only_after) == (["c2"], ["c3"])
+    table = comparison.to_table()
+    assert "only in a: c2" in table and "only in b: c3" in table
+    nothing = compare(
+        _results("a", ("c1", "x", 1.0), ("c1", "y", 1.0)),
+        _results("b", ("c1", "p", 1.0), ("c1", "q", 0.0)),
+    )
+    assert nothing.paired == 0
+    assert "c1: candidates ['x', 'y'] before and ['p', 'q'] after share no name" in (
+        nothing.why_nothing_paired()
+    )

@@ -190,6 +190,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fail-on-regression", action="store_true", help="exit 1 when anything regressed"
     )
+    p.add_argument(
+        "--candidate",
+        action="append",
+        metavar="BEFORE=AFTER",
+        help="pair a candidate of RUN_A with one of RUN_B (default: by eval case, then name)",
+    )
     p.set_defaults(needs_target=True)
 
     for collection in ("items", "sets", "runs"):

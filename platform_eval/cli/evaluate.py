@@ -318,10 +318,22 @@ def results(args: argparse.Namespace, target: Target) -> int:
     return _finish(args, fetch_results(client, current, thresholds=thresholds, recorded=recorded))
 
 
+def _candidate_pairs(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise UsageError(f"--candidate {pair!r}: expected BEFORE=AFTER (candidate names)")
+        out[old.strip()] = new.strip()
+    return out
+
+
 def compare_runs(args: argparse.Namespace, target: Target) -> int:
     client = target.client
     before, after = (fetch_results(client, run) for run in (args.run_a, args.run_b))
-    comparison = compare(before, after)
+    comparison = compare(before, after, candidates=_candidate_pairs(args.candidate or []))
+    if not comparison.paired:
+        raise UsageError(comparison.why_nothing_paired())
     fmt = args.format or "table"
     text = {"json": comparison.to_json, "markdown": comparison.to_markdown}.get(
         fmt, comparison.to_table
