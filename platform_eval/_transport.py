@@ -152,8 +152,12 @@ class _TransportBase:
             return errors.APITimeoutError(
                 f"no answer within the call's {self.config.timeout:g} s timeout [{what}]{note}"
             )
+        # The OS's or TLS's own words: "Connection refused", "Name or service not known",
+        # "CERTIFICATE_VERIFY_FAILED" tell what to fix; the class name alone does not.
+        reason = " ".join(str(exc).split())
+        detail = f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
         return errors.APIConnectionError(
-            f"could not reach {self.config.base_url} ({type(exc).__name__}) [{what}]{note}"
+            f"could not reach {self.config.base_url} ({detail}) [{what}]{note}"
         )
 
     def api_error(

@@ -9,6 +9,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+from conftest import free_port
 
 from platform_eval.cli import main
 from platform_eval.results import RunResults, compare
@@ -220,3 +221,53 @@ def test_compare_pairs_several_candidates_by_name_and_lists_cases_in_one_run() -
     assert "c1: candidates ['x', 'y'] before and ['p', 'q'] after share no name" in (
         nothing.why_nothing_paired()
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs", "list"],
+        ["results", "r1"],
+        [*RUN, "--metrics", "exact_match"],
+    ],
+    ids=["runs list", "results", "run"],
+)
+def test_an_unreachable_endpoint_is_one_line_exit_2(
+    work: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    port = free_port()  # nothing listens there
+    assert main(["--endpoint", f"127.0.0.1:{port}", *command]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if "error:" in line]
+    # The transport's own words follow the class name ("Connection refused", or the async
+    # client's "All connection attempts failed").
+    assert f"could not reach http://127.0.0.1:{port} (ConnectError: " in line
+
+
+def test_an_unknown_host_says_so(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--endpoint", "no-such-host.invalid:80", "runs", "list"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "could not reach http://no-such-host.invalid:80" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "eval_config.json: $: no such file"),
+        ('{"criteria": {', "eval_config.json: line 1 column 15: invalid JSON"),
+        (
+            '{"criteria": {"response_match_score": "high"}}',
+            "eval_config.json: $.criteria.response_match_score: expected a threshold number",
+        ),
+    ],
+    ids=["missing", "truncated", "bad value"],
+)
+def test_a_config_file_problem_names_the_file_not_no_metrics(
+    work: Path, capsys: pytest.CaptureFixture[str], content: str | None, expected: str
+) -> None:
+    if content is not None:
+        (work / "eval_config.json").write_text(content)
+    assert main(["-q", *RUN, "--config", "eval_config.json"]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "no metrics" not in err and "Traceback" not in err

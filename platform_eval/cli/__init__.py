@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from google.api_core import exceptions as core
+from google.auth.exceptions import GoogleAuthError
 
 from .._version import __version__
-from ..errors import ConfigurationError, PlatformEvalError
+from ..errors import APIConnectionError, ConfigurationError, PlatformEvalError
 from ..formats import FormatError
 from ._common import EXIT_FAILED, EXIT_USAGE, FORMATS, UsageError, error
 from ._target import TargetOptions, open_target
@@ -302,7 +303,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(args, exc, EXIT_USAGE)
     except core.ClientError as exc:
         return _fail(args, exc, EXIT_USAGE)
-    except (PlatformEvalError, core.GoogleAPICallError, OSError) as exc:
+    except (APIConnectionError, GoogleAuthError) as exc:
+        # The target named or found cannot be reached or signed in to (refused, DNS, TLS, a
+        # timeout, no credentials): the user's setting to fix.
+        return _fail(args, exc, EXIT_USAGE)
+    except (PlatformEvalError, core.GoogleAPIError, OSError) as exc:
+        return _fail(args, exc, EXIT_FAILED)
+    except Exception as exc:  # a bug of ours: still one line, the traceback with --debug
+        if not args.debug:
+            error(f"internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)")
+            return EXIT_FAILED
         return _fail(args, exc, EXIT_FAILED)
 
 

@@ -127,8 +127,11 @@ def _check_thresholds(
 
 def _chosen_metrics(args: argparse.Namespace) -> tuple[list[MetricLike], dict[str, float]]:
     named = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
+    # Read first, so that a config file's own problem (missing, not JSON, a bad value) is
+    # reported as that, naming the file, and not as "no metrics".
+    config = load_eval_config(args.config) if args.config else None
     try:
-        chosen, from_config = jobs.choose_metrics(named or None, args.config)
+        chosen, from_config = jobs.choose_metrics(named or None, config)
     except ValueError:
         raise UsageError("no metrics: pass --metrics m1,m2 or --config eval_config.json") from None
     given = _thresholds(args.threshold or [])
