@@ -9,7 +9,7 @@ nox.options.reuse_existing_virtualenvs = True
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *session.posargs, env={"PLATFORM_EVAL_SLOW_TESTS": "1"})
 
 
 @nox.session(python="3.11")

@@ -12,11 +12,11 @@ no cloud account and in a real project:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._config import EMULATOR_HOST_ENV
 from .client import Client
@@ -52,10 +52,13 @@ def connect(
     *,
     endpoint: str | None = None,
     db: str | Path | None = None,
+    judges: Sequence[Any] | None = None,
 ) -> Iterator[Target]:
     """The target for these settings, closed (and an embedded emulator stopped) on exit.
 
-    ``db`` is where an embedded emulator keeps its data (default: memory, gone on exit).
+    ``db`` is where an embedded emulator keeps its data (default: memory, gone on exit);
+    ``judges`` what judges its runs (default: ``PLATFORM_EVAL_JUDGE_MODEL`` and the cache
+    beside ``db``, see ``platform_eval.judges.JudgeSettings``).
     """
     endpoint = endpoint or os.environ.get(EMULATOR_HOST_ENV, "").strip() or None
     project = project or os.environ.get("GOOGLE_CLOUD_PROJECT") or None
@@ -74,7 +77,7 @@ def connect(
         Path(db).parent.mkdir(parents=True, exist_ok=True)
     where = f"data in {db}" if db is not None else "data in memory"
     with (
-        Emulator(db=None if db is None else str(db), log_level="error") as emulator,
+        Emulator(db=None if db is None else str(db), log_level="error", judges=judges) as emulator,
         emulator.client() as client,
     ):
         yield Target(

@@ -75,7 +75,19 @@ def cli_emulator(*args: str, env: Mapping[str, str] | None = None) -> Iterator[C
         running.out, running.err = process.communicate(timeout=20)
 
 
+#: Set by .ci/run and nox's test session: the tests marked slow run too. A newcomer's
+#: ``python -m pytest -q`` skips them, saying how to run them.
+RUN_SLOW = os.environ.get("PLATFORM_EVAL_SLOW_TESTS") == "1"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not RUN_SLOW:
+        slow = pytest.mark.skip(
+            reason="slow (a minute or more): CI runs it; PLATFORM_EVAL_SLOW_TESTS=1 runs it here"
+        )
+        for item in items:
+            if item.get_closest_marker("slow"):
+                item.add_marker(slow)
     if CORPUS.is_dir():
         return
     skip = pytest.mark.skip(

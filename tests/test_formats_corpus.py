@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS
 
-from platform_eval import formats
+from platform_eval import formats, metrics
 from platform_eval.formats import Kind
 from platform_eval.types import request_mode_problem
 
@@ -206,18 +206,14 @@ def test_config_criteria_and_run_metrics() -> None:
     assert options["rubrics"][0]["rubric_content"]["text_property"].startswith(
         "The response directly"
     )
+    # ADK's judged criterion travels whole, for google-adk's evaluator to read every field.
     (metric,) = camel.run_metrics()
-    spec = metric.to_wire()["rubricBasedMetricSpec"]
-    assert spec["judgeAutoraterConfig"] == {
-        "autoraterModel": "gemini-3-flash-preview",
-        "sampleCount": 1,
-    }
-    assert spec["inlineRubrics"]["rubrics"][0] == {
-        "rubricId": "relevance",
-        "content": {
-            "property": {"description": options["rubrics"][0]["rubric_content"]["text_property"]}
-        },
-    }
+    carried = metric.to_wire()["computationBasedMetricSpec"]["parameters"]["criterion"]
+    assert carried["judge_model_options"] == options["judge_model_options"]
+    assert carried["rubrics"] == options["rubrics"]
+    spec = metrics.resolve(metric)
+    assert spec.rubrics[0].rubric_id == "relevance"
+    assert spec.rubrics[0].description == options["rubrics"][0]["rubric_content"]["text_property"]
 
 
 def test_config_problems_are_all_reported(tmp_path: Path) -> None:

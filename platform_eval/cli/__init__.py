@@ -21,7 +21,7 @@ from .._version import __version__
 from ..errors import APIConnectionError, ConfigurationError, PlatformEvalError
 from ..formats import FormatError
 from ._common import EXIT_FAILED, EXIT_USAGE, FORMATS, UsageError, error
-from ._target import TargetOptions, open_target
+from ._target import TargetOptions, judge_settings, open_target
 from ._traces import wants_emulator
 
 EXAMPLES = """\
@@ -83,6 +83,51 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def _judge_options(parser: argparse.ArgumentParser) -> None:
+    judge = parser.add_argument_group(
+        "judges (the embedded emulator, and emulator start; a running one has its own)"
+    )
+    judge.add_argument(
+        "--judge-model",
+        metavar="MODEL",
+        help="model for judged metrics: a Gemini name, or a LiteLLM provider/model "
+        "(default: PLATFORM_EVAL_JUDGE_MODEL); a config's judge_model_options wins per criterion",
+    )
+    judge.add_argument(
+        "--judge-cache",
+        metavar="PATH",
+        help="replay cache of judge answers (default: judge-cache.sqlite beside the database)",
+    )
+    judge.add_argument("--no-judge-cache", action="store_true", help="ask the model every time")
+    judge.add_argument(
+        "--replay-only",
+        action="store_true",
+        help="answer every judge call from the cache; a call it cannot answer is an error (exit 2)",
+    )
+    judge.add_argument(
+        "--judge-concurrency",
+        type=_positive,
+        metavar="N",
+        help="judge calls in flight at once (default 8)",
+    )
+    judge.add_argument(
+        "--max-judge-calls",
+        type=_positive,
+        metavar="N",
+        help="stop judging before more than N model calls (the cache keeps what was answered)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     from . import data, evaluate, resources
     from .emulator import emulator_start
@@ -98,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--location", help="location (default us-central1)")
     parser.add_argument("--endpoint", help="a running emulator, host:port")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress or notes")
+    _judge_options(parser)
     parser.add_argument("--debug", action="store_true", help="tracebacks and HTTP logs")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -280,7 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # convert-traces reads local files, and the emulator only for ``emulator:``.
         if getattr(args, "needs_target", False) or wants_emulator(getattr(args, "traces", None)):
-            options = TargetOptions(args.project, args.location, args.endpoint, args.quiet)
+            options = TargetOptions(
+                args.project, args.location, args.endpoint, args.quiet, judge_settings(args)
+            )
             with open_target(options) as target:
                 return int(args.handler(args, target))
         return int(args.handler(args))

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ..results import RunResults, Status
 from ..results.model import format_score
+from ..results.render import judge_line
 
 _STYLES = {
     Status.PASSED: "green",
@@ -86,6 +87,8 @@ def print_results(results: RunResults, *, rubrics: bool, console: Console | None
     if rubrics and any(row.verdicts for row in results.rows):
         console.print(_verdicts(results))
     console.print(_summary(results))
+    if results.judge is not None:
+        console.print(Text(judge_line(results.judge)))
     verdict = results.verdict
     style = {Status.PASSED: "bold green", Status.NOT_CHECKED: "bold"}.get(verdict, "bold red")
     console.print(Text(results.verdict_line(), style=style))

@@ -7,12 +7,14 @@ with no setup.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..judges import JudgeSettings
 from ..target import Target, connect
 
 EMBEDDED_DB = Path(".platform-eval") / "emulator.sqlite"
@@ -24,12 +26,30 @@ class TargetOptions:
     location: str | None
     endpoint: str | None
     quiet: bool
+    judges: JudgeSettings | None = None
+
+
+def judge_settings(args: argparse.Namespace, db: str | Path | None = EMBEDDED_DB) -> JudgeSettings:
+    """The judge flags over the environment; the cache beside ``db`` by default."""
+    return JudgeSettings.resolve(
+        db=db,
+        model=args.judge_model,
+        cache=args.judge_cache,
+        no_cache=args.no_judge_cache,
+        concurrency=args.judge_concurrency,
+        replay_only=args.replay_only,
+        max_calls=args.max_judge_calls,
+    )
 
 
 @contextmanager
 def open_target(options: TargetOptions) -> Iterator[Target]:
     with connect(
-        options.project, options.location, endpoint=options.endpoint, db=EMBEDDED_DB
+        options.project,
+        options.location,
+        endpoint=options.endpoint,
+        db=EMBEDDED_DB,
+        judges=options.judges.judges() if options.judges is not None else None,
     ) as target:
         if not options.quiet:
             print(f"platform-eval: target: {target.description}", file=sys.stderr)

@@ -8,6 +8,7 @@ import sys
 
 from .._config import EMULATOR_TOKEN_ENV
 from ._common import EXIT_OK, EXIT_USAGE, error
+from ._target import judge_settings
 
 
 def emulator_start(args: argparse.Namespace) -> int:
@@ -32,6 +33,7 @@ def emulator_start(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         max_body_bytes=int(args.max_body_mb * 1024 * 1024),
         auth_token=token,
+        judges=judge_settings(args, db=args.db).judges(),
     )
     where = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     warning = exposure_warning(args.host, token)

@@ -11,7 +11,7 @@ from typing import Any
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
 from ..formats import adk, load_eval_config, load_eval_set
-from ..metrics.judges import LOCAL_TYPES, default_judges
+from ..metrics.judges import LOCAL_TYPES
 from ..metrics.llm_metrics import Grader
 from ..results import RunResults, compare, fetch_results
 from ..results.model import NOT_CHECKED_REASON
@@ -140,10 +140,18 @@ def _chosen_metrics(args: argparse.Namespace) -> tuple[list[MetricLike], dict[st
     return chosen, {**from_config, **given}
 
 
+JUDGE_HOW = (
+    "pass --judge-model MODEL or set PLATFORM_EVAL_JUDGE_MODEL (a Gemini model, with "
+    "GOOGLE_API_KEY or Application Default Credentials; or a LiteLLM provider/model), or run "
+    "against the real service with --project"
+)
+
+
 def _check_computable(
     chosen: list[MetricLike], eval_set: adk.EvalSet | None, target: Target
 ) -> None:
-    """Before anything is uploaded: every metric must be one this target can compute."""
+    """Before anything is uploaded: every metric must be one this target can compute, and a
+    judged metric must have a judge that can decide it."""
     if not target.computes_locally:
         _check_service_metrics(chosen)
         return
@@ -153,6 +161,9 @@ def _check_computable(
             rubric_types += [r.type for r in case.rubrics or []]
             for invocation in case.conversation or []:
                 rubric_types += [r.type for r in invocation.rubrics or []]
+    # A running emulator's judges are its own: only the embedded one's are known here.
+    judges = target.emulator.judges if target.emulator is not None else None
+    has_model = judges is None or any(hasattr(j, "generate") for j in judges)
     for metric in chosen:
         resolved = to_metric(metric)
         try:
@@ -162,31 +173,34 @@ def _check_computable(
                 f"metric {resolved.metric!r} cannot be computed on the emulator: {exc}"
             ) from None
         if spec.scorer is not None:
-            if not any(isinstance(judge, Grader) for judge in default_judges()):
+            if judges is not None and not any(isinstance(j, Grader) for j in judges):
                 raise UsageError(
                     f"metric {spec.name!r} is a custom LLM metric: a judge model scores it, and "
-                    "the emulator has none; set PLATFORM_EVAL_JUDGE_MODEL to a Gemini model "
-                    "(with GOOGLE_API_KEY or Application Default Credentials), or run against "
-                    "the real service with --project"
+                    f"none is configured; {JUDGE_HOW}"
                 )
             continue
         info = metrics.REGISTRY[spec.name]
         if not info.needs_judge:
             continue
-        types = [*rubric_types, *(r.type for r in spec.rubrics)]
-        undecidable = [t for t in types if (t or "").upper() not in LOCAL_TYPES]
-        if not types or undecidable:
-            what = (
-                "has no rubrics"
-                if not types
-                else f"has rubrics of types {sorted({str(t) for t in undecidable})}"
-            )
+        if spec.name == "safety_v1":
             raise UsageError(
-                f"metric {spec.name!r} needs a judge, and the emulator's local judge decides only "
-                f"rubrics typed {', '.join(sorted(LOCAL_TYPES))}; the eval set {what}. Give "
-                "each rubric such a type, start the emulator with a Gemini judge "
-                "(Emulator(judges=[LocalJudge(), GeminiJudge()])), or run against the real "
-                "service with --project"
+                "metric 'safety_v1' is computed by the Vertex AI evaluation service (google-adk "
+                "calls it); the emulator does not imitate it: run against a project with --project"
+            )
+        if "rubrics" not in info.reads:
+            if not has_model:
+                raise UsageError(f"metric {spec.name!r} is judged by a model; {JUDGE_HOW}")
+            continue
+        types = [*rubric_types, *(r.type for r in spec.rubrics)]
+        undecidable = sorted({str(t) for t in types if (t or "").upper() not in LOCAL_TYPES})
+        if has_model:
+            continue
+        if not types or undecidable:
+            what = "has no rubrics" if not types else f"has rubrics of types {undecidable}"
+            raise UsageError(
+                f"metric {spec.name!r} needs a judge for free-text rubrics, and only the local "
+                f"judge is configured (it decides rubrics typed {', '.join(sorted(LOCAL_TYPES))}); "
+                f"the eval set {what}: {JUDGE_HOW}"
             )
 
 
@@ -304,7 +318,33 @@ def run(args: argparse.Namespace, target: Target) -> int:
         print(started.name)
         return EXIT_OK
     finished = _wait(target, started, args.quiet)
-    return _finish(args, fetch_results(client, finished, thresholds=thresholds, items=items))
+    results = fetch_results(client, finished, thresholds=thresholds, items=items)
+    judging = [
+        j for j in (target.emulator.judges if target.emulator else ()) if hasattr(j, "usage")
+    ]
+    misses = [miss for j in judging for miss in j.replay_misses]
+    if misses:
+        more = f" (and {len(misses) - 1} more)" if len(misses) > 1 else ""
+        raise UsageError(f"{misses[0]}{more}; run without --replay-only to ask the model")
+    if judging:
+        results.judge = _usage_total(judging)
+        refused = sum(judge.budget_refusals for judge in judging)
+        if refused:
+            note(
+                f"judge budget spent after {results.judge['calls']} model calls: {refused} "
+                "calls were not made and their results are NOT_EVALUATED; run the same command "
+                "again to go on (answers so far are in the judge cache)",
+                quiet=args.quiet,
+            )
+    return _finish(args, results)
+
+
+def _usage_total(judging: list[Any]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for judge in judging:
+        for key, value in judge.usage.total.as_json().items():
+            total[key] = total.get(key, 0) + value
+    return total
 
 
 def results(args: argparse.Namespace, target: Target) -> int:

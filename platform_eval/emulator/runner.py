@@ -283,26 +283,29 @@ class RunExecutor:
             return EvaluationItem.from_wire(self._revisions.frozen_item(name))
         return EvaluationItem.from_wire(self._backend.get_by_name(name, ITEMS))
 
-    def _request_of(self, item_name: str) -> tuple[EvaluationRequest | None, str | None]:
-        """The request of a REQUEST item, inline or read from its gs:// object."""
+    def _request_of(self, item_name: str) -> tuple[EvaluationRequest | None, str | None, str]:
+        """The request of a REQUEST item, inline or read from its gs:// object; the error when
+        there is none; and the eval case it records (for a judge's accounting and errors)."""
         try:
             item = self._item(item_name)
         except ApiError as exc:
-            return None, exc.message
+            return None, exc.message, ""
+        metadata = item.metadata if isinstance(item.metadata, dict) else {}
+        case = str(metadata.get("evalCaseId") or item.display_name or item_name.rsplit("/", 1)[-1])
         if item.evaluation_item_type != EvaluationItemType.REQUEST:
-            return None, f"{item_name} is not a REQUEST item"
+            return None, f"{item_name} is not a REQUEST item", case
         if item.evaluation_request is not None:
-            return item.evaluation_request, None
+            return item.evaluation_request, None, case
         if item.gcs_uri:
             try:
                 request = EvaluationRequest.from_wire(
                     self._objects.read_json(item.gcs_uri, project_of(item_name))
                 )
             except ApiError as exc:
-                return None, f"cannot read {item.gcs_uri}: {exc.message}"
+                return None, f"cannot read {item.gcs_uri}: {exc.message}", case
             problem = request_mode_problem(request)
-            return (None, f"{item.gcs_uri}: {problem}") if problem else (request, None)
-        return None, f"{item_name} has no evaluationRequest"
+            return (None, f"{item.gcs_uri}: {problem}", case) if problem else (request, None, case)
+        return None, f"{item_name} has no evaluationRequest", case
 
     def _evaluate_item(
         self,
@@ -319,9 +322,9 @@ class RunExecutor:
             evaluation_request_revision=item_name if is_revision else None,
             evaluation_run=run_name,
         )
-        request, error = self._request_of(item_name)
+        request, error, case = self._request_of(item_name)
         if request is not None:
-            candidate_results = metrics.evaluate_request(specs, request, self.judges)
+            candidate_results = metrics.evaluate_request(specs, request, self.judges, case=case)
             response.request = request
             response.metric = specs[0].name if len(specs) == 1 else None
             response.candidate_results = candidate_results

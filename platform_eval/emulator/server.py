@@ -21,8 +21,8 @@ import uvicorn
 
 from .._auth import bearer_credentials
 from .._config import EMULATOR_PROJECT
+from ..judges import JudgeSettings
 from ..metrics import Judge
-from ..metrics.judges import default_judges
 from .access import exposure_warning
 from .app import EmulatorApp
 from .backend import Backend
@@ -69,9 +69,11 @@ class Emulator:
         self.backend = Backend(self.store)
         self.faults = FaultRegistry()
         self.objects = ObjectStore(self.store)
-        self.executor = RunExecutor(
-            self.backend, self.objects, judges if judges is not None else default_judges()
-        )
+        if judges is None:
+            # Flags of `platform-eval` reach here as judges; the environment otherwise.
+            judges = JudgeSettings.resolve(db=db).judges()
+        self.judges = tuple(judges)
+        self.executor = RunExecutor(self.backend, self.objects, self.judges)
         self.app = EmulatorApp(
             self.backend,
             self.faults,
@@ -139,8 +141,7 @@ class Emulator:
         try:
             uvicorn.Server(self._config()).run(sockets=[sock])
         finally:
-            self.executor.stop()
-            self.store.close()
+            self.close()
 
     def stop(self) -> None:
         if self._server is not None:
@@ -154,6 +155,10 @@ class Emulator:
     def close(self) -> None:
         self.stop()
         self.store.close()
+        for judge in self.judges:
+            close = getattr(judge, "close", None)
+            if close is not None:
+                close()
 
     def __enter__(self) -> Emulator:
         return self.start()

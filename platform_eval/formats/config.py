@@ -59,12 +59,35 @@ class EvalConfig:
         return [_run_metric(criterion) for criterion in self.criteria.values()]
 
 
+#: ADK's criteria that google-adk's own evaluators judge with a model: the whole criterion
+#: travels with the run metric, so that the evaluator gets every field ADK reads.
+ADK_JUDGED_CRITERIA = (
+    "final_response_match_v2",
+    "rubric_based_final_response_quality_v1",
+    "rubric_based_tool_use_quality_v1",
+    "hallucinations_v1",
+    "safety_v1",
+    "per_turn_user_simulator_quality_v1",
+)
+
+
 def _run_metric(criterion: Criterion) -> EvaluationRunMetric:
-    params = {
+    params: dict[str, Any] = {
         key: value
         for key, value in criterion.options.items()
         if key in ("match_type", "ignore_args")
     }
+    if criterion.metric in ADK_JUDGED_CRITERIA:
+        # Rubrics and judge options included: the spec has room for one of the metric specs.
+        whole = dict(criterion.options)
+        if criterion.threshold is not None:
+            whole["threshold"] = criterion.threshold
+        return EvaluationRunMetric(
+            metric=criterion.metric,
+            computation_based_metric_spec=ComputationBasedMetricSpec(
+                parameters={"criterion": whole}
+            ),
+        )
     judge = criterion.options.get("judge_model_options") or {}
     rubric_spec = None
     if criterion.rubrics or judge.get("judge_model"):

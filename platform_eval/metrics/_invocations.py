@@ -194,9 +194,13 @@ class RequestTurns:
 class Subject:
     """One candidate of a request, its turns read once however many metrics score it."""
 
-    def __init__(self, request_turns: RequestTurns, candidate: CandidateResponse) -> None:
+    def __init__(
+        self, request_turns: RequestTurns, candidate: CandidateResponse, case_id: str = ""
+    ) -> None:
         self.turns = request_turns
         self.candidate = candidate
+        #: The eval case, for a judge's accounting and errors (empty when not known).
+        self.case_id = case_id
         # (actual, expected) turn pairs, or why they do not pair: the engine fills it.
         self.alignment: list[tuple[Invocation, Invocation]] | Exception | None = None
         self._actual: list[Invocation] | None = None

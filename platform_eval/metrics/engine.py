@@ -13,7 +13,7 @@ from ..types import (
     EvaluationRunMetric,
     Rubric,
 )
-from . import rubric_metrics, text, tools, trajectory, vertex_text
+from . import adk_judged, rubric_metrics, text, tools, trajectory, vertex_text
 from ._invocations import Invocation, RequestTurns, Subject, ToolCall
 from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
 from .judges import Judge, LocalJudge
@@ -382,6 +382,7 @@ REGISTRY: dict[str, MetricInfo] = {
         ),
         *_VERTEX_COMPUTATION,
         *rubric_metrics.RUBRIC_METRICS,
+        *adk_judged.ADK_JUDGED_METRICS,
     )
 }
 
@@ -433,6 +434,25 @@ def _inline_rubrics(metric: EvaluationRunMetric) -> tuple[Rubric, ...]:
     return tuple(inline.rubrics or []) if inline else ()
 
 
+def _criterion_rubrics(params: dict[str, Any]) -> tuple[Rubric, ...]:
+    """The rubrics of an ADK criterion carried whole (``{rubric_id, rubric_content:
+    {text_property}, type}``), as the API's Rubric."""
+    criterion = params.get("criterion")
+    listed = criterion.get("rubrics") if isinstance(criterion, dict) else None
+    if not isinstance(listed, list):
+        return ()
+    rubrics = []
+    for entry in listed:
+        if not isinstance(entry, dict) or not entry.get("rubric_id"):
+            raise MetricError("a criterion's rubric needs a rubric_id and rubric_content")
+        content = entry.get("rubric_content") or {}
+        text = content.get("text_property") if isinstance(content, dict) else None
+        rubrics.append(
+            Rubric.of(str(text or ""), rubric_id=str(entry["rubric_id"]), type=entry.get("type"))
+        )
+    return tuple(rubrics)
+
+
 def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     """Checks a run metric against the registry and returns it with validated options."""
     config = metric.metric_config
@@ -465,7 +485,7 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     for key in _REQUIRED_PARAMS.get(name, ()):
         if not params.get(key):
             raise MetricError(f"metric {name!r} needs the option {key!r}")
-    rubrics = _inline_rubrics(metric)
+    rubrics = _inline_rubrics(metric) or _criterion_rubrics(params)
     if rubrics and "rubrics" not in info.reads:
         raise MetricError(f"metric {name!r} reads no rubrics; it cannot take inline rubrics")
     if name.startswith("rouge") and "rouge_type" in params:
@@ -510,15 +530,18 @@ def evaluate_request(
     specs: Sequence[MetricSpec],
     request: EvaluationRequest,
     judges: Sequence[Judge] = DEFAULT_JUDGES,
+    *,
+    case: str = "",
 ) -> list[CandidateResult]:
     """One CandidateResult per candidate x metric, candidates in request order.
 
-    Each response is read into turns once, whatever the number of metrics.
+    Each response is read into turns once, whatever the number of metrics. ``case`` names
+    the eval case to a judge's accounting and errors.
     """
     request_turns = RequestTurns(request)
     results: list[CandidateResult] = []
     for candidate in request.candidate_responses or []:
-        subject = Subject(request_turns, candidate)
+        subject = Subject(request_turns, candidate, case)
         results.extend(_score(spec, subject, judges) for spec in specs)
     return results
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..types import CandidateResult, EvaluationRequest, Rubric, RubricVerdict
+from . import adk_judged
 from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
 from .judges import Judge, JudgeError, JudgeInput
@@ -65,7 +66,16 @@ def _rubrics(spec: MetricSpec, request: EvaluationRequest) -> list[Rubric]:
     return [*spec.rubrics, *(r for r in from_request if r.rubric_id not in own_ids)]
 
 
+#: ADK's rubric criteria: with a model judge configured, google-adk's own evaluators score them.
+ADK_RUBRIC_CRITERIA = (
+    "rubric_based_final_response_quality_v1",
+    "rubric_based_tool_use_quality_v1",
+)
+
+
 def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> CandidateResult:
+    if spec.name in ADK_RUBRIC_CRITERIA and adk_judged.model_judge(judges) is not None:
+        return adk_judged.score(spec, scored, judges)
     request, candidate = scored.request, scored.candidate
     subject = JudgeInput(spec.name, request, candidate)
     rubrics = _rubrics(spec, request)
@@ -145,7 +155,7 @@ RUBRIC_METRICS = tuple(
         reads=("rubrics", "response", "trajectory"),
         needs_judge=True,
         service_defined=service_defined,
-        params={"rubric_group": (), "judge_model": ()},
+        params={"rubric_group": (), "judge_model": (), "num_samples": (), "criterion": ()},
         judged_scorer=_score,
     )
     for name, description, service_defined in _METRICS

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..types import AgentData
 from .model import Status, format_score
+from .render import judge_line
 
 if TYPE_CHECKING:
     from .model import CaseRecord, Row, RunResults
@@ -191,6 +192,7 @@ def to_html(results: RunResults) -> str:
         f'<h1>{title} <span class="{verdict}">{verdict}</span></h1>'
         f"<p>Run <code>{escape(results.run.name or '')}</code>: {escape(str(results.run.state))}"
         f", {len(results.cases)} cases, {len(results.rows)} results.</p>"
+        + (f"<p>{escape(judge_line(results.judge))}</p>" if results.judge is not None else "")
         + ("" if results.passed else f"<pre>{escape(results.verdict_line())}</pre>")
         + f"<h2>Metrics</h2>{_chart(results)}<table><tr><th>metric</th><th>mean</th>"
         "<th>threshold</th><th>passed</th><th>failed</th><th>not evaluated</th><th>status</th>"

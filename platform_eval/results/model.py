@@ -155,6 +155,9 @@ class RunResults:
     run: EvaluationRun
     rows: list[Row]
     conversations: dict[str, CaseRecord] = field(default_factory=dict)
+    #: What judging the run cost, where it is known (the embedded emulator judged it):
+    #: calls, cacheHits, promptTokens, candidatesTokens, thoughtsTokens.
+    judge: dict[str, int] | None = None
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -200,7 +203,7 @@ class RunResults:
             dataclasses.replace(r, threshold=thresholds.get(r.metric, r.threshold))
             for r in self.rows
         ]
-        return RunResults(self.run, rows, self.conversations)
+        return RunResults(self.run, rows, self.conversations, self.judge)
 
     def failures(self) -> list[Row]:
         """Rows that miss their threshold, and rows that could not be evaluated."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ from .model import Status, format_score
 
 
 def to_json(results: RunResults, *, indent: int | None = 2) -> str:
-    document = {
+    document: dict[str, Any] = {
         "run": results.run.name,
         "state": str(results.run.state),
         "passed": results.passed,
@@ -37,7 +37,18 @@ def to_json(results: RunResults, *, indent: int | None = 2) -> str:
         ],
         "rows": [row.as_dict() for row in results.rows],
     }
+    if results.judge is not None:
+        document["judge"] = results.judge
     return json.dumps(document, indent=indent, ensure_ascii=False)
+
+
+def judge_line(judge: dict[str, int]) -> str:
+    """What judging cost, in one line."""
+    return (
+        f"judge: {judge['calls']} model calls, {judge['cacheHits']} answered from the cache; "
+        f"{judge['promptTokens']} prompt, {judge['candidatesTokens']} output and "
+        f"{judge.get('thoughtsTokens', 0)} thinking tokens"
+    )
 
 
 CSV_COLUMNS = [
@@ -150,6 +161,8 @@ def to_markdown(results: RunResults) -> str:
             f"{s.threshold if s.threshold is not None else '-'} | "
             f"{s.passed} | {s.failed} | {s.not_evaluated} |"
         )
+    if results.judge is not None:
+        lines += ["", judge_line(results.judge)]
     failures = results.failures()
     if failures:
         lines += ["", "| case | candidate | metric | score | threshold | explanation |"]
@@ -205,5 +218,7 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
             f"{s.not_evaluated} not evaluated"
             + (f" (threshold {s.threshold:g})" if s.threshold is not None else "")
         )
+    if results.judge is not None:
+        lines.append(judge_line(results.judge))
     lines.append(results.verdict_line())
     return "\n".join(lines) + "\n"

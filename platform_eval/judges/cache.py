@@ -1,0 +1,110 @@
+"""The replay cache: every judge call's answer, keyed by all that decides it.
+
+The key is a SHA-256 of the model, the generation settings, the full contents sent and the
+sample index, so that a change to any of them (an edited case, another model, a new prompt
+template in google-adk) is a new call, and nothing else is. A committed cache makes CI
+hermetic: ``replay_only`` runs make no call at all.
+
+SQLite in WAL mode, one row per call, written with INSERT OR IGNORE: concurrent runs (threads
+or processes) share one file safely. A file that is not a sound cache is reported, never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import PlatformEvalError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judge_calls (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    usage TEXT,
+    created REAL NOT NULL
+);
+"""
+
+
+class JudgeCacheError(PlatformEvalError):
+    """The cache file cannot be used (corrupt, not a cache, not writable)."""
+
+
+def call_key(model: str, config: Any, contents: Any, sample: int) -> str:
+    """The cache key of one call: canonical JSON of what decides the answer, hashed."""
+    document = {"model": model, "config": config, "contents": contents, "sample": sample}
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class JudgeCache:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                str(self.path), check_same_thread=False, isolation_level=None, timeout=30
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+            (state,) = self._db.execute("PRAGMA quick_check").fetchone()
+        except (sqlite3.Error, OSError) as exc:
+            raise JudgeCacheError(
+                f"the judge cache {self.path} cannot be used: {exc}; delete it (its answers are "
+                "lost) or run with --no-judge-cache"
+            ) from None
+        if state != "ok":
+            raise JudgeCacheError(
+                f"the judge cache {self.path} is corrupt ({state}); delete it or run with "
+                "--no-judge-cache"
+            )
+
+    def get(self, key: str) -> tuple[str, dict[str, Any] | None] | None:
+        """(answer text, usage metadata as recorded) of a recorded call, or None."""
+        with self._lock:
+            try:
+                row = self._db.execute(
+                    "SELECT answer, usage FROM judge_calls WHERE key=?", (key,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise JudgeCacheError(
+                    f"the judge cache {self.path} cannot be read: {exc}"
+                ) from None
+        if row is None:
+            return None
+        answer, usage = row
+        try:
+            return str(answer), (json.loads(usage) if usage else None)
+        except ValueError:
+            raise JudgeCacheError(
+                f"the judge cache {self.path} holds a damaged entry ({key[:12]}); delete the file"
+            ) from None
+
+    def put(self, key: str, model: str, answer: str, usage: dict[str, Any] | None) -> None:
+        with self._lock:
+            try:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO judge_calls (key, model, answer, usage, created) "
+                    "VALUES (?,?,?,?,?)",
+                    (key, model, answer, json.dumps(usage) if usage else None, time.time()),
+                )
+            except sqlite3.Error as exc:
+                raise JudgeCacheError(
+                    f"the judge cache {self.path} cannot be written: {exc}"
+                ) from None
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()
+        return int(count)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,123 @@
+"""The models a judge asks: Gemini through google-genai, and any LiteLLM model.
+
+Gemini goes through google-genai with its own settings (``GOOGLE_API_KEY``, or Vertex AI with
+Application Default Credentials when ``GOOGLE_GENAI_USE_VERTEXAI`` is set;
+``GOOGLE_GEMINI_BASE_URL`` and ``GOOGLE_VERTEX_BASE_URL``; http options on the client), the same
+way google-adk's judges reach it. A model name that LiteLLM routes (``openai/gpt-4o``,
+``anthropic/...``, ``ollama/...``) goes through LiteLLM, as ADK's model registry allows; it is
+the optional extra ``platform-eval[litellm]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..types import Content
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    #: The usage metadata as JSON (promptTokenCount, candidatesTokenCount, ...), or None.
+    usage: dict[str, Any] | None
+
+
+class RetryableError(Exception):
+    """The model is busy (429) or unavailable (503): worth another try after ``retry_after``."""
+
+    def __init__(self, message: str, retry_after: float | None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ModelBackend(Protocol):
+    async def generate(self, model: str, contents: list[Content], config: Any) -> Answer: ...
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+class GenaiBackend:
+    """Gemini through google-genai's async client; one client per event loop."""
+
+    def __init__(self, client: Any = None) -> None:
+        self._client = client
+
+    def _genai(self) -> Any:
+        if self._client is None:
+            from google import genai
+
+            self._client = genai.Client()
+        return self._client
+
+    async def generate(self, model: str, contents: list[Content], config: Any) -> Answer:
+        from google.genai import errors as genai_errors
+
+        try:
+            response = await self._genai().aio.models.generate_content(
+                model=model, contents=contents, config=config
+            )
+        except genai_errors.APIError as exc:
+            if exc.code in (429, 503):
+                busy = f"{exc.code} {exc.status}: {exc.message}"
+                raise RetryableError(busy, _retry_after(exc)) from None
+            raise
+        usage = response.usage_metadata
+        return Answer(
+            response.text or "",
+            usage.model_dump(mode="json", by_alias=True, exclude_none=True) if usage else None,
+        )
+
+
+class LiteLlmBackend:
+    """Any model LiteLLM routes; the contents become chat messages as ADK's LiteLlm does."""
+
+    async def generate(self, model: str, contents: list[Content], config: Any) -> Answer:
+        try:
+            import litellm
+        except ImportError:
+            raise RuntimeError(
+                f"the judge model {model!r} goes through LiteLLM, which is not installed: "
+                "pip install 'platform-eval[litellm]'"
+            ) from None
+        messages = [
+            {
+                "role": "assistant" if content.role == "model" else "user",
+                "content": "\n".join(p.text for p in content.parts or [] if p.text),
+            }
+            for content in contents
+        ]
+        temperature = getattr(config, "temperature", None) if config is not None else None
+        try:
+            response = await litellm.acompletion(
+                model=model, messages=messages, temperature=temperature
+            )
+        except Exception as exc:
+            status = getattr(exc, "status_code", None)
+            if status in (429, 503):
+                raise RetryableError(f"{status}: {exc}", _retry_after(exc)) from None
+            raise
+        usage = getattr(response, "usage", None)
+        return Answer(
+            response.choices[0].message.content or "",
+            {
+                "promptTokenCount": getattr(usage, "prompt_tokens", 0),
+                "candidatesTokenCount": getattr(usage, "completion_tokens", 0),
+            }
+            if usage is not None
+            else None,
+        )
+
+
+def is_litellm_model(model: str) -> bool:
+    """A ``provider/model`` name that is not Gemini's own (``models/gemini-...``, or a Vertex
+    resource name)."""
+    return "/" in model and not model.startswith(("models/", "projects/", "publishers/"))

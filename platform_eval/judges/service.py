@@ -1,0 +1,231 @@
+"""``Judging``: the model judge the engine is handed, with its cache, budget and accounting.
+
+Every call goes through one event loop in a thread of its own, where the model clients live:
+metric code on any thread (the emulator's run executor, a job) submits its evaluation there
+and waits. A semaphore on that loop bounds the calls in flight across everything being judged;
+429 and 503 answers are tried again after the server's ``Retry-After`` (or a growing backoff).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..metrics.model_judge import CallLabel, JudgeUnavailableError, ModelReply
+from ..types import Content
+from .cache import JudgeCache, call_key
+from .models import (
+    Answer,
+    GenaiBackend,
+    LiteLlmBackend,
+    ModelBackend,
+    RetryableError,
+    is_litellm_model,
+)
+
+T = TypeVar("T")
+
+#: Calls in flight at once, across every case and metric being judged.
+DEFAULT_CONCURRENCY = 8
+#: Tries of one call that the model answers 429 or 503.
+MAX_ATTEMPTS = 6
+#: The longest wait between two tries, whatever Retry-After says.
+MAX_BACKOFF = 60.0
+
+
+@dataclass
+class Usage:
+    """What judging cost: model calls made, answers replayed from the cache, and tokens as
+    the model's usage metadata counted them (calls made only)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    candidates_tokens: int = 0
+    thoughts_tokens: int = 0
+
+    def add(self, usage: dict[str, Any] | None, *, cached: bool) -> None:
+        if cached:
+            self.cache_hits += 1
+            return
+        self.calls += 1
+        usage = usage or {}
+        self.prompt_tokens += int(usage.get("promptTokenCount") or 0)
+        self.candidates_tokens += int(usage.get("candidatesTokenCount") or 0)
+        self.thoughts_tokens += int(usage.get("thoughtsTokenCount") or 0)
+
+    def as_json(self) -> dict[str, int]:
+        return {
+            "calls": self.calls,
+            "cacheHits": self.cache_hits,
+            "promptTokens": self.prompt_tokens,
+            "candidatesTokens": self.candidates_tokens,
+            "thoughtsTokens": self.thoughts_tokens,
+        }
+
+
+@dataclass
+class UsageBook:
+    """Usage in all, and per metric and per (metric, case)."""
+
+    total: Usage = field(default_factory=Usage)
+    by_metric: dict[str, Usage] = field(default_factory=dict)
+    by_case: dict[tuple[str, str], Usage] = field(default_factory=dict)
+
+    def add(self, label: CallLabel, usage: dict[str, Any] | None, *, cached: bool) -> None:
+        for book in (
+            self.total,
+            self.by_metric.setdefault(label.metric, Usage()),
+            self.by_case.setdefault((label.metric, label.case), Usage()),
+        ):
+            book.add(usage, cached=cached)
+
+
+def _wire(value: Any) -> Any:
+    """A genai model (Content, GenerateContentConfig) as the JSON that identifies it, without
+    client-side settings (http options: retries and timeouts change no answer)."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_wire(item) for item in value]
+    dumped = value.model_dump(mode="json", exclude_none=True, by_alias=True)
+    if isinstance(dumped, dict):
+        dumped.pop("httpOptions", None)
+        dumped.pop("http_options", None)
+    return dumped
+
+
+class Judging:
+    def __init__(
+        self,
+        model: str = "gemini-2.5-flash",
+        *,
+        cache: JudgeCache | str | Path | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        replay_only: bool = False,
+        max_calls: int | None = None,
+        gemini: ModelBackend | None = None,
+        litellm: ModelBackend | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("the judge concurrency must be at least 1")
+        self.model = model
+        self.cache = JudgeCache(cache) if isinstance(cache, str | Path) else cache
+        self.concurrency = concurrency
+        self.replay_only = replay_only
+        self.max_calls = max_calls
+        self.usage = UsageBook()
+        #: What a replay-only run could not answer from the cache, one line each.
+        self.replay_misses: list[str] = []
+        #: Calls refused because ``max_calls`` were made.
+        self.budget_refusals = 0
+        self._gemini = gemini or GenaiBackend()
+        self._litellm = litellm or LiteLlmBackend()
+        self._lock = threading.Lock()
+        #: Calls under way, so that a budget is never exceeded by calls in flight.
+        self._pending = 0
+        self._loop = asyncio.new_event_loop()
+        self._semaphore: asyncio.Semaphore | None = None
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="platform-eval-judge", daemon=True
+        )
+        self._thread.start()
+
+    # -- the ModelJudge interface -----------------------------------------------------------
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        return future.result()
+
+    async def generate(
+        self,
+        model: str,
+        contents: list[Content],
+        config: Any,
+        *,
+        sample: int,
+        label: CallLabel,
+    ) -> ModelReply:
+        wire_config = _wire(config)
+        key = call_key(model, wire_config, _wire(contents), sample)
+        recorded = self.cache.get(key) if self.cache is not None else None
+        if recorded is not None:
+            text, usage = recorded
+            self._count(label, usage, cached=True)
+            return ModelReply(text, usage)
+        if self.replay_only:
+            miss = (
+                f"--replay-only: no recorded judge answer for {label.metric} on case "
+                f"{label.case} (candidate {label.candidate}, sample {sample}); the case, the "
+                "metric's settings or the judge model changed since the cache was written"
+            )
+            with self._lock:
+                self.replay_misses.append(miss)
+            raise JudgeUnavailableError(miss)
+        self._reserve_call(label)
+        answer = await self._call(model, contents, config)
+        if self.cache is not None:
+            self.cache.put(key, model, answer.text, answer.usage)
+        self._count(label, answer.usage, cached=False)
+        return ModelReply(answer.text, answer.usage)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _reserve_call(self, label: CallLabel) -> None:
+        with self._lock:
+            made = self.usage.total.calls + self._pending
+            if self.max_calls is not None and made >= self.max_calls:
+                self.budget_refusals += 1
+                raise JudgeUnavailableError(
+                    f"the judge call budget (--max-judge-calls {self.max_calls}) is spent: "
+                    f"{label.metric} on case {label.case} was not judged; run again to go on "
+                    "(answers so far are in the cache)"
+                )
+            self._pending += 1
+
+    def _count(self, label: CallLabel, usage: dict[str, Any] | None, *, cached: bool) -> None:
+        with self._lock:
+            if not cached:
+                self._pending -= 1
+            self.usage.add(label, usage, cached=cached)
+
+    async def _call(self, model: str, contents: list[Content], config: Any) -> Answer:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        backend = self._litellm if is_litellm_model(model) else self._gemini
+        # Client-side settings of the caller (ADK adds retry options) give way to ours.
+        if config is not None and getattr(config, "http_options", None) is not None:
+            config = config.model_copy(update={"http_options": None})
+        delay = 1.0
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                async with self._semaphore:
+                    return await backend.generate(model, contents, config)
+            except RetryableError as busy:
+                if attempt == MAX_ATTEMPTS:
+                    with self._lock:
+                        self._pending -= 1
+                    raise JudgeUnavailableError(
+                        f"the judge model {model} stayed busy after {attempt} tries: {busy}"
+                    ) from None
+                wait = busy.retry_after if busy.retry_after is not None else delay
+                await asyncio.sleep(min(wait, MAX_BACKOFF))
+                delay = min(delay * 2, MAX_BACKOFF)
+            except Exception as exc:
+                with self._lock:
+                    self._pending -= 1
+                raise JudgeUnavailableError(
+                    f"the judge model {model} failed: {type(exc).__name__}: {exc}"
+                ) from None
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        if self.cache is not None:
+            self.cache.close()

@@ -1,0 +1,77 @@
+"""Which judges an emulator gets: from flags, else the environment.
+
+``PLATFORM_EVAL_JUDGE_MODEL`` (or ``--judge-model``) names the model that judges free-text
+rubrics, ADK's judged criteria and custom LLM metrics; without it only the local judge runs
+(rubrics a program can check). The replay cache is ``judge-cache.sqlite`` beside the emulator's
+database (``PLATFORM_EVAL_JUDGE_CACHE`` or ``--judge-cache`` elsewhere, ``off`` or
+``--no-judge-cache`` for none).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..metrics.judges import GeminiJudge, LocalJudge
+from .service import DEFAULT_CONCURRENCY, Judging
+
+MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
+CACHE_ENV = "PLATFORM_EVAL_JUDGE_CACHE"
+CACHE_FILE = "judge-cache.sqlite"
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    model: str | None = None
+    #: The cache file; None for none.
+    cache: Path | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    replay_only: bool = False
+    max_calls: int | None = None
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        db: str | Path | None = None,
+        model: str | None = None,
+        cache: str | Path | None = None,
+        no_cache: bool = False,
+        concurrency: int | None = None,
+        replay_only: bool = False,
+        max_calls: int | None = None,
+    ) -> JudgeSettings:
+        """Flags first, then the environment; the cache beside ``db`` by default (none for
+        an emulator in memory, unless one is named)."""
+        chosen_model = model or os.environ.get(MODEL_ENV, "").strip() or None
+        named = str(cache) if cache is not None else os.environ.get(CACHE_ENV, "").strip()
+        if no_cache or named.lower() == "off":
+            path = None
+        elif named:
+            path = Path(named)
+        else:
+            path = Path(db).with_name(CACHE_FILE) if db not in (None, ":memory:") else None
+        return cls(
+            model=chosen_model,
+            cache=path,
+            concurrency=concurrency or DEFAULT_CONCURRENCY,
+            replay_only=replay_only,
+            max_calls=max_calls,
+        )
+
+    def judges(self) -> tuple[Any, ...]:
+        """The local judge, and with a model the model judges (ADK's criteria and the cache
+        through Judging; the service's rubric metrics and custom LLM metrics through
+        GeminiJudge)."""
+        if self.model is None:
+            return (LocalJudge(),)
+        judging = Judging(
+            self.model,
+            cache=self.cache,
+            concurrency=self.concurrency,
+            replay_only=self.replay_only,
+            max_calls=self.max_calls,
+        )
+        return (LocalJudge(), GeminiJudge(self.model), judging)

@@ -1,0 +1,382 @@
+"""ADK's LLM-judged criteria, computed by google-adk's own evaluators.
+
+``final_response_match_v2``, ``rubric_based_final_response_quality_v1``,
+``rubric_based_tool_use_quality_v1`` and ``hallucinations_v1`` are scored by the evaluator
+classes of the installed google-adk, so that the prompt templates, the parsing of the judge's
+answer, the sampling (``num_samples``), the majority vote and the aggregation per invocation
+are ADK's own, never a copy. Two things are ours:
+
+- the invocations: a candidate's AgentData turns are turned into ADK events and read by ADK's
+  own ``EvaluationGenerator.convert_events_to_eval_invocations``, as a saved session would be;
+  the golden turns likewise; rubrics are attached as ADK's local eval service attaches them
+  (the case's to every turn, a turn's to its own);
+- the model: the evaluator's judge is a small ``BaseLlm`` that hands each request to the
+  ``ModelJudge`` it was given (the replay cache, the accounting, the concurrency), unchanged.
+
+``safety_v1`` calls the Vertex AI evaluation service: the emulator does not imitate it, so on
+the emulator it is NOT_EVALUATED, saying so; against a project the service computes it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+from ..types import (
+    AgentData,
+    CandidateResult,
+    EvaluationRequest,
+    Rubric,
+    RubricContent,
+    RubricContentProperty,
+    RubricVerdict,
+)
+from ._invocations import Subject
+from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
+from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge
+
+#: metric -> (module of google.adk.evaluation, evaluator class, reads)
+_EVALUATORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "final_response_match_v2": (
+        "final_response_match_v2",
+        "FinalResponseMatchV2Evaluator",
+        ("golden", "response"),
+    ),
+    "rubric_based_final_response_quality_v1": (
+        "rubric_based_final_response_quality_v1",
+        "RubricBasedFinalResponseQualityV1Evaluator",
+        ("rubrics", "response", "trajectory"),
+    ),
+    "rubric_based_tool_use_quality_v1": (
+        "rubric_based_tool_use_quality_v1",
+        "RubricBasedToolUseV1Evaluator",
+        ("rubrics", "trajectory"),
+    ),
+    "hallucinations_v1": ("hallucinations_v1", "HallucinationsV1Evaluator", ("response",)),
+}
+
+#: ADK's criterion fields a run metric may carry (computationBasedMetricSpec.parameters).
+CRITERION_PARAMS = (
+    "threshold",
+    "judge_model_options",
+    "include_intermediate_responses_in_final",
+    "evaluate_intermediate_nl_responses",
+    "rubrics",
+)
+
+NEEDS_ADK = (
+    "google-adk is not installed: ADK's judged criteria run its own evaluators and prompt "
+    "templates (pip install google-adk)"
+)
+
+
+def adk_available() -> bool:
+    try:
+        importlib.import_module("google.adk.evaluation.llm_as_judge")
+    except ImportError:
+        return False
+    return True
+
+
+def _evaluation(name: str) -> Any:
+    return importlib.import_module(f"google.adk.evaluation.{name}")
+
+
+def model_judge(judges: Sequence[Any]) -> ModelJudge | None:
+    return next((j for j in judges if hasattr(j, "generate") and hasattr(j, "run")), None)
+
+
+# -- the criterion --------------------------------------------------------------------------
+
+
+def criterion(spec: MetricSpec, judge: ModelJudge) -> dict[str, Any]:
+    """ADK's criterion for the metric, as its eval_config.json would give it: the fields the
+    run metric carries, the inline rubrics, the judge model (the config's, else ours)."""
+    given = dict(spec.params.get("criterion") or {})
+    options = dict(given.get("judge_model_options") or {})
+    if spec.params.get("judge_model"):
+        options.setdefault("judge_model", spec.params["judge_model"])
+    if spec.params.get("num_samples") is not None:
+        options.setdefault("num_samples", spec.params["num_samples"])
+    options.setdefault("judge_model", judge.model)
+    given["judge_model_options"] = options
+    given.setdefault("threshold", 0.0)  # decides ADK's per-turn status only, never a score
+    if spec.rubrics and "rubrics" not in given:
+        given["rubrics"] = [_adk_rubric(r) for r in spec.rubrics]
+    if spec.name.startswith("rubric_based_"):
+        given.setdefault("rubrics", [])
+    return given
+
+
+def _adk_rubric(rubric: Rubric) -> dict[str, Any]:
+    return {
+        "rubric_id": rubric.rubric_id or "",
+        "rubric_content": {"text_property": rubric.description or ""},
+        "type": rubric.type,
+    }
+
+
+# -- the invocations ------------------------------------------------------------------------
+
+
+def _events(agent_data: AgentData) -> tuple[list[Any], dict[str, Any]]:
+    """ADK events of AgentData turns (one invocation per turn), and each turn's app details."""
+    from google.adk.events import Event
+
+    turns = sorted(agent_data.turns or [], key=lambda t: t.turn_index or 0)
+    app_details = _app_details(agent_data)
+    events: list[Any] = []
+    details: dict[str, Any] = {}
+    for position, turn in enumerate(turns):
+        invocation_id = turn.turn_id or f"turn-{turn.turn_index or position}"
+        if app_details is not None:
+            details[invocation_id] = app_details
+        for event in turn.events or []:
+            stamp = event.event_time.timestamp() if event.event_time else 0.0
+            events.append(
+                Event(
+                    author=event.author or ("user" if _is_user(event) else "agent"),
+                    content=event.content,
+                    invocation_id=invocation_id,
+                    timestamp=stamp,
+                )
+            )
+    return events, details
+
+
+def _is_user(event: Any) -> bool:
+    return event.content is not None and event.content.role == "user"
+
+
+def _app_details(agent_data: AgentData) -> Any:
+    """ADK's AppDetails of the agents that say something (an instruction or tools): what
+    ADK knows of an agent it ran. Agents known by name only (a saved session names its
+    authors, nothing more) give none, as ADK reading that session has none."""
+    known = {
+        agent_id: config
+        for agent_id, config in (agent_data.agents or {}).items()
+        if config.instruction or config.tools
+    }
+    if not known:
+        return None
+    from google.adk.evaluation.app_details import AgentDetails, AppDetails
+
+    return AppDetails(
+        agent_details={
+            agent_id: AgentDetails(
+                name=config.agent_id or agent_id,
+                instructions=config.instruction or "",
+                tool_declarations=list(config.tools or []),
+            )
+            for agent_id, config in known.items()
+        }
+    )
+
+
+def invocations(agent_data: AgentData) -> list[Any]:
+    """AgentData turns as ADK reads a session: one Invocation per turn, by ADK's own code."""
+    from google.adk.evaluation.evaluation_generator import EvaluationGenerator
+
+    events, details = _events(agent_data)
+    return list(EvaluationGenerator.convert_events_to_eval_invocations(events, details or None))
+
+
+def _with_rubrics(request: EvaluationRequest, actual: list[Any]) -> None:
+    """The request's rubrics on the actual invocations, as ADK's local eval service puts them:
+    the case's (group ``eval_case``, and any group not of one turn) on every invocation, a
+    turn's (group ``invocation_<n>``) on that invocation."""
+    from google.adk.evaluation.eval_rubrics import Rubric as AdkRubric
+
+    for key, group in (request.rubrics or {}).items():
+        rubrics = [AdkRubric.model_validate(_adk_rubric(r)) for r in group.rubrics or []]
+        if not rubrics:
+            continue
+        turn = key.removeprefix("invocation_")
+        targets = (
+            [actual[int(turn)]]
+            if key.startswith("invocation_") and turn.isdigit() and int(turn) < len(actual)
+            else actual
+        )
+        for invocation in targets:
+            existing = {r.rubric_id for r in invocation.rubrics or []}
+            invocation.rubrics = [
+                *(invocation.rubrics or []),
+                *(r for r in rubrics if r.rubric_id not in existing),
+            ]
+
+
+# -- the judge ------------------------------------------------------------------------------
+
+
+def _judge_llm(judge: ModelJudge, label: CallLabel, model: str, failures: list[str]) -> Any:
+    """An ADK BaseLlm whose every request goes to ``judge`` as it is; a call the judge cannot
+    answer is recorded in ``failures`` (ADK itself would leave that turn out of the score)."""
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types as genai_types
+
+    samples: dict[str, int] = {}
+
+    class JudgeLlm(BaseLlm):
+        async def generate_content_async(
+            self, llm_request: Any, stream: bool = False
+        ) -> AsyncGenerator[Any, None]:
+            # Repeated samples of one prompt are told apart by their order, so that each has
+            # its own recorded answer in the cache.
+            fingerprint = repr((llm_request.model, llm_request.contents))
+            sample = samples.get(fingerprint, 0)
+            samples[fingerprint] = sample + 1
+            try:
+                reply = await judge.generate(
+                    llm_request.model or model,
+                    list(llm_request.contents),
+                    llm_request.config,
+                    sample=sample,
+                    label=label,
+                )
+            except JudgeUnavailableError as exc:
+                failures.append(str(exc))
+                raise
+            yield LlmResponse(
+                content=genai_types.Content(role="model", parts=[genai_types.Part(text=reply.text)])
+            )
+
+    return JudgeLlm(model=model)
+
+
+def _evaluator(name: str, criterion_fields: dict[str, Any], llm: Any) -> Any:
+    from google.adk.evaluation.eval_metrics import EvalMetric
+
+    module, class_name, _ = _EVALUATORS[name]
+    adk_class = getattr(_evaluation(module), class_name)
+    # ADK builds its judge in _setup_auto_rater from the model registry; ours is handed in.
+    judged = type(class_name, (adk_class,), {"_setup_auto_rater": lambda self: llm})
+    metric = EvalMetric(
+        metric_name=name,
+        threshold=criterion_fields.get("threshold"),
+        criterion=adk_class.criterion_type.model_validate(criterion_fields),
+    )
+    return judged(metric)
+
+
+def score(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> CandidateResult:
+    """ADK's evaluator's score of one candidate, or NotEvaluatedError saying why not."""
+    if not adk_available():
+        raise NotEvaluatedError(NEEDS_ADK)
+    judge = model_judge(judges)
+    if judge is None:
+        raise NotEvaluatedError(
+            f"{spec.name} is judged by a model, and none is configured: set "
+            "PLATFORM_EVAL_JUDGE_MODEL (or pass --judge-model) to a Gemini or LiteLLM model"
+        )
+    request, candidate = subject.request, subject.candidate
+    if candidate.agent_data is None or not candidate.agent_data.turns:
+        raise NotEvaluatedError("ADK's judged criteria read a candidate's AgentData turns")
+    fields = criterion(spec, judge)
+    model = fields["judge_model_options"]["judge_model"]
+    label = CallLabel(spec.name, subject.case_id, candidate.candidate or "")
+    failures: list[str] = []
+    try:
+        evaluator = _evaluator(spec.name, fields, _judge_llm(judge, label, model, failures))
+    except ValueError as exc:
+        raise NotEvaluatedError(f"ADK refuses the criterion: {exc}") from None
+    actual = invocations(candidate.agent_data)
+    golden = request.golden_response
+    expected = (
+        invocations(golden.agent_data)
+        if golden is not None and golden.agent_data is not None
+        else None
+    )
+    if expected is not None and len(expected) != len(actual):
+        raise NotEvaluatedError(
+            f"the candidate has {len(actual)} turns and the golden response {len(expected)}"
+        )
+    _with_rubrics(request, actual)
+    try:
+        result = judge.run(evaluator.evaluate_invocations(actual, expected))
+    except JudgeUnavailableError as exc:
+        raise NotEvaluatedError(str(exc)) from None
+    except ValueError as exc:  # ADK's own refusal: no rubrics, no expected turns
+        raise NotEvaluatedError(f"{spec.name}: {exc}") from None
+    if failures:
+        # ADK scores the turns that were judged; a score over some turns is not the case's.
+        more = f" ({len(failures)} calls in all)" if len(failures) > 1 else ""
+        raise NotEvaluatedError(f"{failures[0]}{more}")
+    return _candidate_result(spec.name, candidate.candidate, result)
+
+
+def _candidate_result(name: str, candidate: str | None, result: Any) -> CandidateResult:
+    per_turn = result.per_invocation_results or []
+    scores = ", ".join("-" if r.score is None else f"{r.score:g}" for r in per_turn)
+    verdicts = [
+        RubricVerdict(
+            evaluated_rubric=Rubric(
+                rubric_id=score.rubric_id,
+                content=RubricContent(property=RubricContentProperty(description=text)),
+            ),
+            verdict=None if score.score is None else score.score >= 1.0,
+            reasoning=(f"turn {index}: " if len(per_turn) > 1 else "") + (score.rationale or ""),
+        )
+        for index, turn in enumerate(per_turn)
+        for score, text in _rubric_texts(turn)
+    ]
+    if result.overall_score is None:
+        return CandidateResult(
+            candidate=candidate,
+            metric=name,
+            explanation=(
+                f"not evaluated: the judge's answers could not be read for any turn "
+                f"(per-turn scores {scores or 'none'})"
+            ),
+            rubric_verdicts=verdicts or None,
+        )
+    return CandidateResult(
+        candidate=candidate,
+        metric=name,
+        score=float(result.overall_score),
+        explanation=f"{name} as google-adk computes it; per-turn scores {scores}",
+        rubric_verdicts=verdicts or None,
+    )
+
+
+def _rubric_texts(turn: Any) -> list[tuple[Any, str]]:
+    texts = {
+        r.rubric_id: r.rubric_content.text_property for r in turn.actual_invocation.rubrics or []
+    }
+    return [(score, texts.get(score.rubric_id) or "") for score in turn.rubric_scores or []]
+
+
+def _safety(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> CandidateResult:
+    raise NotEvaluatedError(
+        "safety_v1 is computed by the Vertex AI evaluation service (ADK calls it); the "
+        "emulator does not imitate it: run against a project (--project) for this metric"
+    )
+
+
+ADK_JUDGED_METRICS = (
+    *(
+        MetricInfo(
+            name,
+            f"ADK: {name} by google-adk's own evaluator and prompt, judged by a model",
+            reads=reads,
+            needs_judge=True,
+            service_defined=False,
+            params={"criterion": (), "judge_model": (), "num_samples": (), "rubric_group": ()},
+            judged_scorer=score,
+        )
+        for name, (_, _, reads) in _EVALUATORS.items()
+        # The rubric criteria are registered with the other rubric metrics, which hand them
+        # here when a model judge is configured (a local judge decides typed rubrics).
+        if not name.startswith("rubric_based_")
+    ),
+    MetricInfo(
+        "safety_v1",
+        "ADK: safety of the response, computed by the Vertex AI evaluation service",
+        reads=("response",),
+        needs_judge=True,
+        service_defined=False,
+        params={"criterion": (), "judge_model": (), "num_samples": ()},
+        judged_scorer=_safety,
+    ),
+)

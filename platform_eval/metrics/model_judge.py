@@ -1,0 +1,66 @@
+"""The interface between judged metrics and the models that judge them.
+
+A judged metric hands its prompt to a ``ModelJudge`` and gets the model's text back. It never
+knows which model answered, whether the answer came from the replay cache, or what the call
+cost: ``platform_eval.judges`` implements the interface (google-genai, LiteLLM, the cache, the
+accounting, the concurrency) and the emulator, jobs or CLI hand one to the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from ..types import Content
+
+T = TypeVar("T")
+
+
+class JudgeUnavailableError(Exception):
+    """No answer can be had for this call (the model failed after its retries, a replay-only
+    run found no recorded answer, the call budget is spent); the message says which."""
+
+
+@dataclass(frozen=True)
+class CallLabel:
+    """Which metric asked, about which case and candidate: for the accounting, and for the
+    error a replay-only run gives when the cache has no answer."""
+
+    metric: str
+    case: str
+    candidate: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    #: The call's usage metadata as the model gave it (google-genai's GenerateContentResponse
+    #: usage_metadata), or None.
+    usage: Any = None
+
+
+class ModelJudge(Protocol):
+    #: The model asked when the metric's own configuration names none.
+    model: str
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Runs an evaluation's coroutine to completion on the judge's event loop (where its
+        model clients live) and returns its result; called from any thread."""
+        ...
+
+    async def generate(
+        self,
+        model: str,
+        contents: list[Content],
+        config: Any,
+        *,
+        sample: int,
+        label: CallLabel,
+    ) -> ModelReply:
+        """The model's answer to ``contents`` with ``config`` (a GenerateContentConfig).
+
+        ``sample`` tells apart the repeated calls a metric makes for one prompt (its
+        ``num_samples``): each has its own recorded answer. Raises JudgeUnavailableError.
+        """
+        ...

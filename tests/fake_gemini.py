@@ -1,0 +1,166 @@
+"""A fake Gemini REST server on loopback: records every request and answers by rule.
+
+It speaks what google-genai sends, on both of its paths: the Gemini API
+(``POST /v1beta/models/{model}:generateContent``, reached through ``GOOGLE_GEMINI_BASE_URL``)
+and Vertex AI (``POST /{version}/projects/{p}/locations/{l}/publishers/google/models/{model}
+:generateContent``, through ``GOOGLE_VERTEX_BASE_URL``). Each answer carries ``usageMetadata``
+as the service's does, so token accounting is tested against numbers the server chose.
+
+A rule is a function of the request (its model and the text of its contents) that returns the
+answer's text; ``fail_next`` makes the next answers 429 or 503 with a ``Retry-After``; a delay
+per call stands in for a model's latency in benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_PATH = re.compile(
+    r"^/(?P<version>v1beta1?|v1)/(?:projects/[^/]+/locations/[^/]+/publishers/google/)?"
+    r"models/(?P<model>[^/:]+):generateContent$"
+)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request as the server received it."""
+
+    path: str
+    model: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+    @property
+    def prompt(self) -> str:
+        """The text of every part of every content, joined: what the judge was asked."""
+        return "\n".join(
+            part.get("text", "")
+            for content in self.body.get("contents", [])
+            for part in content.get("parts", [])
+        )
+
+
+Rule = Callable[[Seen], str]
+
+
+def tokens(text: str) -> int:
+    """The fake's token count of a text: one per four characters, at least one."""
+    return max(1, len(text) // 4)
+
+
+@dataclass
+class FakeGemini:
+    rule: Rule
+    delay: float = 0.0
+    seen: list[Seen] = field(default_factory=list)
+    url: str = ""
+    _failures: list[tuple[int, str | None]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: int = 0
+    most_in_flight: int = 0
+
+    def fail_next(self, status: int, count: int = 1, retry_after: str | None = "0") -> None:
+        with self._lock:
+            self._failures += [(status, retry_after)] * count
+
+    def answer(
+        self, path: str, raw: bytes, headers: dict[str, str]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        match = _PATH.match(path)
+        if match is None:
+            return (
+                404,
+                {"error": {"code": 404, "message": f"no route {path}", "status": "NOT_FOUND"}},
+                {},
+            )
+        seen = Seen(path, match["model"], json.loads(raw), headers)
+        with self._lock:
+            self.seen.append(seen)
+            failure = self._failures.pop(0) if self._failures else None
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if self.delay:
+                time.sleep(self.delay)
+            if failure is not None:
+                status, retry_after = failure
+                extra = {"retry-after": retry_after} if retry_after is not None else {}
+                name = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(status, "INTERNAL")
+                return (
+                    status,
+                    {"error": {"code": status, "message": "try later", "status": name}},
+                    extra,
+                )
+            text = self.rule(seen)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+        prompt_tokens, answer_tokens = tokens(seen.prompt), tokens(text)
+        return (
+            200,
+            {
+                "candidates": [
+                    {
+                        "content": {"role": "model", "parts": [{"text": text}]},
+                        "finishReason": "STOP",
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": {
+                    "promptTokenCount": prompt_tokens,
+                    "candidatesTokenCount": answer_tokens,
+                    "thoughtsTokenCount": 3,
+                    "totalTokenCount": prompt_tokens + answer_tokens + 3,
+                },
+                "modelVersion": seen.model,
+            },
+            {},
+        )
+
+
+def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length", "0")))
+            status, body, extra = fake.answer(
+                self.path.split("?", 1)[0], raw, {k.lower(): v for k, v in self.headers.items()}
+            )
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in extra.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+@contextmanager
+def fake_gemini(rule: Rule, *, delay: float = 0.0) -> Iterator[FakeGemini]:
+    """A FakeGemini serving on a free loopback port until the block ends."""
+    fake = FakeGemini(rule, delay=delay)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server.daemon_threads = True
+    fake.url = f"http://127.0.0.1:{server.server_port}"
+    thread = threading.Thread(target=server.serve_forever, name="fake-gemini", daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,160 @@
+"""Judged metrics from the command line, against a fake Gemini server: the replay cache, the
+replay-only gate, the token accounting, and the pre-check that says how to give a judge."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_gemini import FakeGemini, Seen, fake_gemini, tokens
+
+from platform_eval.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
+RUN = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
+CONFIG = {
+    "criteria": {
+        "final_response_match_v2": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 2},
+        },
+        "rubric_based_final_response_quality_v1": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
+            "rubrics": [
+                {
+                    "rubric_id": "mentions_weather",
+                    "rubric_content": {"text_property": "The answer says what the weather is."},
+                }
+            ],
+        },
+    }
+}
+
+
+def rule(seen: Seen) -> str:
+    prompt = seen.prompt
+    if "is_the_agent_response_valid" in prompt:
+        valid = "sunny" in prompt.split('"Agent response":', 1)[1].lower()
+        return f'{{"reasoning": "r", "is_the_agent_response_valid": "{"valid" if valid else "invalid"}"}}'
+    return "\n".join(
+        f"ID: {rubric_id}\nProperty: {text}\nRationale: it does, in so many words\nVerdict: yes"
+        for rubric_id, text in re.findall(r"\[id: (mentions_weather)\] (.*)", prompt)
+    )
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    monkeypatch.chdir(tmp_path)
+    for name in (
+        "PLATFORM_EVAL_EMULATOR_HOST",
+        "GOOGLE_CLOUD_PROJECT",
+        "PLATFORM_EVAL_JUDGE_MODEL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    shutil.copytree(DATA, tmp_path / "data")
+    (tmp_path / "eval_config.json").write_text(json.dumps(CONFIG))
+    with fake_gemini(rule) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+        yield fake
+
+
+def _run(*extra: str, fmt: str = "table", quiet: bool = True) -> int:
+    return main(
+        [
+            *(["-q"] if quiet else []),
+            "--judge-model",
+            "gemini-2.5-flash",
+            *extra,
+            *RUN,
+            "--config",
+            "eval_config.json",
+            "--format",
+            fmt,
+        ]
+    )
+
+
+def test_the_same_run_twice_makes_no_second_model_call(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(fmt="json") in (0, 1)
+    first = json.loads(capsys.readouterr().out)
+    made = len(work.seen)
+    # 3 turns x 2 samples for final_response_match_v2, 3 turns x 1 for the rubric criterion.
+    assert made == 9
+    assert first["judge"] == {
+        "calls": made,
+        "cacheHits": 0,
+        "promptTokens": sum(tokens(s.prompt) for s in work.seen),
+        "candidatesTokens": sum(tokens(rule(s)) for s in work.seen),
+        "thoughtsTokens": 3 * made,
+    }
+    scores = {r["metric"]: r["score"] for r in first["rows"]}
+    assert scores["final_response_match_v2"] == pytest.approx(1 / 3)  # only Paris is sunny
+    assert scores["rubric_based_final_response_quality_v1"] == 1.0
+    verdicts = next(
+        r["rubricVerdicts"] for r in first["rows"] if r["metric"].startswith("rubric_based")
+    )
+    assert verdicts and all(v["reasoning"].endswith("in so many words") for v in verdicts)
+
+    assert _run(fmt="json") in (0, 1)
+    second = json.loads(capsys.readouterr().out)
+    assert len(work.seen) == made  # no model call at all
+    assert second["judge"]["calls"] == 0 and second["judge"]["cacheHits"] == made
+    assert [r["score"] for r in second["rows"]] == [r["score"] for r in first["rows"]]
+
+
+def test_replay_only_names_what_the_cache_cannot_answer(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run() in (0, 1)
+    capsys.readouterr()
+    assert _run("--replay-only") in (0, 1)  # unchanged: answered from the cache
+    made = len(work.seen)
+    evalset = Path("data/weather.evalset.json")
+    data = json.loads(evalset.read_text())
+    data["eval_cases"][0]["conversation"][1]["final_response"]["parts"][0]["text"] = "Hail."
+    evalset.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert _run("--replay-only") == 2
+    err = capsys.readouterr().err
+    assert "--replay-only: no recorded judge answer for final_response_match_v2 on case " in err
+    assert "paris-then-oslo" in err and "Traceback" not in err
+    assert len(work.seen) == made  # nothing was asked
+
+
+def test_a_judged_metric_without_a_judge_is_refused_saying_how_to_give_one(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-q", *RUN, "--config", "eval_config.json"]) == 2
+    err = capsys.readouterr().err
+    assert "'final_response_match_v2' is judged by a model" in err
+    assert "--judge-model MODEL" in err and "PLATFORM_EVAL_JUDGE_MODEL" in err
+    assert work.seen == []
+
+
+def test_a_call_budget_stops_judging_and_a_rerun_goes_on_from_the_cache(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run("--max-judge-calls", "4", fmt="json", quiet=False) == 1
+    captured = capsys.readouterr()
+    assert len(work.seen) == 4
+    assert "judge budget spent after 4 model calls" in captured.err
+    first = json.loads(captured.out)
+    assert first["judge"]["calls"] == 4
+    assert any(
+        r["status"] == "NOT_EVALUATED" and "--max-judge-calls 4" in r["explanation"]
+        for r in first["rows"]
+    )
+    # Run again with room for the rest: the 4 answers come from the cache.
+    assert _run(fmt="json") in (0, 1)
+    second = json.loads(capsys.readouterr().out)
+    assert second["judge"] == {**second["judge"], "calls": 5, "cacheHits": 4}
+    assert len(work.seen) == 9

@@ -1,0 +1,147 @@
+"""The judge service: the replay cache, retries on 429/503, the Vertex path, the accounting."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_gemini import FakeGemini, fake_gemini, tokens
+from google.genai import types
+
+from platform_eval.judges import JudgeCache, JudgeCacheError, Judging
+from platform_eval.judges.models import GenaiBackend
+from platform_eval.metrics.model_judge import CallLabel, JudgeUnavailableError
+
+LABEL = CallLabel("final_response_match_v2", "case-1", "agent")
+ASK = [types.Content(role="user", parts=[types.Part(text="Is the sky blue?")])]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    with fake_gemini(lambda seen: "yes") as server:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+        yield server
+
+
+def _ask(
+    judging: Judging, sample: int = 0, config: types.GenerateContentConfig | None = None
+) -> str:
+    reply = judging.run(
+        judging.generate("gemini-2.5-flash", ASK, config, sample=sample, label=LABEL)
+    )
+    return reply.text
+
+
+def test_answers_are_cached_by_prompt_settings_and_sample(fake: FakeGemini, tmp_path: Path) -> None:
+    judging = Judging(cache=tmp_path / "cache.sqlite")
+    try:
+        assert _ask(judging) == "yes"
+        assert _ask(judging) == "yes"
+        assert len(fake.seen) == 1  # the same call: answered from the cache
+        _ask(judging, sample=1)
+        _ask(judging, config=types.GenerateContentConfig(temperature=0.5))
+        assert len(fake.seen) == 3  # another sample, other settings: new calls
+        total = judging.usage.total
+        assert (total.calls, total.cache_hits) == (3, 1)
+        assert total.prompt_tokens == 3 * tokens("Is the sky blue?")
+        assert judging.usage.by_case[("final_response_match_v2", "case-1")].calls == 3
+    finally:
+        judging.close()
+    # HTTP options (retries, timeouts) change no answer: they are not part of the key.
+    again = Judging(cache=tmp_path / "cache.sqlite")
+    try:
+        retrying = types.GenerateContentConfig(
+            http_options=types.HttpOptions(timeout=1000), temperature=0.5
+        )
+        _ask(again, config=retrying)
+        assert len(fake.seen) == 3
+    finally:
+        again.close()
+
+
+def test_429_and_503_are_tried_again_after_retry_after(fake: FakeGemini) -> None:
+    fake.fail_next(429, retry_after="0")
+    fake.fail_next(503, retry_after=None)
+    judging = Judging()
+    try:
+        assert _ask(judging) == "yes"
+        assert len(fake.seen) == 3
+        assert judging.usage.total.calls == 1
+    finally:
+        judging.close()
+
+
+def test_a_model_that_stays_busy_is_unavailable_not_a_crash(
+    fake: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from platform_eval.judges import service
+
+    monkeypatch.setattr(service, "MAX_ATTEMPTS", 2)
+    fake.fail_next(429, count=2, retry_after="0")
+    judging = Judging()
+    try:
+        with pytest.raises(JudgeUnavailableError, match="stayed busy after 2 tries"):
+            _ask(judging)
+    finally:
+        judging.close()
+
+
+def test_replay_only_answers_from_the_cache_or_names_the_case(
+    fake: FakeGemini, tmp_path: Path
+) -> None:
+    recording = Judging(cache=tmp_path / "cache.sqlite")
+    _ask(recording)
+    recording.close()
+    replaying = Judging(cache=tmp_path / "cache.sqlite", replay_only=True)
+    try:
+        assert _ask(replaying) == "yes"
+        with pytest.raises(
+            JudgeUnavailableError,
+            match="no recorded judge answer for final_response_match_v2 on case case-1",
+        ):
+            _ask(replaying, sample=7)
+        assert len(fake.seen) == 1
+        assert len(replaying.replay_misses) == 1
+    finally:
+        replaying.close()
+
+
+def test_a_corrupt_cache_is_reported_never_used(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(JudgeCacheError, match=r"cannot be used.*--no-judge-cache"):
+        JudgeCache(path)
+    other = tmp_path / "other.sqlite"
+    JudgeCache(other).put("k", "m", "answer", None)
+    with sqlite3.connect(other) as db:
+        db.execute("UPDATE judge_calls SET usage='{not json'")
+    with pytest.raises(JudgeCacheError, match="damaged entry"):
+        JudgeCache(other).get("k")
+
+
+def test_the_vertex_path_reaches_the_same_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    from google import genai
+    from google.oauth2.credentials import Credentials
+
+    with fake_gemini(lambda seen: "from vertex") as server:
+        monkeypatch.setenv("GOOGLE_VERTEX_BASE_URL", server.url)
+        client = genai.Client(
+            vertexai=True,
+            project="p",
+            location="us-central1",
+            credentials=Credentials(token="test-token"),
+        )
+        judging = Judging(gemini=GenaiBackend(client))
+        try:
+            assert _ask(judging) == "from vertex"
+        finally:
+            judging.close()
+        (seen,) = server.seen
+        assert seen.path.endswith(
+            "/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash"
+            ":generateContent"
+        )
