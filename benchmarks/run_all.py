@@ -29,6 +29,7 @@ QUICK = {
     "bench_results.py": ["--items", "1000", "--rounds", "1", "--gets", "300"],
     "bench_emulator.py": ["--items", "500", "--rounds", "1"],
     "bench_memory.py": ["--cases", "1000"],
+    "bench_judges.py": ["--cases", "80"],
 }
 #: Scripts run more than once, each time with these arguments (the issue's 30 ms row).
 VARIANTS = {"bench_upload.py": [[], ["--cases", "1000", "--latency-ms", "30"]]}

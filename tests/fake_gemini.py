@@ -129,6 +129,9 @@ class FakeGemini:
 def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go in two writes: without TCP_NODELAY the second waits ~40 ms for
+        # the client's delayed ACK, a latency no real server adds.
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", "0")))

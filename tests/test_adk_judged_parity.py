@@ -227,7 +227,10 @@ async def _adk_scores(recorded: list[tuple[dict[str, Any], Any]]) -> dict[tuple[
 
 
 def _ours(
-    recorded: list[tuple[dict[str, Any], Any]], tmp_path: Path, cache: Path | None
+    recorded: list[tuple[dict[str, Any], Any]],
+    tmp_path: Path,
+    cache: Path | None,
+    concurrency: int = 8,
 ) -> dict[tuple[str, str], Any]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     eval_set = tmp_path / "weather.evalset.json"
@@ -242,7 +245,7 @@ def _ours(
         )
     config = tmp_path / "eval_config.json"
     config.write_text(json.dumps({"criteria": CRITERIA}))
-    judging = Judging(JUDGE, cache=cache)
+    judging = Judging(JUDGE, cache=cache, concurrency=concurrency)
     try:
         with Emulator(judges=(LocalJudge(), judging)) as emulator, emulator.client("p") as client:
             evaluation = jobs.evaluate(
@@ -300,3 +303,16 @@ def test_a_second_run_makes_no_model_call_and_gives_the_same_scores(
     second = _ours(recorded[:6], tmp_path / "second", cache)
     assert len(judge.seen) == made  # every answer replayed from the cache
     assert second == first
+
+
+@pytest.mark.slow
+def test_cases_are_judged_concurrently_up_to_the_limit(
+    recorded: list[tuple[dict[str, Any], Any]], judge: FakeGemini, tmp_path: Path
+) -> None:
+    judge.delay = 0.05  # a model's latency: calls overlap only if cases are judged at once
+    serial = _ours(recorded[:12], tmp_path / "serial", None, concurrency=1)
+    assert judge.most_in_flight == 1
+    judge.most_in_flight = 0
+    concurrent = _ours(recorded[:12], tmp_path / "concurrent", None, concurrency=4)
+    assert judge.most_in_flight == 4
+    assert concurrent == serial

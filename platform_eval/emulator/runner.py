@@ -13,8 +13,9 @@ import queue
 import sqlite3
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -54,6 +55,12 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, sqlite3.Error):
         return f"internal error: the emulator's database failed: {exc}"
     return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def _done(result: EvaluationItem) -> Future[EvaluationItem]:
+    future: Future[EvaluationItem] = Future()
+    future.set_result(result)
+    return future
 
 
 def _tally(response: EvaluationResult | None, scores: dict[str, list[float]]) -> None:
@@ -231,16 +238,12 @@ class RunExecutor:
         total = 0
         last_report = 0.0
         step = max(1, len(items) // 100)
+
+        def evaluate(item_name: str) -> EvaluationItem:
+            return self._evaluate_item(parent, name, item_name, specs, output_prefix)
+
         try:
-            for item_name in items:
-                self._pass_gate()
-                self._check_not_cancelled(name)
-                reused = earlier.get(item_name)
-                result = (
-                    reused.pop(0)
-                    if reused
-                    else self._evaluate_item(parent, name, item_name, specs, output_prefix)
-                )
+            for result in self._in_order(name, items, earlier, evaluate):
                 total += 1
                 result_names.append(str(result.name))
                 _tally(self._response_of(result), scores)
@@ -272,6 +275,47 @@ class RunExecutor:
             ),
         )
         self._finish(name, state, results=results)
+
+    def _workers(self) -> int:
+        """Items evaluated at once: a model judge's concurrency (its calls wait on the network,
+        so items overlap); else one, in order."""
+        limits = [
+            getattr(judge, "concurrency", 1) for judge in self.judges if hasattr(judge, "generate")
+        ]
+        return max([1, *limits])
+
+    def _in_order(
+        self,
+        run_name: str,
+        items: Sequence[str],
+        earlier: dict[str, list[EvaluationItem]],
+        evaluate: Callable[[str], EvaluationItem],
+    ) -> Iterator[EvaluationItem]:
+        """Each item's result, in the items' order; with several workers, up to that many items
+        are evaluated at once. A cancel (or a stop) is noticed before each item is started; the
+        items already under way finish and are yielded before it is raised."""
+        workers = self._workers()
+        window: deque[Future[EvaluationItem]] = deque()
+        with ThreadPoolExecutor(workers, thread_name_prefix="platform-eval-item") as pool:
+            try:
+                for item_name in items:
+                    self._pass_gate()
+                    self._check_not_cancelled(run_name)
+                    reused = earlier.get(item_name)
+                    if reused:
+                        window.append(_done(reused.pop(0)))
+                    elif workers == 1:
+                        window.append(_done(evaluate(item_name)))
+                    else:
+                        window.append(pool.submit(evaluate, item_name))
+                    while len(window) >= workers or (window and window[0].done()):
+                        yield window.popleft().result()
+            except (_CancelledError, _StoppingError):
+                while window:
+                    yield window.popleft().result()
+                raise
+            while window:
+                yield window.popleft().result()
 
     def _discard(self, parent: str, result_names: list[str]) -> None:
         for result_name in result_names:

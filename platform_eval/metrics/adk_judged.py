@@ -19,6 +19,7 @@ the emulator it is NOT_EVALUATED, saying so; against a project the service compu
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
@@ -209,55 +210,91 @@ def _with_rubrics(request: EvaluationRequest, actual: list[Any]) -> None:
 # -- the judge ------------------------------------------------------------------------------
 
 
-def _judge_llm(judge: ModelJudge, label: CallLabel, model: str, failures: list[str]) -> Any:
-    """An ADK BaseLlm whose every request goes to ``judge`` as it is; a call the judge cannot
-    answer is recorded in ``failures`` (ADK itself would leave that turn out of the score)."""
-    from google.adk.models.base_llm import BaseLlm
-    from google.adk.models.llm_response import LlmResponse
-    from google.genai import types as genai_types
+class _Call:
+    """What one evaluation's judge calls share: the judge, who asks, the samples so far, and
+    the calls the judge could not answer."""
 
-    samples: dict[str, int] = {}
+    def __init__(self, judge: ModelJudge, label: CallLabel, model: str) -> None:
+        self.judge = judge
+        self.label = label
+        self.model = model
+        self.samples: dict[str, int] = {}
+        self.failures: list[str] = []
+
+    async def ask(self, llm_request: Any) -> Any:
+        from google.adk.models.llm_response import LlmResponse
+        from google.genai import types as genai_types
+
+        # Repeated samples of one prompt are told apart by their order, so that each has its
+        # own recorded answer in the cache.
+        fingerprint = repr((llm_request.model, llm_request.contents))
+        sample = self.samples.get(fingerprint, 0)
+        self.samples[fingerprint] = sample + 1
+        try:
+            reply = await self.judge.generate(
+                llm_request.model or self.model,
+                list(llm_request.contents),
+                llm_request.config,
+                sample=sample,
+                label=self.label,
+            )
+        except JudgeUnavailableError as exc:
+            self.failures.append(str(exc))
+            raise
+        text = genai_types.Part(text=reply.text)
+        return LlmResponse(content=genai_types.Content(role="model", parts=[text]))
+
+
+@functools.cache
+def _judge_llm_class() -> Any:
+    """An ADK BaseLlm whose every request goes to its ``_Call`` as it is (built once: a
+    pydantic model class costs milliseconds to build)."""
+    from google.adk.models.base_llm import BaseLlm
+    from pydantic import PrivateAttr
 
     class JudgeLlm(BaseLlm):
+        _call: Any = PrivateAttr(default=None)
+
         async def generate_content_async(
             self, llm_request: Any, stream: bool = False
         ) -> AsyncGenerator[Any, None]:
-            # Repeated samples of one prompt are told apart by their order, so that each has
-            # its own recorded answer in the cache.
-            fingerprint = repr((llm_request.model, llm_request.contents))
-            sample = samples.get(fingerprint, 0)
-            samples[fingerprint] = sample + 1
-            try:
-                reply = await judge.generate(
-                    llm_request.model or model,
-                    list(llm_request.contents),
-                    llm_request.config,
-                    sample=sample,
-                    label=label,
-                )
-            except JudgeUnavailableError as exc:
-                failures.append(str(exc))
-                raise
-            yield LlmResponse(
-                content=genai_types.Content(role="model", parts=[genai_types.Part(text=reply.text)])
-            )
+            yield await self._call.ask(llm_request)
 
-    return JudgeLlm(model=model)
+    return JudgeLlm
 
 
-def _evaluator(name: str, criterion_fields: dict[str, Any], llm: Any) -> Any:
-    from google.adk.evaluation.eval_metrics import EvalMetric
+def _judge_llm(call: _Call) -> Any:
+    llm = _judge_llm_class()(model=call.model)
+    llm._call = call
+    return llm
 
+
+@functools.cache
+def _judged_class(name: str) -> Any:
+    """ADK's evaluator class for the metric, with the judge handed in instead of built from
+    ADK's model registry (``_setup_auto_rater``); built once per metric."""
     module, class_name, _ = _EVALUATORS[name]
     adk_class = getattr(_evaluation(module), class_name)
-    # ADK builds its judge in _setup_auto_rater from the model registry; ours is handed in.
-    judged = type(class_name, (adk_class,), {"_setup_auto_rater": lambda self: llm})
+
+    def setup(self: Any) -> Any:
+        return _judge_llm(self._platform_eval_call)
+
+    return adk_class, type(class_name, (adk_class,), {"_setup_auto_rater": setup})
+
+
+def _evaluator(name: str, criterion_fields: dict[str, Any], call: _Call) -> Any:
+    from google.adk.evaluation.eval_metrics import EvalMetric
+
+    adk_class, judged = _judged_class(name)
     metric = EvalMetric(
         metric_name=name,
         threshold=criterion_fields.get("threshold"),
         criterion=adk_class.criterion_type.model_validate(criterion_fields),
     )
-    return judged(metric)
+    evaluator = judged.__new__(judged)
+    evaluator._platform_eval_call = call
+    evaluator.__init__(metric)
+    return evaluator
 
 
 def score(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> CandidateResult:
@@ -276,9 +313,9 @@ def score(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> Candidat
     fields = criterion(spec, judge)
     model = fields["judge_model_options"]["judge_model"]
     label = CallLabel(spec.name, subject.case_id, candidate.candidate or "")
-    failures: list[str] = []
+    call = _Call(judge, label, model)
     try:
-        evaluator = _evaluator(spec.name, fields, _judge_llm(judge, label, model, failures))
+        evaluator = _evaluator(spec.name, fields, call)
     except ValueError as exc:
         raise NotEvaluatedError(f"ADK refuses the criterion: {exc}") from None
     actual = invocations(candidate.agent_data)
@@ -299,10 +336,10 @@ def score(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> Candidat
         raise NotEvaluatedError(str(exc)) from None
     except ValueError as exc:  # ADK's own refusal: no rubrics, no expected turns
         raise NotEvaluatedError(f"{spec.name}: {exc}") from None
-    if failures:
+    if call.failures:
         # ADK scores the turns that were judged; a score over some turns is not the case's.
-        more = f" ({len(failures)} calls in all)" if len(failures) > 1 else ""
-        raise NotEvaluatedError(f"{failures[0]}{more}")
+        more = f" ({len(call.failures)} calls in all)" if len(call.failures) > 1 else ""
+        raise NotEvaluatedError(f"{call.failures[0]}{more}")
     return _candidate_result(spec.name, candidate.candidate, result)
 
 
