@@ -13,6 +13,7 @@ per call stands in for a model's latency in benchmarks.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -124,6 +125,42 @@ class FakeGemini:
             },
             {},
         )
+
+
+def _flip(text: str, salt: str) -> bool:
+    return hashlib.sha256(f"{salt}|{text}".encode()).digest()[0] % 3 != 0
+
+
+def adk_judge_rule(seen: Seen) -> str:
+    """A judge that answers every ADK prompt in the form ADK parses, by a hash of the prompt:
+    deterministic, so both sides get the same answer to the same prompt."""
+    prompt = seen.prompt
+    if "is_the_agent_response_valid" in prompt:
+        verdict = "valid" if _flip(prompt, "v2") else "invalid"
+        return f'{{"reasoning": "compared", "is_the_agent_response_valid": "{verdict}"}}'
+    if "**Response Begin**" in prompt:
+        response = prompt.split("**Response Begin**", 1)[1].split("**Response End**", 1)[0]
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", response.strip()) if s.strip()]
+        return "\n".join(f"<sentence>{s}</sentence>" for s in sentences)
+    if "**Sentences Begin**" in prompt:
+        block = prompt.split("**Sentences Begin**")[-1].split("**Sentences End**")[0]
+        blocks = []
+        for sentence in re.findall(r"<sentence>(.*?)</sentence>", block, re.DOTALL):
+            label = "supported" if _flip(sentence, "h") else "unsupported"
+            blocks.append(
+                f"sentence: {sentence}\nlabel: {label}\nrationale: checked\n"
+                "supporting_excerpt: null\ncontradicting_excerpt: null"
+            )
+        return "\n".join(blocks)
+    rubrics = re.findall(r"\[id: ([^\]]+)\] (.*)", prompt)
+    answers = []
+    for rubric_id, text in rubrics:
+        yes = _flip(prompt + rubric_id, "r")
+        answers.append(
+            f"ID: {rubric_id}\nProperty: {text.strip()}\nEvidence: seen\n"
+            f"Rationale: judged {rubric_id}\nVerdict: {'yes' if yes else 'no'}\n"
+        )
+    return "\n".join(answers)
 
 
 def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:

@@ -16,16 +16,14 @@ Both must send the same prompts (as multisets, byte for byte) and give the same 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_gemini import FakeGemini, Seen, fake_gemini
+from fake_gemini import FakeGemini, adk_judge_rule, fake_gemini
 
 pytest.importorskip("google.adk.evaluation.final_response_match_v2")
 
@@ -82,42 +80,6 @@ CITIES = ["Paris", "Oslo", "Lima", "Cairo", "Quito", "Hanoi", "Perth", "Bern"]
 def get_weather(city: str) -> dict[str, str]:
     """The weather forecast of a city."""
     return {"city": city, "forecast": "sunny" if len(city) % 2 else "rain"}
-
-
-def _flip(text: str, salt: str) -> bool:
-    return hashlib.sha256(f"{salt}|{text}".encode()).digest()[0] % 3 != 0
-
-
-def judge_rule(seen: Seen) -> str:
-    """A judge that answers every ADK prompt in the form ADK parses, by a hash of the prompt:
-    deterministic, so both sides get the same answer to the same prompt."""
-    prompt = seen.prompt
-    if "is_the_agent_response_valid" in prompt:
-        verdict = "valid" if _flip(prompt, "v2") else "invalid"
-        return f'{{"reasoning": "compared", "is_the_agent_response_valid": "{verdict}"}}'
-    if "**Response Begin**" in prompt:
-        response = prompt.split("**Response Begin**", 1)[1].split("**Response End**", 1)[0]
-        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", response.strip()) if s.strip()]
-        return "\n".join(f"<sentence>{s}</sentence>" for s in sentences)
-    if "**Sentences Begin**" in prompt:
-        block = prompt.split("**Sentences Begin**")[-1].split("**Sentences End**")[0]
-        blocks = []
-        for sentence in re.findall(r"<sentence>(.*?)</sentence>", block, re.DOTALL):
-            label = "supported" if _flip(sentence, "h") else "unsupported"
-            blocks.append(
-                f"sentence: {sentence}\nlabel: {label}\nrationale: checked\n"
-                "supporting_excerpt: null\ncontradicting_excerpt: null"
-            )
-        return "\n".join(blocks)
-    rubrics = re.findall(r"\[id: ([^\]]+)\] (.*)", prompt)
-    answers = []
-    for rubric_id, text in rubrics:
-        yes = _flip(prompt + rubric_id, "r")
-        answers.append(
-            f"ID: {rubric_id}\nProperty: {text.strip()}\nEvidence: seen\n"
-            f"Rationale: judged {rubric_id}\nVerdict: {'yes' if yes else 'no'}\n"
-        )
-    return "\n".join(answers)
 
 
 def _case(index: int) -> tuple[dict[str, Any], list[list[types.Content]], list[str]]:
@@ -198,7 +160,7 @@ def recorded() -> list[tuple[dict[str, Any], Any]]:
 
 @pytest.fixture
 def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
-    with fake_gemini(judge_rule) as fake:
+    with fake_gemini(adk_judge_rule) as fake:
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
         monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
         monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)

@@ -158,3 +158,22 @@ def test_ci_gate_fails_on_a_missed_threshold(tmp_path: Path) -> None:
     done = _run("ci_gate.py", "--config", str(strict), cwd=tmp_path)
     assert done.returncode == 1
     assert "response_match_score" in done.stdout and "0.963 < 0.99" in done.stdout
+
+
+def test_judged_eval_judges_with_the_model_then_replays_from_the_cache(tmp_path: Path) -> None:
+    from fake_gemini import adk_judge_rule, fake_gemini
+
+    with fake_gemini(adk_judge_rule) as fake:
+        done = _run(
+            "judged_eval.py",
+            "--judge-model",
+            "gemini-2.5-flash",
+            cwd=tmp_path,
+            env={"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "test-key"},
+        )
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.split("== the same run again")
+    made = len(fake.seen)
+    assert made > 0 and f"judge: {made} model calls, 0 answered from the cache" in first
+    assert f"judge: 0 model calls, {made} answered from the cache" in second
+    assert "rubric states_the_weather:" in second and "NOT_EVALUATED" not in second

@@ -109,7 +109,7 @@ def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> Candid
                 {
                     "rubricId": rubric.rubric_id,
                     "reason": f"no configured judge decides rubrics of type {kind}; "
-                    "configure a model judge (Gemini) for free-text rubrics",
+                    "a judge model does (--judge-model or PLATFORM_EVAL_JUDGE_MODEL)",
                 }
             )
     for verdict in verdicts:
