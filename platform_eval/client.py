@@ -66,6 +66,10 @@ ProgressCallback = Callable[[EvaluationRun], None]
 class _ClientBase:
     """Configuration and everything that does no I/O, shared by both clients."""
 
+    #: What the target is, beyond its address: an emulator's database file (its port changes
+    #: from one start to the next; its data does not). Set by ``Emulator.client``.
+    _identity: str | None = None
+
     def __init__(
         self,
         project: str | None = None,
@@ -125,6 +129,13 @@ class _ClientBase:
     def is_emulator(self) -> bool:
         return self._settings.emulator
 
+    @property
+    def target_identity(self) -> str:
+        """What names this client's target across processes: an emulator's database file, or
+        the endpoint; with the project and location. Local journals (upload manifests, started
+        runs) are kept per target identity."""
+        return f"{self._identity or self.api_endpoint}|{self.parent}"
+
     def _page_op(
         self,
         collection: str,
@@ -180,6 +191,7 @@ class _ClientBase:
         clone._transport_config = self._transport_config
         clone._ops = self._ops
         clone._transport = AsyncTransport(self._transport_config)
+        clone._identity = self._identity
         return clone
 
     def __repr__(self) -> str:

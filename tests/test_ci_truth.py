@@ -271,3 +271,16 @@ def test_a_config_file_problem_names_the_file_not_no_metrics(
     assert main(["-q", *RUN, "--config", "eval_config.json"]) == 2
     err = capsys.readouterr().err
     assert expected in err and "no metrics" not in err and "Traceback" not in err
+
+
+def test_a_rerun_on_the_embedded_emulator_attaches_to_the_run_it_started(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --no-wait stands for a Ctrl-C after the run started: the next command is a new process
+    # in spirit (a new embedded emulator, on a new port, on the same database file).
+    assert main(["-q", *RUN, "--metrics", "exact_match", "--no-wait"]) == 0
+    started = capsys.readouterr().out.strip()
+    assert main([*RUN, "--metrics", "exact_match"]) in (0, 1)
+    err = capsys.readouterr().err
+    assert f"attached to {started}, started by an earlier attempt" in err
+    assert _runs(capsys) == {started}

@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
@@ -184,14 +185,24 @@ class Emulator:
         # Imported here: the emulator itself never depends on the client (DESIGN §2).
         from ..client import Client
 
-        return Client(project, location, api_endpoint=self.url, **self._auth(kwargs))
+        client = Client(project, location, api_endpoint=self.url, **self._auth(kwargs))
+        client._identity = self._identity()
+        return client
+
+    def _identity(self) -> str | None:
+        """The database file, which names this emulator's data whatever port it listens on."""
+        if self.store.path == ":memory:":
+            return None
+        return f"emulator-db:{Path(self.store.path).resolve()}"
 
     def async_client(
         self, project: str = EMULATOR_PROJECT, location: str = "us-central1", **kwargs: Any
     ) -> AsyncClient:
         from ..client import AsyncClient
 
-        return AsyncClient(project, location, api_endpoint=self.url, **self._auth(kwargs))
+        client = AsyncClient(project, location, api_endpoint=self.url, **self._auth(kwargs))
+        client._identity = self._identity()
+        return client
 
     def _auth(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         if self.auth_token and "credentials" not in kwargs:

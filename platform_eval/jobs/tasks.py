@@ -71,7 +71,8 @@ CONVERSION_VERSION = "1"
 
 
 def _target(client: AnyClient) -> str:
-    return f"{client.api_endpoint}|{client.parent}"
+    # Not the address: an embedded emulator listens on a new port each time it starts.
+    return client.target_identity
 
 
 def _open_manifest(
