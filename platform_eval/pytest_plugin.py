@@ -10,7 +10,8 @@
 
 The target is ``platform_eval.connect()``'s, as the command line picks it:
 ``PLATFORM_EVAL_EMULATOR_HOST`` for a running emulator, ``GOOGLE_CLOUD_PROJECT`` for the real
-service, else an in-memory emulator started once for the session. Imports are lazy, so the
+service, else an in-memory emulator started once for the session (not the command line's store:
+test runs leave nothing in it). Imports are lazy, so the
 plugin costs nothing to test runs that do not use it.
 """
 
@@ -58,10 +59,10 @@ class PlatformEval:
             candidate=candidate,
             manifest=self._manifests / f"{abs(hash((str(eval_set), candidate)))}.jsonl",
             poll_interval=self.target.poll_interval,
+            thresholds=thresholds,
         )
-        judged = {**evaluation.thresholds, **(thresholds or {})}
         return fetch_results(  # type: ignore[no-any-return]
-            self.client, evaluation.run, thresholds=judged, items=evaluation.results
+            self.client, evaluation.run, thresholds=evaluation.thresholds, items=evaluation.results
         )
 
 
@@ -69,7 +70,8 @@ class PlatformEval:
 def _platform_eval_target() -> Iterator[Target]:
     from .target import connect
 
-    with connect() as target:
+    # In memory: a test session's evaluations stay out of the project's own store.
+    with connect(db=None) as target:
         yield target
 
 

@@ -6,7 +6,9 @@ no cloud account and in a real project:
 * a project (argument or ``GOOGLE_CLOUD_PROJECT``): the real service, with Application Default
   Credentials;
 * an endpoint (argument or ``PLATFORM_EVAL_EMULATOR_HOST``): an emulator already running there;
-* neither: an emulator started in this process, in memory or on the SQLite file ``db``.
+* neither: an emulator started in this process, on the SQLite file ``db``: by default the
+  command line's own, ``./.platform-eval/emulator.sqlite``, so that scripts and the CLI see
+  each other's runs; ``db=None`` for one in memory.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from .client import Client
 
 if TYPE_CHECKING:
     from .emulator import Emulator
+
+#: Where the embedded emulator keeps its data unless told otherwise: the command line's store.
+EMBEDDED_DB = Path(".platform-eval") / "emulator.sqlite"
 
 
 @dataclass(frozen=True)
@@ -51,12 +56,13 @@ def connect(
     location: str | None = None,
     *,
     endpoint: str | None = None,
-    db: str | Path | None = None,
+    db: str | Path | None = EMBEDDED_DB,
     judges: Sequence[Any] | None = None,
 ) -> Iterator[Target]:
     """The target for these settings, closed (and an embedded emulator stopped) on exit.
 
-    ``db`` is where an embedded emulator keeps its data (default: memory, gone on exit);
+    ``db`` is where an embedded emulator keeps its data: by default the command line's
+    ``./.platform-eval/emulator.sqlite``; None (or ``":memory:"``) for memory, gone on exit;
     ``judges`` what judges its runs (default: ``PLATFORM_EVAL_JUDGE_MODEL`` and the cache
     beside ``db``, see ``platform_eval.judges.JudgeSettings``).
     """
@@ -73,6 +79,8 @@ def connect(
         return
     from .emulator import Emulator
 
+    if str(db) == ":memory:":
+        db = None
     if db is not None:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
     where = f"data in {db}" if db is not None else "data in memory"

@@ -177,3 +177,31 @@ def test_judged_eval_judges_with_the_model_then_replays_from_the_cache(tmp_path:
     assert made > 0 and f"judge: {made} model calls, 0 answered from the cache" in first
     assert f"judge: 0 model calls, {made} answered from the cache" in second
     assert "rubric states_the_weather:" in second and "NOT_EVALUATED" not in second
+
+
+def test_a_sample_sees_the_runs_the_cli_made_in_the_same_folder(tmp_path: Path) -> None:
+    data = ROOT / "samples" / "data"
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "platform_eval.cli",
+            "run",
+            str(data / "weather.evalset.json"),
+            "--traces",
+            str(data / "weather_traces.otlp.json"),
+            "--config",
+            str(data / "eval_config.json"),
+            "--no-wait",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "PLATFORM_EVAL_EMULATOR_HOST"},
+    )
+    assert cli.returncode == 0, cli.stderr
+    run = cli.stdout.strip()
+    done = _run("fetch_rubric_verdicts.py", run, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "looks-up-the-weather" in done.stdout and "Traceback" not in done.stderr

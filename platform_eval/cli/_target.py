@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..judges import JudgeSettings
-from ..target import Target, connect
-
-EMBEDDED_DB = Path(".platform-eval") / "emulator.sqlite"
+from ..target import EMBEDDED_DB, Target, connect
 
 
 @dataclass(frozen=True)
