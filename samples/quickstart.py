@@ -8,7 +8,7 @@ import argparse
 
 from platform_eval import connect
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser = argparse.ArgumentParser(description="an item, a set, a run, the scores")
 parser.add_argument("--project", help="Google Cloud project (default: an embedded emulator)")
 parser.add_argument("--location", default="us-central1")
 args = parser.parse_args()

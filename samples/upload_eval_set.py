@@ -27,10 +27,7 @@ with connect(args.project, args.location) as target:
     for attempt in ("first upload", "second upload"):
         report = jobs.UploadReport()
         evaluation_set = jobs.upload_eval_set(client, args.evalset, report=report)
-        print(
-            f"{attempt}: {evaluation_set.name}: {len(report.items)} items, "
-            f"{report.resumed} already there"
-        )
+        print(f"{attempt}: {evaluation_set.name}: {report.headline()}")
     for name in evaluation_set.evaluation_items or []:
         item = client.get_item(name)
         print(f"  {item.name}: eval case {(item.labels or {}).get('eval-case-id')}")

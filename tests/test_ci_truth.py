@@ -284,3 +284,37 @@ def test_a_rerun_on_the_embedded_emulator_attaches_to_the_run_it_started(
     err = capsys.readouterr().err
     assert f"attached to {started}, started by an earlier attempt" in err
     assert _runs(capsys) == {started}
+
+
+def test_markdown_and_csv_carry_rubric_verdicts_and_one_standard_deviation(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-q", *RUN, "--config", "data/eval_config.json", "-o", "r.md"]) == 0
+    markdown = (work / "r.md").read_text()
+    assert "| rubric | verdict | reasoning |" in markdown
+    assert "| looks-up-the-weather | PASS | get_weather was called" in markdown
+    run = _last_run(capsys)
+    assert main(["-q", "results", run, "-o", "r.csv"]) == 0
+    import csv
+
+    rows = list(csv.DictReader((work / "r.csv").open()))
+    rubric_row = next(r for r in rows if r["metric"].startswith("rubric_based"))
+    assert "looks-up-the-weather: PASS - get_weather was called" in rubric_row["rubricVerdicts"]
+    # The report's standard deviation is the run's own (the sample standard deviation).
+    assert main(["-q", "results", run, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    from platform_eval.target import connect
+
+    with connect(db=work / ".platform-eval" / "emulator.sqlite") as target:
+        summary = target.client.get_run(run).summary
+    for metric in document["summary"]:
+        assert metric["stdev"] == pytest.approx(summary[f"{metric['metric']}/STANDARD_DEVIATION"])
+
+
+def test_the_results_standard_deviation_is_the_one_the_run_reports() -> None:
+    from platform_eval import metrics
+
+    scores = [1.0, 0.5, 0.0, 0.25]
+    results = _results("a", *((f"c{i}", "x", s) for i, s in enumerate(scores)))
+    (summary,) = results.summary()
+    assert summary.stdev == pytest.approx(metrics.summarize({"m": scores})["m/STANDARD_DEVIATION"])

@@ -99,8 +99,13 @@ class UploadReport:
         self.resumed, self.notes, self.conversion = result.resumed, result.notes, conversion
         self.removed = result.removed
 
+    @property
+    def uploaded(self) -> int:
+        """Items created by this upload (the others were on the target already, unchanged)."""
+        return len(self.items) - self.resumed
+
     def summary(self) -> str:
-        lines = [f"{len(self.items)} items uploaded ({self.resumed} already there)"]
+        lines = [self.headline()]
         lines += [f"failed: {f.key}: {f.reason}" for f in self.failures]
         lines += self.notes
         if self.matches is not None:
@@ -111,6 +116,27 @@ class UploadReport:
             for what in whats
         ]
         return "\n".join(lines)
+
+    def headline(self) -> str:
+        """What happened, in words that need no arithmetic: "3 items uploaded", "all 3 items
+        were already there: nothing uploaded", "1 item uploaded, 2 already there"."""
+        total, new = len(self.items), self.uploaded
+        if total == 0:
+            line = "no items to upload"
+        elif new == total:
+            line = f"{_count(new, 'item')} uploaded"
+        elif new == 0:
+            already = "the item was" if total == 1 else f"all {total} items were"
+            line = f"{already} already there: nothing uploaded"
+        else:
+            line = f"{_count(new, 'item')} uploaded, {self.resumed} already there"
+        if self.removed:
+            line += f"; {_count(self.removed, 'item')} of changed or removed cases taken out"
+        return line
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 class UploadIncompleteError(PlatformEvalError):

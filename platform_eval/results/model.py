@@ -111,6 +111,8 @@ class Row:
 class MetricSummary:
     metric: str
     mean: float | None
+    #: The sample standard deviation (n - 1), as the run's ``<metric>/STANDARD_DEVIATION``:
+    #: one standard deviation everywhere; 0.0 for a single score.
     stdev: float | None
     scored: int
     not_evaluated: int
@@ -187,7 +189,9 @@ class RunResults:
                 MetricSummary(
                     metric=metric,
                     mean=statistics.fmean(scores) if scores else None,
-                    stdev=statistics.pstdev(scores) if scores else None,
+                    stdev=(statistics.stdev(scores) if len(scores) > 1 else 0.0)
+                    if scores
+                    else None,
                     scored=len(scores),
                     not_evaluated=sum(1 for r in rows if r.status == Status.NOT_EVALUATED),
                     passed=sum(1 for r in rows if r.status == Status.PASSED),

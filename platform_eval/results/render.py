@@ -60,7 +60,16 @@ CSV_COLUMNS = [
     "status",
     "explanation",
     "item",
+    "rubricVerdicts",
 ]
+
+
+def _verdicts_cell(row: Row) -> str:
+    """Every rubric verdict of a row in one cell: ``id: PASS - reasoning``, one per line."""
+    return "\n".join(
+        f"{v.rubric_id or v.rubric}: {v.mark} - {v.reasoning or ''}".rstrip(" -")
+        for v in row.verdicts
+    )
 
 
 def to_csv(results: RunResults) -> str:
@@ -68,7 +77,7 @@ def to_csv(results: RunResults) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in results.rows:
-        record = row.as_dict()
+        record = {**row.as_dict(), "rubricVerdicts": _verdicts_cell(row)}
         writer.writerow(["" if record[c] is None else record[c] for c in CSV_COLUMNS])
     return out.getvalue()
 
@@ -163,6 +172,15 @@ def to_markdown(results: RunResults) -> str:
         )
     if results.judge is not None:
         lines += ["", judge_line(results.judge)]
+    verdicts = [(row, v) for row in results.rows for v in row.verdicts]
+    if verdicts:
+        lines += ["", "| case | candidate | metric | rubric | verdict | reasoning |"]
+        lines.append("|---|---|---|---|---|---|")
+        for row, v in verdicts:
+            lines.append(
+                f"| {_md(row.eval_case_id)} | {_md(row.candidate)} | {row.metric} | "
+                f"{_md(v.rubric_id or v.rubric)} | {v.mark} | {_md(v.reasoning)} |"
+            )
     failures = results.failures()
     if failures:
         lines += ["", "| case | candidate | metric | score | threshold | explanation |"]
