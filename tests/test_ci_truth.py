@@ -318,3 +318,55 @@ def test_the_results_standard_deviation_is_the_one_the_run_reports() -> None:
     results = _results("a", *((f"c{i}", "x", s) for i, s in enumerate(scores)))
     (summary,) = results.summary()
     assert summary.stdev == pytest.approx(metrics.summarize({"m": scores})["m/STANDARD_DEVIATION"])
+
+
+def _spans_and_logs(folder: Path) -> tuple[Path, Path]:
+    """A real ADK run whose message content went to log records only (EVENT_ONLY): the spans
+    file and the logs file mean one conversation only when read together."""
+    from adk_runs import record
+
+    recording = record(schema=2, content="EVENT_ONLY")
+    spans, logs = folder / "spans.json", folder / "logs.jsonl"
+    spans.write_text(json.dumps(recording.otlp_json()))
+    logs.write_text(json.dumps(recording.otlp_logs_json()) + "\n")
+    return spans, logs
+
+
+def _protobuf(spans: Path, out: Path) -> Path:
+    import base64
+
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    data = json.loads(spans.read_text())
+    for resource in data["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+    out.write_bytes(ParseDict(data, ExportTraceServiceRequest()).SerializeToString())
+    return out
+
+
+def test_validate_reads_what_run_reads(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = work / "recorded"
+    folder.mkdir()
+    spans, logs = _spans_and_logs(folder)
+    (folder / "notes.txt").write_text("not a trace")
+    # run reads the pair together; validate says the same of the pair, and of the folder.
+    assert main(["validate", str(spans), str(logs)]) == 0
+    out = capsys.readouterr().out
+    assert "(read together): 1 conversations" in out
+    assert main(["validate", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "logs.jsonl" in out and "(read together)" in out
+    assert f"skipped: {folder / 'notes.txt'}: not a file platform-eval reads" in out
+    # OTLP protobuf, which run reads.
+    binary = _protobuf(spans, work / "spans.pb")
+    assert main(["validate", str(binary), str(logs)]) == 0
+    assert "(read together): 1 conversations" in capsys.readouterr().out
+    # A logs file alone holds no conversation: that is a problem, named.
+    assert main(["validate", str(logs)]) == 2

@@ -8,46 +8,82 @@ from pathlib import Path
 
 from .. import formats, metrics
 from ..target import Target
-from ..traces import conversations_from, load_traces
+from ..traces import PROTOBUF_SUFFIXES, TRACE_SUFFIXES, load_traces
 from ._common import EXIT_OK, EXIT_USAGE, emit, error, note
 from ._traces import trace_sources
 
+#: What validate reads: every file run reads (eval sets, datasets, configs, traces and
+#: sessions, OTLP protobuf); a folder's other files are listed as skipped.
+READABLE_SUFFIXES = TRACE_SUFFIXES
 
-def _files(paths: list[str]) -> list[Path]:
+
+#: The files migrate takes from a folder.
+EVAL_SET_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def _files(
+    paths: list[str], suffixes: tuple[str, ...] = READABLE_SUFFIXES
+) -> tuple[list[Path], list[Path]]:
+    """The files given and those of the folders given with one of ``suffixes``; and the
+    folders' other files."""
     found: list[Path] = []
+    skipped: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
+            for child in sorted(p for p in path.rglob("*") if p.is_file()):
+                readable = child.suffix.lower() in suffixes
+                (found if readable else skipped).append(child)
         else:
             found.append(path)
-    return found
+    return found, skipped
 
 
 def validate(args: argparse.Namespace) -> int:
+    """Every file as ``run`` reads it: eval sets, datasets and configs one by one; trace files
+    (spans, their logs, sessions, protobuf exports) together, as one recording."""
+    files, skipped = _files(args.paths)
     problems: list[str] = []
-    checked = 0
-    for path in _files(args.paths):
-        checked += 1
-        found = [str(p) for p in _problems(path)]
+    traces: list[Path] = []
+    for path in files:
+        if path.suffix.lower() in PROTOBUF_SUFFIXES:
+            traces.append(path)
+            continue
+        try:
+            loaded = formats.load(path)
+        except formats.FormatError as exc:
+            problems += [str(p) for p in exc.problems]
+            continue
+        if loaded.kind in formats.TRACE_KINDS:
+            traces.append(path)
+            continue
+        found = [str(p) for p in _problems(loaded)]
         problems += found
         if not found and not args.quiet:
             print(f"ok: {path}")
+    if traces:
+        try:
+            conversations = load_traces(traces)
+        except formats.FormatError as exc:
+            problems += [str(p) for p in exc.problems]
+        else:
+            if not args.quiet:
+                together = " (read together)" if len(traces) > 1 else ""
+                shown = ", ".join(map(str, traces))
+                print(f"ok: {shown}{together}: {len(conversations)} conversations")
+    for path in skipped:
+        print(f"skipped: {path}: not a file platform-eval reads ({', '.join(READABLE_SUFFIXES)})")
     for problem in problems:
         print(problem)
     if problems:
-        error(f"{len(problems)} problems in {checked} files")
+        error(f"{len(problems)} problems in {len(files)} files")
         return EXIT_USAGE
     return EXIT_OK
 
 
-def _problems(path: Path) -> list[str | formats.Problem]:
-    """The file's problems as a format, then what it holds that nothing could use: the file is
-    read and parsed once."""
-    try:
-        loaded = formats.load(path)
-    except formats.FormatError as exc:
-        return list(exc.problems)
+def _problems(loaded: formats.LoadedFile) -> list[str | formats.Problem]:
+    """A loaded file's problems as a format, then what it holds that nothing could use."""
+    path = loaded.path
     problems: list[str | formats.Problem] = list(formats.validate_loaded(loaded))
     if problems:
         return problems
@@ -64,17 +100,13 @@ def _problems(path: Path) -> list[str | formats.Problem]:
             if problem:
                 found.append(f"{path}: criteria.{name}.threshold: {problem}")
         return found
-    if loaded.kind in formats.TRACE_KINDS:
-        try:
-            conversations_from(loaded.data, loaded.kind, loaded.path)
-        except formats.FormatError as exc:
-            return list(exc.problems)
     return []
 
 
 def migrate(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    for source in _files(args.sources):
+    sources, _ = _files(args.sources, EVAL_SET_SUFFIXES)
+    for source in sources:
         if args.dry_run:
             dataset, cases = formats.eval_set_to_dataset(formats.load_eval_set(source))
             destination = formats.migrate.dataset_path_for(source, out)
