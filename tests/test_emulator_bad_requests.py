@@ -198,7 +198,13 @@ def test_a_client_that_gives_up_on_a_delayed_request_leaves_no_error_in_the_log(
         emulator.inject_fault(path=SETS, method=method, kind="delay", delay=0.5)
         with pytest.raises(httpx.TimeoutException):
             httpx.request(method, f"{base}/{SETS}", json={"displayName": "x"}, timeout=0.1)
-    time.sleep(0.8)
+    # Wait for the delayed handlers to finish (they answer a client that has gone).
+    server = emulator._server
+    assert server is not None
+    deadline = time.monotonic() + 10
+    while server.server_state.tasks:
+        assert time.monotonic() < deadline, "the delayed requests never finished"
+        time.sleep(0.02)
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert "Traceback" not in caplog.text
 

@@ -146,7 +146,12 @@ def test_an_upload_killed_during_its_import_ends_with_every_item_exactly_once(
     assert not emulator.pending_faults(), "the import never reached the emulator"
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
-    time.sleep(1.5)  # the emulator finishes the import the killed uploader asked for
+    # The emulator finishes the import the killed uploader asked for: wait for its set.
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        deadline = time.monotonic() + 30
+        while not list(client.list_sets()):
+            assert time.monotonic() < deadline, "the import never finished"
+            time.sleep(0.02)
 
     with emulator.client(project, retry=FAST_RETRY) as client:
         report = jobs.UploadReport()

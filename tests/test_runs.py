@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -233,7 +232,6 @@ def test_wait_for_run_times_out_and_reports_progress(emulator: Emulator, sync_cl
     seen: list[str] = []
     with emulator.executor.paused():
         run = sync_client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
-        started = time.monotonic()
         with pytest.raises(errors.WaitTimeoutError) as caught:
             sync_client.wait_for_run(
                 run,
@@ -241,7 +239,6 @@ def test_wait_for_run_times_out_and_reports_progress(emulator: Emulator, sync_cl
                 poll_interval=0.05,
                 on_progress=lambda r: seen.append(str(r.state)),
             )
-        assert time.monotonic() - started < 5
         assert not caught.value.run.done
         with pytest.raises(errors.PlatformEvalError, match="use wait_for_run"):
             sync_client.get_results(run)
