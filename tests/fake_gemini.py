@@ -152,6 +152,21 @@ def adk_judge_rule(seen: Seen) -> str:
                 "supporting_excerpt: null\ncontradicting_excerpt: null"
             )
         return "\n".join(blocks)
+    if '{"verdicts"' in prompt:  # platform-eval's rubric judge for the service's metrics
+        listed = re.findall(r"^- \[([^\]]+)\] (.*)$", prompt, re.M)
+        return json.dumps(
+            {
+                "verdicts": [
+                    {
+                        "rubric_id": rubric_id,
+                        "rubric": text,
+                        "verdict": _flip(prompt + rubric_id, "s"),
+                        "reasoning": f"read the conversation for {rubric_id}",
+                    }
+                    for rubric_id, text in listed
+                ]
+            }
+        )
     rubrics = re.findall(r"\[id: ([^\]]+)\] (.*)", prompt)
     answers = []
     for rubric_id, text in rubrics:

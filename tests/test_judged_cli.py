@@ -158,3 +158,43 @@ def test_a_call_budget_stops_judging_and_a_rerun_goes_on_from_the_cache(
     second = json.loads(capsys.readouterr().out)
     assert second["judge"] == {**second["judge"], "calls": 5, "cacheHits": 4}
     assert len(work.seen) == 9
+
+
+def test_the_services_rubric_metrics_are_judged_through_the_cache_too(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fake_gemini import adk_judge_rule
+
+    work.rule = adk_judge_rule
+    config = {
+        "criteria": {
+            "general_quality_v1": {
+                "threshold": 0.0,
+                "rubrics": [
+                    {"rubric_id": "polite", "rubric_content": {"text_property": "It is polite."}}
+                ],
+            }
+        }
+    }
+    Path("service_config.json").write_text(json.dumps(config))
+    command = [
+        "-q",
+        "--judge-model",
+        "gemini-2.5-flash",
+        *RUN,
+        "--config",
+        "service_config.json",
+        "--format",
+        "json",
+    ]
+    assert main(command) in (0, 1)
+    first = json.loads(capsys.readouterr().out)
+    made = len(work.seen)
+    assert made >= 1 and first["judge"]["calls"] == made
+    (row,) = first["rows"]
+    polite = next(v for v in row["rubricVerdicts"] if v["rubricId"] == "polite")
+    assert polite["reasoning"] == "read the conversation for polite"
+    assert row["score"] is not None  # every rubric, typed or free text, has a verdict
+    assert main(command) in (0, 1)
+    second = json.loads(capsys.readouterr().out)
+    assert len(work.seen) == made and second["judge"]["cacheHits"] == made

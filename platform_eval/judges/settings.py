@@ -74,4 +74,4 @@ class JudgeSettings:
             replay_only=self.replay_only,
             max_calls=self.max_calls,
         )
-        return (LocalJudge(), GeminiJudge(self.model), judging)
+        return (LocalJudge(), GeminiJudge(self.model, judging=judging), judging)

@@ -32,6 +32,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..types import CandidateResponse, EvaluationRequest, Rubric, RubricVerdict
 from ._invocations import Invocation, content_text, response_invocations
+from .model_judge import CallLabel, JudgeUnavailableError
 
 T = TypeVar("T")
 
@@ -55,6 +56,8 @@ class JudgeInput:
     metric: str
     request: EvaluationRequest
     candidate: CandidateResponse
+    #: The eval case, for a model judge's accounting and errors.
+    case: str = ""
 
     @functools.cached_property
     def turns(self) -> list[Invocation]:
@@ -287,9 +290,14 @@ class GeminiJudge:
 
     name = "gemini"
 
-    def __init__(self, model: str = "gemini-2.5-flash", *, client: Any = None) -> None:
+    def __init__(
+        self, model: str = "gemini-2.5-flash", *, client: Any = None, judging: Any = None
+    ) -> None:
         self.model = model
         self._client = client
+        #: A ModelJudge (platform_eval.judges.Judging) to ask through: its replay cache, token
+        #: accounting and concurrency then apply; without one, google-genai is asked directly.
+        self._judging = judging
 
     def _genai(self) -> Any:
         if self._client is None:
@@ -329,31 +337,48 @@ class GeminiJudge:
         schema: dict[str, Any],
         read: Callable[[Any], T],
         system_instruction: str | None = None,
+        label: CallLabel | None = None,
     ) -> T:
         """The model's JSON answer to ``contents``, read by ``read``; any failure of the call
         or of the reading is a JudgeError."""
         from google.genai import types as genai_types
 
+        config = genai_types.GenerateContentConfig(
+            temperature=0.0,
+            system_instruction=system_instruction,
+            response_mime_type="application/json",
+            response_schema=schema,
+        )
         try:
-            response = self._genai().models.generate_content(
-                model=self.model,
-                contents=contents,
-                config=genai_types.GenerateContentConfig(
-                    temperature=0.0,
-                    system_instruction=system_instruction,
-                    response_mime_type="application/json",
-                    response_schema=schema,
-                ),
-            )
-            return read(json.loads(response.text or ""))
+            if self._judging is not None:
+                asked = [genai_types.Content(role="user", parts=[genai_types.Part(text=contents)])]
+                reply = self._judging.run(
+                    self._judging.generate(
+                        self.model, asked, config, sample=0, label=label or CallLabel("", "", "")
+                    )
+                )
+                text = reply.text
+            else:
+                response = self._genai().models.generate_content(
+                    model=self.model, contents=contents, config=config
+                )
+                text = response.text
+            return read(json.loads(text or ""))
         except JudgeError:
             raise
+        except JudgeUnavailableError as exc:
+            raise JudgeError(str(exc)) from None
         except Exception as exc:
             raise JudgeError(f"the Gemini judge failed: {type(exc).__name__}: {exc}") from None
 
     def decide(self, rubrics: Sequence[Rubric], subject: JudgeInput) -> list[RubricVerdict]:
+        label = CallLabel(subject.metric, subject.case, subject.candidate.candidate or "")
         entries = self._ask(
-            self.prompt(rubrics, subject), _VERDICT_SCHEMA, lambda data: data["verdicts"]
+            self.prompt(rubrics, subject),
+            _VERDICT_SCHEMA,
+            lambda data: data["verdicts"],
+            None,
+            label,
         )
         by_id = {r.rubric_id: r for r in rubrics}
         verdicts = []
@@ -374,7 +399,9 @@ class GeminiJudge:
             )
         return verdicts
 
-    def grade(self, prompt: str, system_instruction: str | None) -> tuple[float, str]:
+    def grade(
+        self, prompt: str, system_instruction: str | None, label: CallLabel | None = None
+    ) -> tuple[float, str]:
         """Scores a custom LLM metric's filled prompt: (score, explanation)."""
         asked = (
             f"{prompt}\n\n"
@@ -386,6 +413,7 @@ class GeminiJudge:
             _SCORE_SCHEMA,
             lambda data: (float(data["score"]), str(data.get("explanation") or "")),
             system_instruction,
+            label,
         )
         if not math.isfinite(value):
             raise JudgeError(f"the Gemini judge answered a score that is not a number: {value}")

@@ -26,6 +26,7 @@ from ..types import (
 from ._invocations import Subject, content_text
 from ._spec import MetricError, MetricSpec, NotEvaluatedError
 from .judges import Judge, JudgeError
+from .model_judge import CallLabel
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -36,7 +37,9 @@ class Grader(Protocol):
 
     name: str
 
-    def grade(self, prompt: str, system_instruction: str | None) -> tuple[float, str]: ...
+    def grade(
+        self, prompt: str, system_instruction: str | None, label: CallLabel | None = None
+    ) -> tuple[float, str]: ...
 
 
 def _template_spec(
@@ -105,7 +108,8 @@ def score_custom(spec: MetricSpec, subject: Subject, judges: Sequence[Judge]) ->
         )
     prompt = fill(str(spec.params["prompt_template"]), _variables(subject))
     try:
-        value, explanation = grader.grade(prompt, spec.params.get("system_instruction"))
+        label = CallLabel(spec.name, subject.case_id, subject.candidate.candidate or "")
+        value, explanation = grader.grade(prompt, spec.params.get("system_instruction"), label)
     except JudgeError as exc:
         raise NotEvaluatedError(str(exc)) from None
     return CandidateResult(

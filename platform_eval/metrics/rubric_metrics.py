@@ -77,7 +77,7 @@ def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> Candid
     if spec.name in ADK_RUBRIC_CRITERIA and adk_judged.model_judge(judges) is not None:
         return adk_judged.score(spec, scored, judges)
     request, candidate = scored.request, scored.candidate
-    subject = JudgeInput(spec.name, request, candidate)
+    subject = JudgeInput(spec.name, request, candidate, scored.case_id)
     rubrics = _rubrics(spec, request)
     verdicts: list[RubricVerdict] = []
     not_evaluated: list[dict[str, Any]] = []
