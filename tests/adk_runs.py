@@ -205,7 +205,7 @@ def record(
     _extra_log_processors[:] = log_processors or []
     try:
         with _env(env):
-            session = asyncio.run(_run(_agents(sub_agent), QUESTIONS[:turns]))
+            session = asyncio.run(run_agent(_agents(sub_agent), QUESTIONS[:turns]))
     finally:
         _extra_span_processors.clear()
         _extra_log_processors.clear()
@@ -214,7 +214,8 @@ def record(
     )
 
 
-async def _run(agent: LlmAgent, questions: list[str]) -> dict[str, Any]:
+async def run_agent(agent: LlmAgent, questions: list[str]) -> dict[str, Any]:
+    """Runs the agent (google-adk's InMemoryRunner) for the questions; the session's JSON."""
     runner = InMemoryRunner(agent=agent, app_name="weather_app")
     session = await runner.session_service.create_session(app_name="weather_app", user_id="u1")
     for question in questions:

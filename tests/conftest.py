@@ -83,7 +83,7 @@ RUN_SLOW = os.environ.get("PLATFORM_EVAL_SLOW_TESTS") == "1"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not RUN_SLOW:
         slow = pytest.mark.skip(
-            reason="slow (a minute or more): CI runs it; PLATFORM_EVAL_SLOW_TESTS=1 runs it here"
+            reason="slow: CI runs it (.ci/run); PLATFORM_EVAL_SLOW_TESTS=1 runs it here too"
         )
         for item in items:
             if item.get_closest_marker("slow"):
@@ -97,6 +97,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("corpus"):
             item.add_marker(skip)
+
+
+SAMPLE_DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder with the sample data under ``data/``, as the current directory, with
+    no emulator or project configured: what a user's CLI session starts from."""
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("PLATFORM_EVAL_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    shutil.copytree(SAMPLE_DATA, tmp_path / "data")
+    return tmp_path
 
 
 @pytest.fixture(scope="session")

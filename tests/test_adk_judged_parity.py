@@ -27,7 +27,7 @@ from fake_gemini import FakeGemini, adk_judge_rule, fake_gemini
 
 pytest.importorskip("google.adk.evaluation.final_response_match_v2")
 
-from adk_runs import ScriptedModel, call, say
+from adk_runs import ScriptedModel, call, run_agent, say
 from google.adk.agents import LlmAgent
 from google.adk.evaluation import local_eval_service
 from google.adk.evaluation.eval_case import EvalCase
@@ -37,7 +37,7 @@ from google.adk.evaluation.metric_evaluator_registry import (
     DEFAULT_METRIC_EVALUATOR_REGISTRY,
 )
 from google.adk.events import Event
-from google.adk.runners import InMemoryRunner
+from google.adk.sessions import Session
 from google.genai import types
 
 from platform_eval import jobs
@@ -130,22 +130,14 @@ def _case(index: int) -> tuple[dict[str, Any], list[list[types.Content]], list[s
     return case, scripts, questions
 
 
-async def _session(scripts: list[list[types.Content]], questions: list[str]) -> Any:
+def _session(scripts: list[list[types.Content]], questions: list[str]) -> Any:
     agent = LlmAgent(
         name="weather_agent",
         model=ScriptedModel(script=[content for turn in scripts for content in turn]),
         instruction="Answer questions about the weather.",
         tools=[get_weather],
     )
-    runner = InMemoryRunner(agent=agent, app_name="weather_app")
-    session = await runner.session_service.create_session(app_name="weather_app", user_id="u")
-    for question in questions:
-        message = types.Content(role="user", parts=[types.Part(text=question)])
-        async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=message):
-            pass
-    return await runner.session_service.get_session(
-        app_name="weather_app", user_id="u", session_id=session.id
-    )
+    return Session.model_validate(asyncio.run(run_agent(agent, questions)))
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +146,7 @@ def recorded() -> list[tuple[dict[str, Any], Any]]:
     out = []
     for index in range(24):
         case, scripts, questions = _case(index)
-        out.append((case, asyncio.run(_session(scripts, questions))))
+        out.append((case, _session(scripts, questions)))
     return out
 
 

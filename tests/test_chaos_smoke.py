@@ -7,6 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+#: Rounds of faults and SIGKILLs: CI runs it, a newcomer's first run does not.
+pytestmark = pytest.mark.slow
+
 CHAOS = Path(__file__).resolve().parents[1] / "tools" / "chaos.py"
 
 

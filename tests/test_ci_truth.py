@@ -4,7 +4,6 @@ that was not made, and the thresholds a run was judged by travel with it."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -16,17 +15,7 @@ from platform_eval.results import RunResults, compare
 from platform_eval.results.model import Row
 from platform_eval.types import EvaluationRun
 
-DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
 RUN = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("PLATFORM_EVAL_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT"):
-        monkeypatch.delenv(name, raising=False)
-    shutil.copytree(DATA, tmp_path / "data")
-    return tmp_path
 
 
 def _last_run(capsys: pytest.CaptureFixture[str]) -> str:

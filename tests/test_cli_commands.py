@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
 
 from platform_eval.cli import main
-
-DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project folder with the sample data, no emulator or project configured."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("PLATFORM_EVAL_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT"):
-        monkeypatch.delenv(name, raising=False)
-    shutil.copytree(DATA, tmp_path / "data")
-    return tmp_path
-
 
 RUN = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
 

@@ -46,6 +46,7 @@ def test_sample_runs_as_is(sample: Path, tmp_path: Path) -> None:
     assert done.stdout.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
 def test_sample_runs_with_a_project(
     sample: Path, tmp_path: Path, emulator: Emulator, project: str

@@ -17,6 +17,9 @@ from schemathesis import GenerationMode
 
 from platform_eval.emulator import Emulator
 
+#: Generated requests for every operation: CI runs it, a newcomer's first run does not.
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("PLATFORM_EVAL_SCHEMATHESIS_EXAMPLES", "8"))
 #: Fault injection answers with the status it was told to, and reset empties the store under
 #: other tests: both are meant to, so they are described but not fuzzed.
