@@ -41,7 +41,10 @@ class Seen:
 
     @property
     def prompt(self) -> str:
-        """The text of every part of every content, joined: what the judge was asked."""
+        """The text of every part of every content (or every chat message), joined: what the
+        judge was asked."""
+        if "messages" in self.body:
+            return "\n".join(str(m.get("content") or "") for m in self.body["messages"])
         return "\n".join(
             part.get("text", "")
             for content in self.body.get("contents", [])
@@ -75,6 +78,8 @@ class FakeGemini:
     def answer(
         self, path: str, raw: bytes, headers: dict[str, str]
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        if path.endswith("/chat/completions"):  # an OpenAI-compatible route, for LiteLLM
+            return _chat(self, path, raw, headers)  # type: ignore[no-any-return]
         match = _PATH.match(path)
         if match is None:
             return (
@@ -176,6 +181,38 @@ def adk_judge_rule(seen: Seen) -> str:
             f"Rationale: judged {rubric_id}\nVerdict: {'yes' if yes else 'no'}\n"
         )
     return "\n".join(answers)
+
+
+def _chat_answer(model: str, text: str, prompt: str) -> dict[str, Any]:
+    """An OpenAI chat completion, as LiteLLM reads one."""
+    prompt_tokens, answer_tokens = tokens(prompt), tokens(text)
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": answer_tokens,
+            "total_tokens": prompt_tokens + answer_tokens,
+        },
+    }
+
+
+def _chat(fake: FakeGemini, path: str, raw: bytes, headers: dict[str, str]) -> Any:
+    body = json.loads(raw)
+    seen = Seen(path, str(body.get("model", "")), body, headers)
+    with fake._lock:
+        fake.seen.append(seen)
+    text = fake.rule(seen)
+    return 200, _chat_answer(seen.model, text, seen.prompt), {}
 
 
 def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:

@@ -89,6 +89,7 @@ def test_the_same_run_twice_makes_no_second_model_call(
     made = len(work.seen)
     # 3 turns x 2 samples for final_response_match_v2, 3 turns x 1 for the rubric criterion.
     assert made == 9
+    by_metric = first["judge"].pop("byMetric")
     assert first["judge"] == {
         "calls": made,
         "cacheHits": 0,
@@ -96,6 +97,8 @@ def test_the_same_run_twice_makes_no_second_model_call(
         "candidatesTokens": sum(tokens(rule(s)) for s in work.seen),
         "thoughtsTokens": 3 * made,
     }
+    assert by_metric["final_response_match_v2"]["calls"] == 6
+    assert by_metric["rubric_based_final_response_quality_v1"]["calls"] == 3
     scores = {r["metric"]: r["score"] for r in first["rows"]}
     assert scores["final_response_match_v2"] == pytest.approx(1 / 3)  # only Paris is sunny
     assert scores["rubric_based_final_response_quality_v1"] == 1.0
@@ -156,7 +159,7 @@ def test_a_call_budget_stops_judging_and_a_rerun_goes_on_from_the_cache(
     # Run again with room for the rest: the 4 answers come from the cache.
     assert _run(fmt="json") in (0, 1)
     second = json.loads(capsys.readouterr().out)
-    assert second["judge"] == {**second["judge"], "calls": 5, "cacheHits": 4}
+    assert (second["judge"]["calls"], second["judge"]["cacheHits"]) == (5, 4)
     assert len(work.seen) == 9
 
 

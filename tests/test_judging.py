@@ -145,3 +145,30 @@ def test_the_vertex_path_reaches_the_same_server(monkeypatch: pytest.MonkeyPatch
             "/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash"
             ":generateContent"
         )
+
+
+@pytest.mark.slow  # importing LiteLLM takes seconds
+def test_a_litellm_model_is_asked_through_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("litellm", reason="LiteLLM is the optional extra platform-eval[litellm]")
+    with fake_gemini(lambda seen: "from litellm") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        judging = Judging()
+        try:
+            reply = judging.run(
+                judging.generate(
+                    "openai/gpt-4o-mini",
+                    ASK,
+                    types.GenerateContentConfig(temperature=0.0),
+                    sample=0,
+                    label=LABEL,
+                )
+            )
+        finally:
+            judging.close()
+    assert reply.text == "from litellm"
+    (seen,) = server.seen
+    assert seen.path.endswith("/chat/completions") and seen.model == "gpt-4o-mini"
+    assert seen.body["messages"] == [{"role": "user", "content": "Is the sky blue?"}]
+    total = judging.usage.total
+    assert (total.calls, total.prompt_tokens) == (1, tokens("Is the sky blue?"))

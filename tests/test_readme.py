@@ -36,6 +36,7 @@ def test_the_readme_has_its_python_examples() -> None:
     assert len(BLOCKS) >= 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_a_readme_python_block_runs_as_pasted(
     index: int, tmp_path: Path, emulator: Emulator, project: str

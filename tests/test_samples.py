@@ -39,6 +39,9 @@ def _run(
     )
 
 
+# Each sample's own test below runs it as is and reads what it printed; this one, for every
+# sample at once, is for CI.
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
 def test_sample_runs_as_is(sample: Path, tmp_path: Path) -> None:
     done = _run(sample.name, cwd=tmp_path)
@@ -90,6 +93,7 @@ def test_readme_example_is_the_quickstart_sample() -> None:
     assert example.group(1).startswith("import argparse")
 
 
+@pytest.mark.slow
 def test_offline_eval_from_traces_scores_the_recorded_conversation(tmp_path: Path) -> None:
     done = _run("offline_eval_from_traces.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -100,6 +104,7 @@ def test_offline_eval_from_traces_scores_the_recorded_conversation(tmp_path: Pat
     assert "paris-then-oslo agent rubric_based_final_response_quality_v1 NOT_CHECKED 1.000" in lines
 
 
+@pytest.mark.slow
 def test_upload_twice_uploads_once(tmp_path: Path) -> None:
     done = _run("upload_eval_set.py", cwd=tmp_path)
     first, second = done.stdout.splitlines()[:2]
@@ -109,6 +114,7 @@ def test_upload_twice_uploads_once(tmp_path: Path) -> None:
     assert "eval case paris-then-oslo" in done.stdout
 
 
+@pytest.mark.slow
 def test_rubric_verdicts_with_their_reasoning(tmp_path: Path) -> None:
     done = _run("fetch_rubric_verdicts.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -121,6 +127,7 @@ def test_rubric_verdicts_with_their_reasoning(tmp_path: Path) -> None:
     assert "reasoning: get_weather was called (2 times)" in done.stdout
 
 
+@pytest.mark.slow
 def test_migrated_dataset_reads_back(tmp_path: Path) -> None:
     done = _run("migrate_evalsets.py", "--out", str(tmp_path / "datasets"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -130,6 +137,7 @@ def test_migrated_dataset_reads_back(tmp_path: Path) -> None:
     assert "-> 1 eval cases -> projects/" in done.stdout
 
 
+@pytest.mark.slow
 def test_compare_lists_the_regression_and_can_fail_on_it(tmp_path: Path) -> None:
     done = _run("compare_runs.py", "--fail-on-regression", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
@@ -138,6 +146,7 @@ def test_compare_lists_the_regression_and_can_fail_on_it(tmp_path: Path) -> None
     assert re.search(r"tool_trajectory_avg_score\s+1\.000\s+1\.000\s+\+0\.000", done.stdout)
 
 
+@pytest.mark.slow
 def test_ci_gate_writes_junit_and_the_job_summary(tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     done = _run(
@@ -155,6 +164,7 @@ def test_ci_gate_writes_junit_and_the_job_summary(tmp_path: Path) -> None:
     assert summary.read_text().startswith("## platform-eval: PASSED")
 
 
+@pytest.mark.slow
 def test_ci_gate_fails_on_a_missed_threshold(tmp_path: Path) -> None:
     strict = tmp_path / "strict.json"
     strict.write_text(json.dumps({"criteria": {"response_match_score": 0.99}}))

@@ -339,11 +339,19 @@ def run(args: argparse.Namespace, target: Target) -> int:
     return _finish(args, results)
 
 
-def _usage_total(judging: list[Any]) -> dict[str, int]:
-    total: dict[str, int] = {}
+def _usage_total(judging: list[Any]) -> dict[str, Any]:
+    """What judging cost in all, and per metric (``byMetric``)."""
+    total: dict[str, Any] = {}
+    by_metric: dict[str, dict[str, int]] = {}
     for judge in judging:
         for key, value in judge.usage.total.as_json().items():
             total[key] = total.get(key, 0) + value
+        for metric, usage in judge.usage.by_metric.items():
+            into = by_metric.setdefault(metric, {})
+            for key, value in usage.as_json().items():
+                into[key] = into.get(key, 0) + value
+    if by_metric:
+        total["byMetric"] = by_metric
     return total
 
 

@@ -158,8 +158,9 @@ class RunResults:
     rows: list[Row]
     conversations: dict[str, CaseRecord] = field(default_factory=dict)
     #: What judging the run cost, where it is known (the embedded emulator judged it):
-    #: calls, cacheHits, promptTokens, candidatesTokens, thoughtsTokens.
-    judge: dict[str, int] | None = None
+    #: calls, cacheHits, promptTokens, candidatesTokens, thoughtsTokens, and the same per
+    #: metric under byMetric.
+    judge: dict[str, Any] | None = None
 
     @property
     def thresholds(self) -> dict[str, float]:

@@ -42,7 +42,7 @@ def to_json(results: RunResults, *, indent: int | None = 2) -> str:
     return json.dumps(document, indent=indent, ensure_ascii=False)
 
 
-def judge_line(judge: dict[str, int]) -> str:
+def judge_line(judge: dict[str, Any]) -> str:
     """What judging cost, in one line."""
     return (
         f"judge: {judge['calls']} model calls, {judge['cacheHits']} answered from the cache; "
