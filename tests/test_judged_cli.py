@@ -201,3 +201,38 @@ def test_the_services_rubric_metrics_are_judged_through_the_cache_too(
     assert main(command) in (0, 1)
     second = json.loads(capsys.readouterr().out)
     assert len(work.seen) == made and second["judge"]["cacheHits"] == made
+
+
+def test_safety_v1_is_the_services_to_compute(work: FakeGemini) -> None:
+    from platform_eval import Client, Target
+    from platform_eval.cli._common import UsageError
+    from platform_eval.cli.evaluate import _check_computable
+
+    # On the emulator: refused before anything is uploaded, saying where it is computed.
+    from platform_eval.target import connect
+
+    with connect(db=None) as embedded, pytest.raises(UsageError, match="--project"):
+        _check_computable(["safety_v1"], None, embedded)
+    # Against a project: the run names it, and the service computes it.
+    with Client("p", api_endpoint="http://127.0.0.1:9") as client:
+        _check_computable(["safety_v1"], None, Target(client, "service", "the service"))
+
+
+def test_the_progress_line_counts_judge_calls() -> None:
+    from platform_eval.cli.evaluate import progress_line
+    from platform_eval.judges import Judging
+    from platform_eval.metrics.model_judge import CallLabel
+    from platform_eval.types import EvaluationRun
+
+    run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/7"})
+    judging = Judging()
+    try:
+        assert progress_line(run, 3, 10, [judging]) == "run 7: None 3/10 items"
+        label = CallLabel("m", "c", "a")
+        for cached in (False, False, True):
+            judging.usage.add(label, {"promptTokenCount": 5}, cached=cached)
+        assert progress_line(run, 3, 10, [judging]).endswith(
+            "3/10 items, 2 judge calls (1 from the cache)"
+        )
+    finally:
+        judging.close()

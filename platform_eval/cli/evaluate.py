@@ -38,17 +38,34 @@ def _upload_progress(quiet: bool) -> Any:
     return show
 
 
+def _judging(target: Target) -> list[Any]:
+    """The embedded emulator's model judges (their usage is known here), else none."""
+    embedded = target.emulator.judges if target.emulator is not None else ()
+    return [judge for judge in embedded if hasattr(judge, "usage")]
+
+
+def progress_line(run: EvaluationRun, done: int, total: int, judging: list[Any]) -> str:
+    """``run ID: RUNNING 3/10 items, 12 judge calls (4 from the cache)``."""
+    line = f"run {run.id}: {run.state}" + (f" {done}/{total} items" if total else "")
+    calls = sum(judge.usage.total.calls for judge in judging)
+    cached = sum(judge.usage.total.cache_hits for judge in judging)
+    if calls or cached:
+        line += f", {calls} judge calls" + (f" ({cached} from the cache)" if cached else "")
+    return line
+
+
 def _run_progress(quiet: bool, target: Target) -> Any:
     if quiet:
         return None
     tty = sys.stderr.isatty()
     seen: set[str] = set()
+    judging = _judging(target)
 
     def show(run: EvaluationRun) -> None:
         # Only a tty shows the count, and only the emulator reports it (a request per poll).
         counted = tty and target.computes_locally and not run.done
         done, total = (target.client.run_progress(run) if counted else None) or (0, 0)
-        line = f"run {run.id}: {run.state}" + (f" {done}/{total}" if total else "")
+        line = progress_line(run, done, total, judging if tty else [])
         if tty:
             print(f"\r{line}", end="\n" if run.done else "", file=sys.stderr, flush=True)
         elif str(run.state) not in seen:
@@ -319,9 +336,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
         return EXIT_OK
     finished = _wait(target, started, args.quiet)
     results = fetch_results(client, finished, thresholds=thresholds, items=items)
-    judging = [
-        j for j in (target.emulator.judges if target.emulator else ()) if hasattr(j, "usage")
-    ]
+    judging = _judging(target)
     misses = [miss for j in judging for miss in j.replay_misses]
     if misses:
         more = f" (and {len(misses) - 1} more)" if len(misses) > 1 else ""

@@ -14,7 +14,8 @@ are ADK's own, never a copy. Two things are ours:
   ``ModelJudge`` it was given (the replay cache, the accounting, the concurrency), unchanged.
 
 ``safety_v1`` calls the Vertex AI evaluation service: the emulator does not imitate it, so on
-the emulator it is NOT_EVALUATED, saying so; against a project the service computes it.
+the emulator it is NOT_EVALUATED, saying so; against a project the run names it and the service
+computes it (it is one of the service's predefined metrics).
 """
 
 from __future__ import annotations
@@ -409,10 +410,11 @@ ADK_JUDGED_METRICS = (
     ),
     MetricInfo(
         "safety_v1",
-        "ADK: safety of the response, computed by the Vertex AI evaluation service",
+        "safety of the response: the Vertex AI evaluation service computes it (ADK calls it)",
         reads=("response",),
         needs_judge=True,
-        service_defined=False,
+        # Sent to the service by name (a predefined metric of its own); never scored here.
+        service_defined=True,
         params={"criterion": (), "judge_model": (), "num_samples": ()},
         judged_scorer=_safety,
     ),
