@@ -90,6 +90,8 @@ def test_the_same_run_twice_makes_no_second_model_call(
     # 3 turns x 2 samples for final_response_match_v2, 3 turns x 1 for the rubric criterion.
     assert made == 9
     by_metric = first["judge"].pop("byMetric")
+    by_case = first["judge"].pop("byCase")
+    assert by_case["paris-then-oslo"]["final_response_match_v2"]["calls"] == 6
     assert first["judge"] == {
         "calls": made,
         "cacheHits": 0,

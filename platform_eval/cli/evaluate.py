@@ -355,18 +355,25 @@ def run(args: argparse.Namespace, target: Target) -> int:
 
 
 def _usage_total(judging: list[Any]) -> dict[str, Any]:
-    """What judging cost in all, and per metric (``byMetric``)."""
+    """What judging cost in all, per metric (``byMetric``) and per eval case and metric
+    (``byCase``)."""
     total: dict[str, Any] = {}
     by_metric: dict[str, dict[str, int]] = {}
+    by_case: dict[str, dict[str, dict[str, int]]] = {}
+
+    def add(into: dict[str, int], usage: Any) -> None:
+        for key, value in usage.as_json().items():
+            into[key] = into.get(key, 0) + value
+
     for judge in judging:
-        for key, value in judge.usage.total.as_json().items():
-            total[key] = total.get(key, 0) + value
+        add(total, judge.usage.total)
         for metric, usage in judge.usage.by_metric.items():
-            into = by_metric.setdefault(metric, {})
-            for key, value in usage.as_json().items():
-                into[key] = into.get(key, 0) + value
+            add(by_metric.setdefault(metric, {}), usage)
+        for (metric, case), usage in judge.usage.by_case.items():
+            add(by_case.setdefault(case, {}).setdefault(metric, {}), usage)
     if by_metric:
         total["byMetric"] = by_metric
+        total["byCase"] = by_case
     return total
 
 

@@ -159,7 +159,7 @@ class RunResults:
     conversations: dict[str, CaseRecord] = field(default_factory=dict)
     #: What judging the run cost, where it is known (the embedded emulator judged it):
     #: calls, cacheHits, promptTokens, candidatesTokens, thoughtsTokens, and the same per
-    #: metric under byMetric.
+    #: metric (byMetric) and per eval case and metric (byCase).
     judge: dict[str, Any] | None = None
 
     @property
