@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..results import RunResults, Status
+from ..results._safe_text import printable
 from ..results.model import format_score
 from ..results.render import judge_line
 
@@ -36,15 +37,20 @@ def _rows(results: RunResults) -> Table:
         table.add_column(header, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for row in results.rows:
         table.add_row(
-            row.eval_case_id,
-            row.candidate,
-            row.metric,
+            _plain(row.eval_case_id),
+            _plain(row.candidate),
+            _plain(row.metric),
             format_score(row.score),
             "-" if row.threshold is None else f"{row.threshold:g}",
             Text(row.status.value, style=_STYLES[row.status]),
-            row.explanation or "",
+            _plain(row.explanation or ""),
         )
     return table
+
+
+def _plain(text: str) -> Text:
+    """User data as it is: never read as rich markup (``[/]``), no escape reaches the screen."""
+    return Text(printable(text))
 
 
 def _verdicts(results: RunResults) -> Table:
@@ -54,12 +60,12 @@ def _verdicts(results: RunResults) -> Table:
     for row in results.rows:
         for verdict in row.verdicts:
             table.add_row(
-                row.eval_case_id,
-                row.candidate,
-                row.metric,
-                f"{verdict.rubric_id or '-'}: {verdict.rubric}",
+                _plain(row.eval_case_id),
+                _plain(row.candidate),
+                _plain(row.metric),
+                _plain(f"{verdict.rubric_id or '-'}: {verdict.rubric}"),
                 Text(verdict.mark, style=_STYLES[verdict.status]),
-                verdict.reasoning or "",
+                _plain(verdict.reasoning or ""),
             )
     return table
 
@@ -70,7 +76,7 @@ def _summary(results: RunResults) -> Table:
         table.add_column(header, justify="left" if header == "metric" else "right")
     for s in results.summary():
         table.add_row(
-            s.metric,
+            _plain(s.metric),
             format_score(s.mean),
             "-" if s.threshold is None else f"{s.threshold:g}",
             Text(str(s.passed), style="green" if s.passed else ""),
@@ -91,4 +97,4 @@ def print_results(results: RunResults, *, rubrics: bool, console: Console | None
         console.print(Text(judge_line(results.judge)))
     verdict = results.verdict
     style = {Status.PASSED: "bold green", Status.NOT_CHECKED: "bold"}.get(verdict, "bold red")
-    console.print(Text(results.verdict_line(), style=style))
+    console.print(Text(printable(results.verdict_line()), style=style))

@@ -11,6 +11,7 @@ from xml.etree import ElementTree as ET
 if TYPE_CHECKING:
     from .model import Row, RunResults
 
+from ._safe_text import printable, spreadsheet_cell, xml_text
 from .model import Status, format_score
 
 
@@ -78,7 +79,9 @@ def to_csv(results: RunResults) -> str:
     writer.writerow(CSV_COLUMNS)
     for row in results.rows:
         record = {**row.as_dict(), "rubricVerdicts": _verdicts_cell(row)}
-        writer.writerow(["" if record[c] is None else record[c] for c in CSV_COLUMNS])
+        writer.writerow(
+            ["" if record[c] is None else spreadsheet_cell(record[c]) for c in CSV_COLUMNS]
+        )
     return out.getvalue()
 
 
@@ -101,6 +104,15 @@ def _details(row: Row) -> str:
         for v in row.verdicts
     ]
     return "\n".join(lines)
+
+
+def _xml_safe(element: ET.Element) -> ET.Element:
+    """Every attribute and text of the tree with the characters XML forbids written out."""
+    for node in element.iter():
+        node.attrib = {key: xml_text(value) for key, value in node.attrib.items()}
+        if node.text:
+            node.text = xml_text(node.text)
+    return element
 
 
 def to_junit(results: RunResults) -> str:
@@ -144,13 +156,13 @@ def to_junit(results: RunResults) -> str:
         else:
             ET.SubElement(case, "system-out").text = _details(row)
     root = ET.Element("testsuites")
-    root.append(suite)
+    root.append(_xml_safe(suite))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def _md(text: str | None) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")
+    return printable((text or "").replace("|", "\\|").replace("\n", " "))
 
 
 def to_markdown(results: RunResults) -> str:
@@ -209,13 +221,13 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
     terminal)."""
     rows = [
         [
-            row.eval_case_id,
-            row.candidate,
-            row.metric,
+            printable(row.eval_case_id),
+            printable(row.candidate),
+            printable(row.metric),
             format_score(row.score),
             "-" if row.threshold is None else f"{row.threshold:g}",
             row.status.value,
-            (row.explanation or "")[:80],
+            printable((row.explanation or "")[:80]),
         ]
         for row in results.rows
     ]
@@ -226,8 +238,10 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
         for row in results.rows:
             for v in row.verdicts:
                 lines.append(
-                    f"  {row.eval_case_id} [{row.candidate}] rubric {v.rubric_id or '-'}: "
-                    f"{v.mark}: {v.rubric} - {v.reasoning or ''}"
+                    printable(
+                        f"  {row.eval_case_id} [{row.candidate}] rubric {v.rubric_id or '-'}: "
+                        f"{v.mark}: {v.rubric} - {v.reasoning or ''}"
+                    )
                 )
     lines.append("")
     for s in results.summary():
@@ -238,5 +252,5 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
         )
     if results.judge is not None:
         lines.append(judge_line(results.judge))
-    lines.append(results.verdict_line())
+    lines.append(printable(results.verdict_line()))
     return "\n".join(lines) + "\n"

@@ -1,0 +1,65 @@
+"""User data in reports is shown, never obeyed (attack probe, issue 27 Medium 9 and Low): rich
+markup in a case id, escape sequences from an agent's answer, XML's forbidden characters,
+spreadsheet formulas."""
+
+from __future__ import annotations
+
+import csv
+import io
+from xml.etree import ElementTree as ET
+
+from rich.console import Console
+
+from platform_eval.cli._rich_table import print_results
+from platform_eval.results import RunResults
+from platform_eval.results.model import Row, Verdict
+from platform_eval.types import EvaluationRun
+
+HOSTILE_ANSWER = "\x1b[31mred\x1b[0m and a bell\x07"
+
+
+def _results() -> RunResults:
+    run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/1"})
+    run.state = "SUCCEEDED"  # type: ignore[assignment]
+    verdict = Verdict("r1", "[bold]rubric[/bold]", False, "the agent said " + HOSTILE_ANSWER)
+    rows = [
+        Row(
+            "paris[/]", "i", None, "agent[red]", "exact_match", 0.0, 0.5, HOSTILE_ANSWER, (verdict,)
+        ),
+        Row('=HYPERLINK("http://x")', "i", None, "@agent", "exact_match", 1.0, 0.5, "-1+2", ()),
+        Row("nul\x00case", "i", None, "agent", "exact_match", None, 0.5, "\x00\x1b\x0c", ()),
+    ]
+    return RunResults(run, rows)
+
+
+def test_the_terminal_table_shows_markup_and_escapes_as_text() -> None:
+    out = io.StringIO()
+    print_results(
+        _results(), rubrics=True, console=Console(file=out, force_terminal=True, width=200)
+    )
+    shown = out.getvalue()
+    assert "paris[/]" in shown and "agent[red]" in shown and "[bold]rubric[/bold]" in shown
+    assert "\x1b[31mred" not in shown and "\x07" not in shown
+    assert "\\x1b[31mred\\x1b[0m" in shown
+
+
+def test_plain_text_and_markdown_carry_no_raw_escapes() -> None:
+    results = _results()
+    for text in (results.to_table(rubrics=True), results.to_markdown()):
+        assert "\x1b" not in text and "\x07" not in text and "\x00" not in text
+        assert "\\x1b[31mred" in text
+
+
+def test_junit_is_well_formed_whatever_the_text() -> None:
+    document = _results().to_junit()
+    root = ET.fromstring(document)
+    names = [case.get("name") for case in root.iter("testcase")]
+    assert "nul\\x00case [agent] exact_match" in names
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_quoted() -> None:
+    rows = list(csv.DictReader(io.StringIO(_results().to_csv())))
+    assert rows[1]["evalCaseId"] == '\'=HYPERLINK("http://x")'
+    assert rows[1]["candidate"] == "'@agent"
+    assert rows[1]["explanation"] == "'-1+2"
+    assert rows[1]["score"] == "1.0"  # numbers are left as they are
