@@ -6,7 +6,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from .errors import RepeatedPageTokenError
+
 T = TypeVar("T")
+
+
+def _follow(page: Page[T], seen: set[str]) -> str | None:
+    """The next page's token, or None at the end; a token given before is an error (a server
+    that repeats one would have the pager loop, and its memory grow, forever)."""
+    token = page.next_page_token
+    if not token:
+        return None
+    if token in seen:
+        raise RepeatedPageTokenError(
+            f"the server gave the page token {token[:40]!r} a second time after "
+            f"{len(seen)} pages; stopping rather than reading the same pages forever"
+        )
+    seen.add(token)
+    return token
 
 
 @dataclass(frozen=True)
@@ -27,12 +44,13 @@ class Pager(Generic[T]):
 
     def iter_pages(self) -> Iterator[Page[T]]:
         token: str | None = None
+        seen: set[str] = set()
         while True:
             page = self._fetch_page(token)
             yield page
-            if not page.next_page_token:
+            token = _follow(page, seen)
+            if token is None:
                 return
-            token = page.next_page_token
 
     def __iter__(self) -> Iterator[T]:
         for page in self.iter_pages():
@@ -47,12 +65,13 @@ class AsyncPager(Generic[T]):
 
     async def iter_pages(self) -> AsyncIterator[Page[T]]:
         token: str | None = None
+        seen: set[str] = set()
         while True:
             page = await self._fetch_page(token)
             yield page
-            if not page.next_page_token:
+            token = _follow(page, seen)
+            if token is None:
                 return
-            token = page.next_page_token
 
     async def __aiter__(self) -> AsyncIterator[T]:
         async for page in self.iter_pages():

@@ -94,6 +94,10 @@ class InvalidRequestError(PlatformEvalError, ValueError):
     """The client refuses to send a request: a value JSON cannot carry (NaN, Infinity)."""
 
 
+class RepeatedPageTokenError(PlatformEvalError):
+    """The server answered a page token it had already given: following it would loop."""
+
+
 class APIConnectionError(GoogleAPIError):
     """The service could not be reached, or the connection broke before a full response."""
 

@@ -1,0 +1,64 @@
+"""The client against a server that misbehaves on purpose (attack probe, issue 27 Medium 8):
+a loopback HTTP server whose answers no emulator would give."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from conftest import AsyncAsSync
+
+from platform_eval import AsyncClient, Client, errors
+
+
+@pytest.fixture
+def repeating_server() -> Iterator[tuple[str, list[str]]]:
+    """Every list page says there is a next page, with the same token each time."""
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            body = json.dumps({"evaluationItems": [], "nextPageToken": "again"}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_repeated_page_token_is_an_error_not_a_loop(
+    repeating_server: tuple[str, list[str]], kind: str
+) -> None:
+    url, asked = repeating_server
+    client: Any = (
+        Client("p", api_endpoint=url)
+        if kind == "sync"
+        else AsyncAsSync(AsyncClient("p", api_endpoint=url))
+    )
+    try:
+        with pytest.raises(errors.RepeatedPageTokenError, match="'again' a second time"):
+            list(client.list_items())
+    finally:
+        client.close()
+    assert len(asked) == 2  # the first page, and the one its token named: then it stopped
