@@ -62,3 +62,29 @@ def test_a_repeated_page_token_is_an_error_not_a_loop(
     finally:
         client.close()
     assert len(asked) == 2  # the first page, and the one its token named: then it stopped
+
+
+def test_a_run_that_never_ends_is_waited_on_until_the_timeout(
+    work: Any, emulator: Any, project: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from platform_eval.cli import main
+
+    target = ["--endpoint", emulator.host_port, "--project", project, "-q"]
+    command = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
+    with emulator.executor.paused():  # the run stays PENDING for as long as the test likes
+        code = main([*target, *command, "--metrics", "exact_match", "--timeout", "0.3"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if "error:" in line]
+    assert "0.3" in line and "evaluationRuns/" in line
+
+
+def test_a_wait_always_has_a_deadline() -> None:
+    from platform_eval._waiting import DEFAULT_WAIT_TIMEOUT, Waiter
+
+    assert Waiter(None, 1.0, 10.0)._deadline is not None
+    assert DEFAULT_WAIT_TIMEOUT == 24 * 3600
+    for bad in (float("inf"), float("nan"), -1.0):
+        with pytest.raises(ValueError, match="timeout"):
+            Waiter(bad, 1.0, 10.0)

@@ -72,7 +72,23 @@ def _trace_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mapping", help="JSON file: conversation id -> eval id")
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def _output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop waiting for the run after this long (default 24 h); the run goes on",
+    )
     parser.add_argument(
         "--format", choices=FORMATS, help="default: from --output's suffix, or table"
     )

@@ -278,11 +278,16 @@ def _finish(args: argparse.Namespace, results: RunResults) -> int:
     return EXIT_OK if results.ok else EXIT_FAILED
 
 
-def _wait(target: Target, run: EvaluationRun, quiet: bool) -> EvaluationRun:
+def _wait(
+    target: Target, run: EvaluationRun, quiet: bool, timeout: float | None = None
+) -> EvaluationRun:
     if run.done:
         return run
     return target.client.wait_for_run(
-        run, poll_interval=target.poll_interval, on_progress=_run_progress(quiet, target)
+        run,
+        poll_interval=target.poll_interval,
+        on_progress=_run_progress(quiet, target),
+        timeout=timeout,
     )
 
 
@@ -312,6 +317,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
             wait=not args.no_wait,
             poll_interval=target.poll_interval,
             thresholds=thresholds,
+            timeout=args.timeout,
         )
         note(evaluation.upload.summary(), quiet=args.quiet)
         if evaluation.attached:
@@ -334,7 +340,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
     if args.no_wait:
         print(started.name)
         return EXIT_OK
-    finished = _wait(target, started, args.quiet)
+    finished = _wait(target, started, args.quiet, args.timeout)
     results = fetch_results(client, finished, thresholds=thresholds, items=items)
     judging = _judging(target)
     misses = [miss for j in judging for miss in j.replay_misses]
@@ -379,7 +385,7 @@ def _usage_total(judging: list[Any]) -> dict[str, Any]:
 
 def results(args: argparse.Namespace, target: Target) -> int:
     client = target.client
-    current = _wait(target, client.get_run(args.run), args.quiet)
+    current = _wait(target, client.get_run(args.run), args.quiet, args.timeout)
     given = _thresholds(args.threshold or [])
     from_config = load_eval_config(args.config).thresholds() if args.config else {}
     config = current.evaluation_config
