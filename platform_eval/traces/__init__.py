@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats._problems import FormatError, Problem
-from ..formats.load import TRACE_KINDS, Kind, check_file_size, detect, read_data
+from ..formats.load import TRACE_KINDS, Kind, detect, max_file_bytes, read_bytes, read_data
 from ._conversation import Conversation
 from .adk_session import session_to_conversation
 from .containers import (
@@ -75,11 +75,7 @@ def load_traces(sources: Sequence[str | Path | Conversation]) -> list[Conversati
     for path in trace_files(paths):
         source = str(path)
         if path.suffix.lower() in PROTOBUF_SUFFIXES:
-            try:
-                check_file_size(path)
-                payload = path.read_bytes()
-            except OSError as exc:
-                raise FormatError([Problem(source, "$", f"cannot read: {exc}")]) from None
+            payload = read_bytes(path, max_file_bytes())
             records.extend(records_from_protobuf(payload, source))
             sources_read.append(source)
             continue
