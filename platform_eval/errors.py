@@ -102,6 +102,11 @@ class APIConnectionError(GoogleAPIError):
     """The service could not be reached, or the connection broke before a full response."""
 
 
+class TargetUnreachableError(APIConnectionError):
+    """A bulk job stopped because its target stopped answering: after one item's retries, not
+    after every remaining item's. What was done is kept; the same job again resumes."""
+
+
 class APITimeoutError(APIConnectionError):
     """The request timed out."""
 

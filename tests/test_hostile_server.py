@@ -88,3 +88,40 @@ def test_a_wait_always_has_a_deadline() -> None:
     for bad in (float("inf"), float("nan"), -1.0):
         with pytest.raises(ValueError, match="timeout"):
             Waiter(bad, 1.0, 10.0)
+
+
+def test_an_upload_whose_target_dies_stops_after_one_items_retries(
+    emulator: Any, project: str, tmp_path: Any
+) -> None:
+    from conftest import FAST_RETRY
+
+    from platform_eval import jobs
+    from platform_eval.formats import adk
+
+    cases = [
+        {
+            "eval_id": f"case-{i}",
+            "conversation": [
+                {
+                    "invocation_id": "t0",
+                    "user_content": {"role": "user", "parts": [{"text": f"question {i}"}]},
+                    "final_response": {"role": "model", "parts": [{"text": f"answer {i}"}]},
+                }
+            ],
+        }
+        for i in range(300)
+    ]
+    eval_set = adk.EvalSet.model_validate({"eval_set_id": "dies", "eval_cases": cases})
+    # Every create's connection is dropped from the start: the target is as good as dead.
+    emulator.inject_fault(path="evaluationItems", method="POST", kind="drop", times=100_000)
+    with (
+        emulator.client(project, retry=FAST_RETRY) as client,
+        pytest.raises(errors.TargetUnreachableError, match="Run the same command again"),
+    ):
+        jobs.upload_eval_set(
+            client, eval_set, manifest=tmp_path / "m.jsonl", concurrency=8, bulk_import=False
+        )
+    (left,) = emulator.pending_faults()
+    attempts = 100_000 - left["times"]
+    # At most the items under way when the first one ran out of retries: not 300 x 4 tries.
+    assert 0 < attempts <= 8 * (FAST_RETRY.max_retries + 1)

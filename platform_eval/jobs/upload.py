@@ -30,7 +30,7 @@ from google.api_core import exceptions as core
 
 from .._operations import jsonl
 from ..client import AsyncClient
-from ..errors import APIConnectionError
+from ..errors import APIConnectionError, TargetUnreachableError
 from ..types import EvaluationItem, EvaluationSet
 from .manifest import Manifest, key_label
 
@@ -288,15 +288,23 @@ async def _create_items(
     """Creates ``todo``; returns key -> name of each item created."""
     queue: Iterator[PendingItem] = iter(todo)
     created: dict[str, str] = {}
+    # The first item the target could not be reached for, after its own retries: no other
+    # item is started then (each would spend the same retry budget against a dead target).
+    unreachable: list[APIConnectionError] = []
 
     async def worker() -> None:
         for key, build in queue:
+            if unreachable:
+                return
             try:
                 item = _labelled(key, build, set_id)
                 request_id = f"pe-{set_id[:16]}-{key_label(key)}"
                 item = await client.create_item(item, request_id=request_id)
             except asyncio.CancelledError:
                 raise
+            except APIConnectionError as error:
+                unreachable.append(error)
+                return
             except Exception as error:
                 transient = "" if _is_permanent(error) else " (transient: re-run to retry)"
                 report(0, Failure(key, f"{error}{transient}"))
@@ -307,6 +315,11 @@ async def _create_items(
             report(1, None)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+    if unreachable:
+        raise TargetUnreachableError(
+            f"the upload stopped: {unreachable[0]}; {len(created)} of the {len(todo)} items "
+            "to create were created and are kept. Run the same command again to resume"
+        )
     return created
 
 
