@@ -644,6 +644,12 @@ class Backend:
         if self.update_run(f"{parent}/{RUNS}/{rid}", cancel) is None and not quiet:
             raise ApiError("NOT_FOUND", f"{parent}/{RUNS}/{rid} not found")
 
+    def get_run_if_any(self, name: str) -> EvaluationRun | None:
+        """The stored run, or None when it is gone."""
+        parent, rid = split_name(name, RUNS)
+        body = self.store.get(parent, RUNS, rid)
+        return EvaluationRun.from_wire(body) if body is not None else None
+
     def update_run(
         self, name: str, update: Callable[[EvaluationRun], bool]
     ) -> EvaluationRun | None:

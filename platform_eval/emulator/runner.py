@@ -13,6 +13,7 @@ import queue
 import sqlite3
 import threading
 import time
+import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -47,6 +48,10 @@ _logger = logging.getLogger("platform_eval.emulator")
 PROGRESS_INTERVAL = 0.2
 #: Seconds between tries to record a run's failure the database refused to write.
 RECORD_RETRY_INTERVAL = 0.5
+#: An executor renews the leases of the runs it executes this often...
+HEARTBEAT_INTERVAL = 2.0
+#: ...and a lease not renewed for this long is a dead executor's: another one takes the run.
+LEASE_STALE_AFTER = 15.0
 
 
 def _reason(exc: Exception) -> str:
@@ -77,6 +82,11 @@ class _StoppingError(Exception):
     """The executor is shutting down: the run is left as it is, to resume on next start."""
 
 
+class _LeaseLostError(Exception):
+    """Another executor on the same database took the run over (this one was taken for dead):
+    the run is left to it, neither finished nor failed here."""
+
+
 class RunExecutor:
     def __init__(
         self,
@@ -99,6 +109,16 @@ class RunExecutor:
         # Runs that failed while the database refused to record it: {run name: reason}.
         self._unrecorded: dict[str, str] = {}
         self._store_error: str | None = None
+        # One executor per run across processes on one database: this one's name, the runs it
+        # holds the lease of, those it lost, and those another live executor holds (tried
+        # again at the time given, in case that one dies).
+        self.owner = uuid.uuid4().hex
+        self._held: set[str] = set()
+        self._lost: set[str] = set()
+        self._deferred: dict[str, float] = {}
+        self._heartbeat: threading.Thread | None = None
+        self._heartbeat_stop = threading.Event()
+        self._next_rescan = 0.0
         backend.on_run_created(self._queue.put)
 
     @contextmanager
@@ -134,12 +154,23 @@ class RunExecutor:
                 self._budget -= 1
 
     def start(self) -> None:
+        self._next_rescan = time.monotonic() + LEASE_STALE_AFTER
         self._thread = threading.Thread(target=self._loop, name="platform-eval-runs", daemon=True)
         self._thread.start()
+        self._heartbeat_stop.clear()
+        self._heartbeat = threading.Thread(
+            target=self._beat, name="platform-eval-run-leases", daemon=True
+        )
+        self._heartbeat.start()
         # Runs left unfinished by an earlier process on the same database resume.
+        self._queue_unfinished()
+
+    def _queue_unfinished(self) -> None:
+        """Every unfinished run of the database not being executed here: one whose executor
+        died (its lease went stale) is taken over; one a live executor holds is left to it."""
         for _parent, body in self._backend.store.scan(RUNS):
             run = EvaluationRun.from_wire(body)
-            if not run.done and run.name:
+            if not run.done and run.name and run.name not in self._held:
                 self._queue.put(run.name)
 
     def stop(self) -> None:
@@ -151,6 +182,13 @@ class RunExecutor:
             self._thread.join(timeout=30)
             self._thread = None
             self._stopping = False
+        if self._heartbeat is not None:
+            self._heartbeat_stop.set()
+            self._heartbeat.join(timeout=10)
+            self._heartbeat = None
+        # Stopped on purpose: the runs it held are free at once for the next executor.
+        for name in list(self._held):
+            self._release(name)
 
     def health(self) -> dict[str, Any]:
         """The executor's state for the health check: ``running``; ``degraded`` while a run's
@@ -169,10 +207,12 @@ class RunExecutor:
     def _loop(self) -> None:
         while True:
             try:
-                # While a failure waits to be recorded, wake up now and then to record it.
-                name = self._queue.get(timeout=RECORD_RETRY_INTERVAL if self._unrecorded else None)
+                # Wake up now and then to record a failure the database refused, or to try a
+                # run another executor held again.
+                name = self._queue.get(timeout=self._wake_after())
             except queue.Empty:
                 self._record_failures()
+                self._retry_deferred()
                 continue
             if name is None:
                 return
@@ -181,11 +221,65 @@ class RunExecutor:
                 self.execute(name)
             except _StoppingError:
                 return
+            except _LeaseLostError:
+                _logger.warning("run %s was taken over by another executor", name)
             except Exception as exc:
                 # Whatever one run meets (a full disk, a database error, a metric that raises),
                 # that run FAILS with the reason and the executor goes on with the next.
                 _logger.exception("run %s failed unexpectedly", name)
                 self._fail(name, _reason(exc))
+
+    def _wake_after(self) -> float:
+        waits = [max(0.0, self._next_rescan - time.monotonic())]
+        if self._unrecorded:
+            waits.append(RECORD_RETRY_INTERVAL)
+        if self._deferred:
+            waits.append(max(0.0, min(self._deferred.values()) - time.monotonic()))
+        return min(waits)
+
+    def _retry_deferred(self) -> None:
+        now = time.monotonic()
+        if now >= self._next_rescan:
+            # Another process on this database may have died with runs under way.
+            self._next_rescan = now + LEASE_STALE_AFTER
+            self._deferred.clear()
+            self._queue_unfinished()
+            return
+        for name, when in list(self._deferred.items()):
+            if when <= now:
+                del self._deferred[name]
+                self._queue.put(name)
+
+    def _beat(self) -> None:
+        """Renews the leases of the runs being executed, notes the ones lost, and picks up the
+        cancels other processes on the database recorded."""
+        while not self._heartbeat_stop.wait(HEARTBEAT_INTERVAL):
+            held = list(self._held)
+            if not held:
+                continue
+            try:
+                self._lost |= self._backend.store.renew_leases(self.owner, held)
+                for name in held:
+                    if self._backend.store.is_cancel_requested(name):
+                        self._backend.cancel_requested.add(name)
+            except Exception:  # a full disk: the next beat tries again
+                _logger.warning("run leases could not be renewed", exc_info=True)
+
+    def _claim(self, name: str) -> bool:
+        if self._backend.store.claim_run(name, self.owner, LEASE_STALE_AFTER):
+            self._held.add(name)
+            self._lost.discard(name)
+            return True
+        # Another live executor runs it; if that one dies, its lease goes stale.
+        self._deferred[name] = time.monotonic() + LEASE_STALE_AFTER / 2
+        return False
+
+    def _release(self, name: str) -> None:
+        self._held.discard(name)
+        try:
+            self._backend.store.release_run(name, self.owner)
+        except Exception:  # it goes stale then
+            _logger.warning("the lease of run %s could not be released", name, exc_info=True)
 
     def _fail(self, name: str, reason: str) -> None:
         try:
@@ -210,6 +304,15 @@ class RunExecutor:
         # -- one run --------------------------------------------------------------------------
 
     def execute(self, name: str) -> None:
+        run = self._backend.get_run_if_any(name)
+        if run is None or run.done or not self._claim(name):
+            return
+        try:
+            self._execute(name)
+        finally:
+            self._release(name)
+
+    def _execute(self, name: str) -> None:
         run = self._transition(name, EvaluationRunState.RUNNING)
         if run is None:
             return
@@ -436,6 +539,8 @@ class RunExecutor:
     def _check_not_cancelled(self, name: str) -> None:
         # A run being executed is cancelled (or deleted, which cancels it first) through
         # cancel_requested: no need to read the stored run before every item.
+        if name in self._lost:
+            raise _LeaseLostError
         if name in self._backend.cancel_requested:
             raise _CancelledError
 

@@ -47,6 +47,12 @@ CREATE TABLE IF NOT EXISTS objects (
     generation INTEGER NOT NULL,
     PRIMARY KEY (bucket, name)
 );
+-- Which executor runs a run: one per run across every process on this database file.
+CREATE TABLE IF NOT EXISTS run_leases (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    heartbeat REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS run_progress (
     name TEXT PRIMARY KEY,
     done INTEGER NOT NULL,
@@ -329,6 +335,47 @@ class Store:
             ).fetchone()
         return (int(row[0]), int(row[1])) if row else None
 
+    # -- leases: one executor per run, whatever the number of processes ----------------------
+
+    def claim_run(self, name: str, owner: str, stale_after: float) -> bool:
+        """True when ``owner`` holds the run's lease now: it was free, already its own, or its
+        holder has not renewed it for ``stale_after`` seconds (a process that died)."""
+        now = time.time()
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO run_leases (name, owner, heartbeat) VALUES (?,?,?) "
+                "ON CONFLICT (name) DO UPDATE SET owner=excluded.owner, "
+                "heartbeat=excluded.heartbeat "
+                "WHERE run_leases.owner=excluded.owner OR run_leases.heartbeat < ?",
+                (name, owner, now, now - stale_after),
+            )
+            (holder,) = db.execute("SELECT owner FROM run_leases WHERE name=?", (name,)).fetchone()
+        return bool(holder == owner)
+
+    def renew_leases(self, owner: str, names: Sequence[str]) -> set[str]:
+        """Renews ``owner``'s leases on ``names``; returns those it no longer holds."""
+        now = time.time()
+        lost: set[str] = set()
+        with self.transaction() as db:
+            for name in names:
+                renewed = db.execute(
+                    "UPDATE run_leases SET heartbeat=? WHERE name=? AND owner=?",
+                    (now, name, owner),
+                ).rowcount
+                if not renewed:
+                    lost.add(name)
+        return lost
+
+    def release_run(self, name: str, owner: str) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM run_leases WHERE name=? AND owner=?", (name, owner))
+
+    def is_cancel_requested(self, name: str) -> bool:
+        """A cancel asked of any process on this database (its own set is read at start)."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM cancel_requests WHERE name=?", (name,)).fetchone()
+        return row is not None
+
     def cancel_requests(self) -> set[str]:
         with self._lock:
             return {row[0] for row in self._db.execute("SELECT name FROM cancel_requests")}
@@ -341,3 +388,4 @@ class Store:
             db.execute("DELETE FROM cancel_requests")
             db.execute("DELETE FROM telemetry")
             db.execute("DELETE FROM run_progress")
+            db.execute("DELETE FROM run_leases")
