@@ -231,3 +231,16 @@ def test_errors_carry_aip_193_details(emulator: Emulator, project: str) -> None:
             "NOT_FOUND",
             "aiplatform.googleapis.com",
         )
+
+
+def test_a_body_of_millions_of_tiny_values_is_refused_before_it_is_parsed(
+    http: tuple[httpx.Client, str],
+) -> None:
+    client, base = http
+    body = b"[" + b"{}," * 2_000_000 + b"{}]"  # 6 MB, some 2 million objects once parsed
+    refused = client.post(f"{base}/{SETS}", content=body, headers=JSON)
+    error = _assert_rpc_error(refused)
+    assert "holds more than 1000000 values" in error["message"]
+    # A large but ordinary body still goes through.
+    big_text = {"displayName": "x", "metadata": {"text": "a, b, c " * 100_000}}
+    assert client.post(f"{base}/{SETS}", json=big_text).status_code == 200
