@@ -57,6 +57,18 @@ _LOCATION = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 # (``location="host:port/x#"`` would otherwise choose the host the token goes to).
 
 
+def shown_url(url: str) -> str:
+    """``url`` as messages and reprs show it: without a user and password (``http://u:p@h``
+    would carry the password into errors and logs)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    if "@" in host:
+        host = "***@" + host.rsplit("@", 1)[1]
+    return f"{scheme}://{host}{slash}{path}"
+
+
 def validate_project(project: str) -> None:
     if not isinstance(project, str) or not _PROJECT.match(project):
         raise ConfigurationError(

@@ -21,6 +21,7 @@ import httpx
 
 from . import errors
 from ._auth import Authenticator, may_carry_token
+from ._config import shown_url
 from ._gc import collector_paused
 from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retry_status
 from ._version import __version__
@@ -157,7 +158,7 @@ class _TransportBase:
         reason = " ".join(str(exc).split())
         detail = f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
         return errors.APIConnectionError(
-            f"could not reach {self.config.base_url} ({detail}) [{what}]{note}"
+            f"could not reach {shown_url(self.config.base_url)} ({detail}) [{what}]{note}"
         )
 
     def api_error(

@@ -25,7 +25,7 @@ import httpx
 from google.auth import credentials as ga_credentials
 
 from ._auth import Authenticator
-from ._config import Settings, resolve_settings
+from ._config import Settings, resolve_settings, shown_url
 from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
 from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
@@ -163,7 +163,7 @@ class _ClientBase:
         if not self.is_emulator:
             raise ConfigurationError(
                 "recorded telemetry comes from the emulator's OTLP receiver; this client points "
-                f"at {self.api_endpoint}, not at an emulator"
+                f"at {shown_url(self.api_endpoint)}, not at an emulator"
             )
         call = self._emulator_get("otlp", "recorded telemetry")
         return Op(call, lambda body: body if isinstance(body, list) else [])
@@ -198,7 +198,7 @@ class _ClientBase:
         # Never the credentials or their token: only where the client points.
         return (
             f"{type(self).__name__}(project={self.project!r}, location={self.location!r}, "
-            f"api_endpoint={self.api_endpoint!r})"
+            f"api_endpoint={shown_url(self.api_endpoint)!r})"
         )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._config import EMULATOR_HOST_ENV
+from ._config import EMULATOR_HOST_ENV, shown_url
 from .client import Client
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ def connect(
     if endpoint:
         url = endpoint if "://" in endpoint else f"http://{endpoint}"
         with Client(project, location, api_endpoint=url) as client:
-            yield Target(client, "emulator", f"emulator at {client.api_endpoint} ({client.parent})")
+            shown = shown_url(client.api_endpoint)
+            yield Target(client, "emulator", f"emulator at {shown} ({client.parent})")
         return
     if project:
         with Client(project, location) as client:

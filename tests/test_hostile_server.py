@@ -125,3 +125,21 @@ def test_an_upload_whose_target_dies_stops_after_one_items_retries(
     attempts = 100_000 - left["times"]
     # At most the items under way when the first one ran out of retries: not 300 x 4 tries.
     assert 0 < attempts <= 8 * (FAST_RETRY.max_retries + 1)
+
+
+def test_a_password_in_the_endpoint_never_appears_in_errors_or_reprs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from conftest import free_port
+
+    from platform_eval.cli import main
+
+    endpoint = f"http://alice:s3cret-pw@127.0.0.1:{free_port()}"
+    with Client("p", api_endpoint=endpoint, max_retries=0) as client:
+        assert "s3cret-pw" not in repr(client)
+        with pytest.raises(errors.APIConnectionError) as failed:
+            list(client.list_items())
+    assert "s3cret-pw" not in str(failed.value) and "***@127.0.0.1" in str(failed.value)
+    assert main(["--endpoint", endpoint, "runs", "list"]) == 2
+    captured = capsys.readouterr()
+    assert "s3cret-pw" not in captured.err + captured.out

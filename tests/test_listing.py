@@ -114,3 +114,17 @@ def test_list_runs_and_sets_are_typed(client: Any) -> None:
 def test_both_clients_expose_the_same_methods() -> None:
     public = lambda cls: {n for n in dir(cls) if not n.startswith("_")}  # noqa: E731
     assert public(Client) == public(AsyncClient)
+
+
+def test_has_on_the_run_of_a_result_is_equality_not_a_500(sync_client: Any) -> None:
+    # `evaluation_run : "x"` used to answer 500 (IndexError): the run is read from two places.
+    assert list(sync_client.list_items(filter='evaluation_run : "no-such-run"')) == []
+    items = [sync_client.create_item(request_item(f"i{i}")) for i in range(2)]
+    evaluation_set = sync_client.create_set(display_name="s", items=items)
+    run = sync_client.wait_for_run(
+        sync_client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"]),
+        timeout=30,
+        poll_interval=0.02,
+    )
+    found = list(sync_client.list_items(filter=f'evaluation_run : "{run.name}"'))
+    assert len(found) == 2

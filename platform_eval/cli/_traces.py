@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._config import shown_url
 from ..formats.load import Kind
 from ..target import Target
 from ..traces import Conversation, conversations_from
@@ -34,7 +35,7 @@ def trace_sources(
                 "(or set PLATFORM_EVAL_EMULATOR_HOST) to the emulator your agent exported to"
             )
         exports = target.client.recorded_telemetry()
-        where = f"emulator {target.client.api_endpoint}"
+        where = f"emulator {shown_url(target.client.api_endpoint)}"
         if not exports:
             raise UsageError(
                 f"--traces emulator: the {where} has received no traces. Point your agent's "

@@ -161,6 +161,11 @@ def compile_filter(text: str | None, known: frozenset[str] | None = None) -> tup
             # `:` means "has": presence for "*", else membership for lists, equality for scalars.
             clauses.append(f"{expr} IS NOT NULL")
             args.extend(expr_args)
+        elif not expr_args:
+            # A field the emulator reads from more than one place (the run of a result): one
+            # value, never a list, so "has" is equality.
+            clauses.append(f"{expr} = ?")
+            args.append(value)
         else:
             path = expr_args[-1]
             clauses.append(
