@@ -179,10 +179,19 @@ class _TransportBase:
             content = response.content
             if not content:
                 return {}
-            if len(content) < LARGE_BODY:
-                return json.loads(content)
-            with collector_paused():
-                return json.loads(content)
+            try:
+                if len(content) < LARGE_BODY:
+                    value = json.loads(content)
+                else:
+                    with collector_paused():
+                        value = json.loads(content)
+            except (ValueError, RecursionError) as exc:
+                raise self._invalid(call, response, f"a body that is not JSON ({exc})") from None
+            # Every API method answers an object; a full URL (Cloud Storage, the emulator's
+            # own endpoints) may answer other JSON.
+            if call.url is None and not isinstance(value, dict):
+                raise self._invalid(call, response, f"a JSON {type(value).__name__}, not an object")
+            return value
         if retried and call.method == "DELETE" and response.status_code == 404:
             # An earlier attempt may have deleted it before its response was lost.
             return {}
@@ -236,6 +245,15 @@ class _TransportBase:
                 return _Retry(delay)
             raise self.api_error(call, response, self._past_deadline(delay))
         return self.parse(call, response, retried=attempt > 0)
+
+    def _invalid(
+        self, call: ApiCall, response: httpx.Response, what: str
+    ) -> errors.InvalidResponseError:
+        shown = response.content[:120].decode("utf-8", "replace")
+        return errors.InvalidResponseError(
+            f"{shown_url(self.config.base_url)} answered {call.method} "
+            f"{call.resource or call.path} with {response.status_code} and {what}: {shown!r}"
+        )
 
     def _past_deadline(self, delay: float) -> str:
         return (

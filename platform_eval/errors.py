@@ -94,6 +94,11 @@ class InvalidRequestError(PlatformEvalError, ValueError):
     """The client refuses to send a request: a value JSON cannot carry (NaN, Infinity)."""
 
 
+class InvalidResponseError(PlatformEvalError):
+    """The server answered with a body that is not what the API answers (not JSON, or not a
+    JSON object)."""
+
+
 class RepeatedPageTokenError(PlatformEvalError):
     """The server answered a page token it had already given: following it would loop."""
 

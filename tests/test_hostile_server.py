@@ -143,3 +143,35 @@ def test_a_password_in_the_endpoint_never_appears_in_errors_or_reprs(
     assert main(["--endpoint", endpoint, "runs", "list"]) == 2
     captured = capsys.readouterr()
     assert "s3cret-pw" not in captured.err + captured.out
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [(b"<html>proxy error</html>", "not JSON"), (b"[1, 2]", "a JSON list, not an object")],
+)
+def test_a_body_that_is_not_an_api_answer_is_a_typed_error(body: bytes, what: str) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        with (
+            Client("p", api_endpoint=url) as client,
+            pytest.raises(errors.InvalidResponseError, match=what),
+        ):
+            client.get_item("i1")
+    finally:
+        server.shutdown()
+        server.server_close()
