@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from platform_eval import connect, jobs
-from platform_eval.judges import JudgeSettings
+from platform_eval.judges import JudgeSettings, usage_report
 from platform_eval.results import fetch_results
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -91,8 +91,7 @@ for attempt in ("first run", "the same run again"):
             thresholds=evaluation.thresholds,
             items=evaluation.results,
         )
-    usage = [judge.usage.total.as_json() for judge in judges if hasattr(judge, "usage")]
-    results.judge = usage[0] if usage else None
+    results.judge = usage_report(judges)
     print(f"== {attempt}")
     print(results.to_table(rubrics=True))
     for judge in judges:

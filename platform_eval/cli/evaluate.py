@@ -11,8 +11,10 @@ from typing import Any
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
 from ..formats import adk, load_eval_config, load_eval_set
+from ..judges import Judging, usage_report
 from ..metrics.judges import LOCAL_TYPES
 from ..metrics.llm_metrics import Grader
+from ..metrics.model_judge import find_model_judge
 from ..results import RunResults, compare, fetch_results
 from ..results.model import NOT_CHECKED_REASON
 from ..target import Target
@@ -41,7 +43,7 @@ def _upload_progress(quiet: bool) -> Any:
 def _judging(target: Target) -> list[Any]:
     """The embedded emulator's model judges (their usage is known here), else none."""
     embedded = target.emulator.judges if target.emulator is not None else ()
-    return [judge for judge in embedded if hasattr(judge, "usage")]
+    return [judge for judge in embedded if isinstance(judge, Judging)]
 
 
 def progress_line(run: EvaluationRun, done: int, total: int, judging: list[Any]) -> str:
@@ -180,7 +182,7 @@ def _check_computable(
                 rubric_types += [r.type for r in invocation.rubrics or []]
     # A running emulator's judges are its own: only the embedded one's are known here.
     judges = target.emulator.judges if target.emulator is not None else None
-    has_model = judges is None or any(hasattr(j, "generate") for j in judges)
+    has_model = judges is None or find_model_judge(judges) is not None
     for metric in chosen:
         resolved = to_metric(metric)
         try:
@@ -348,7 +350,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
         more = f" (and {len(misses) - 1} more)" if len(misses) > 1 else ""
         raise UsageError(f"{misses[0]}{more}; run without --replay-only to ask the model")
     if judging:
-        results.judge = _usage_total(judging)
+        results.judge = usage_report(judging)
         refused = sum(judge.budget_refusals for judge in judging)
         if refused:
             note(
@@ -358,29 +360,6 @@ def run(args: argparse.Namespace, target: Target) -> int:
                 quiet=args.quiet,
             )
     return _finish(args, results)
-
-
-def _usage_total(judging: list[Any]) -> dict[str, Any]:
-    """What judging cost in all, per metric (``byMetric``) and per eval case and metric
-    (``byCase``)."""
-    total: dict[str, Any] = {}
-    by_metric: dict[str, dict[str, int]] = {}
-    by_case: dict[str, dict[str, dict[str, int]]] = {}
-
-    def add(into: dict[str, int], usage: Any) -> None:
-        for key, value in usage.as_json().items():
-            into[key] = into.get(key, 0) + value
-
-    for judge in judging:
-        add(total, judge.usage.total)
-        for metric, usage in judge.usage.by_metric.items():
-            add(by_metric.setdefault(metric, {}), usage)
-        for (metric, case), usage in judge.usage.by_case.items():
-            add(by_case.setdefault(case, {}).setdefault(metric, {}), usage)
-    if by_metric:
-        total["byMetric"] = by_metric
-        total["byCase"] = by_case
-    return total
 
 
 def results(args: argparse.Namespace, target: Target) -> int:

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from .. import metrics
 from .._names import ITEMS, REVISIONS, RUNS, SETS
 from ..metrics import Judge
+from ..metrics.model_judge import find_model_judge
 from ..types import (
     EvaluationItem,
     EvaluationItemType,
@@ -382,10 +383,8 @@ class RunExecutor:
     def _workers(self) -> int:
         """Items evaluated at once: a model judge's concurrency (its calls wait on the network,
         so items overlap); else one, in order."""
-        limits = [
-            getattr(judge, "concurrency", 1) for judge in self.judges if hasattr(judge, "generate")
-        ]
-        return max([1, *limits])
+        model = find_model_judge(self.judges)
+        return max(1, getattr(model, "concurrency", 1)) if model is not None else 1
 
     def _in_order(
         self,

@@ -5,7 +5,7 @@ The metric engine is handed a ``Judging`` and never imports this package.
 """
 
 from .cache import JudgeCache, JudgeCacheError, call_key
-from .service import DEFAULT_CONCURRENCY, Judging, Usage, UsageBook
+from .service import DEFAULT_CONCURRENCY, Judging, Usage, UsageBook, usage_report
 from .settings import JudgeSettings
 
 __all__ = [
@@ -17,4 +17,5 @@ __all__ = [
     "Usage",
     "UsageBook",
     "call_key",
+    "usage_report",
 ]

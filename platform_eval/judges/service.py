@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +84,32 @@ class UsageBook:
             self.by_case.setdefault((label.metric, label.case), Usage()),
         ):
             book.add(usage, cached=cached)
+
+
+def usage_report(judges: Sequence[Any]) -> dict[str, Any] | None:
+    """What judging cost, as reports show it: the totals, ``byMetric`` and ``byCase`` (per
+    eval case, then metric); None when no judge among ``judges`` counts its calls."""
+    books = [judge.usage for judge in judges if isinstance(judge, Judging)]
+    if not books:
+        return None
+    total: dict[str, Any] = {}
+    by_metric: dict[str, dict[str, int]] = {}
+    by_case: dict[str, dict[str, dict[str, int]]] = {}
+
+    def add(into: dict[str, int], usage: Usage) -> None:
+        for key, value in usage.as_json().items():
+            into[key] = into.get(key, 0) + value
+
+    for book in books:
+        add(total, book.total)
+        for metric, usage in book.by_metric.items():
+            add(by_metric.setdefault(metric, {}), usage)
+        for (metric, case), usage in book.by_case.items():
+            add(by_case.setdefault(case, {}).setdefault(metric, {}), usage)
+    if by_metric:
+        total["byMetric"] = by_metric
+        total["byCase"] = by_case
+    return total
 
 
 def _wire(value: Any) -> Any:

@@ -36,7 +36,7 @@ from ..types import (
 )
 from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
-from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge
+from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge, find_model_judge
 
 #: metric -> (module of google.adk.evaluation, evaluator class, reads)
 _EVALUATORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -83,10 +83,6 @@ def adk_available() -> bool:
 
 def _evaluation(name: str) -> Any:
     return importlib.import_module(f"google.adk.evaluation.{name}")
-
-
-def model_judge(judges: Sequence[Any]) -> ModelJudge | None:
-    return next((j for j in judges if hasattr(j, "generate") and hasattr(j, "run")), None)
 
 
 # -- the criterion --------------------------------------------------------------------------
@@ -302,7 +298,7 @@ def score(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> Candidat
     """ADK's evaluator's score of one candidate, or NotEvaluatedError saying why not."""
     if not adk_available():
         raise NotEvaluatedError(NEEDS_ADK)
-    judge = model_judge(judges)
+    judge = find_model_judge(judges)
     if judge is None:
         raise NotEvaluatedError(
             f"{spec.name} is judged by a model, and none is configured: set "

@@ -8,7 +8,7 @@ accounting, the concurrency) and the emulator, jobs or CLI hand one to the engin
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -64,3 +64,8 @@ class ModelJudge(Protocol):
         ``num_samples``): each has its own recorded answer. Raises JudgeUnavailableError.
         """
         ...
+
+
+def find_model_judge(judges: Sequence[Any]) -> ModelJudge | None:
+    """The model judge among a run's judges (the one that asks a model), or None."""
+    return next((j for j in judges if hasattr(j, "generate") and hasattr(j, "run")), None)

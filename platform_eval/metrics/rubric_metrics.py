@@ -20,6 +20,7 @@ from . import adk_judged
 from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
 from .judges import Judge, JudgeError, JudgeInput
+from .model_judge import find_model_judge
 
 # (name, description, defined by the service)
 _METRICS = (
@@ -74,7 +75,7 @@ ADK_RUBRIC_CRITERIA = (
 
 
 def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> CandidateResult:
-    if spec.name in ADK_RUBRIC_CRITERIA and adk_judged.model_judge(judges) is not None:
+    if spec.name in ADK_RUBRIC_CRITERIA and find_model_judge(judges) is not None:
         return adk_judged.score(spec, scored, judges)
     request, candidate = scored.request, scored.candidate
     subject = JudgeInput(spec.name, request, candidate, scored.case_id)
