@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -15,18 +16,18 @@ from conftest import AsyncAsSync
 from platform_eval import AsyncClient, Client, errors
 
 
-@pytest.fixture
-def repeating_server() -> Iterator[tuple[str, list[str]]]:
-    """Every list page says there is a next page, with the same token each time."""
-    asked: list[str] = []
+@contextmanager
+def _serving(body: bytes, asked: list[str] | None = None) -> Iterator[str]:
+    """A loopback server answering every GET with 200 and ``body``; its URL. The paths asked
+    are kept in ``asked``."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
-            asked.append(self.path)
-            body = json.dumps({"evaluationItems": [], "nextPageToken": "again"}).encode()
+            if asked is not None:
+                asked.append(self.path)
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
@@ -37,13 +38,21 @@ def repeating_server() -> Iterator[tuple[str, list[str]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}", asked
+        yield f"http://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def repeating_server() -> Iterator[tuple[str, list[str]]]:
+    """Every list page says there is a next page, with the same token each time."""
+    asked: list[str] = []
+    page = json.dumps({"evaluationItems": [], "nextPageToken": "again"}).encode()
+    with _serving(page, asked) as url:
+        yield url, asked
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
@@ -150,28 +159,9 @@ def test_a_password_in_the_endpoint_never_appears_in_errors_or_reprs(
     [(b"<html>proxy error</html>", "not JSON"), (b"[1, 2]", "a JSON list, not an object")],
 )
 def test_a_body_that_is_not_an_api_answer_is_a_typed_error(body: bytes, what: str) -> None:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_port}"
-        with (
-            Client("p", api_endpoint=url) as client,
-            pytest.raises(errors.InvalidResponseError, match=what),
-        ):
-            client.get_item("i1")
-    finally:
-        server.shutdown()
-        server.server_close()
+    with (
+        _serving(body) as url,
+        Client("p", api_endpoint=url) as client,
+        pytest.raises(errors.InvalidResponseError, match=what),
+    ):
+        client.get_item("i1")
