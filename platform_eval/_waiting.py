@@ -21,7 +21,7 @@ class Waiter:
             timeout = DEFAULT_WAIT_TIMEOUT
         if not 0 <= timeout < math.inf:  # NaN fails this too
             raise ValueError(f"timeout must be a finite number of seconds >= 0, got {timeout!r}")
-        self._deadline: float | None = time.monotonic() + timeout
+        self._deadline = time.monotonic() + timeout
         self._interval = poll_interval
         self._max = max(max_interval, poll_interval)
         self.timeout = timeout
@@ -30,8 +30,6 @@ class Waiter:
         """Seconds to sleep before the next poll, or None once the deadline passed."""
         delay = self._interval
         self._interval = min(self._interval * 1.5, self._max)
-        if self._deadline is None:
-            return delay
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
             return None

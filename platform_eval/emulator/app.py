@@ -27,6 +27,7 @@ from .openapi import openapi_document
 from .otlp import OtlpRoutes
 from .revisions import Revisions
 from .store import StoredJson
+from .store import failure as store_failure
 
 _API_PATH = re.compile(
     r"^/(?P<version>v1beta1|v1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
@@ -48,7 +49,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 async def _internal_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, sqlite3.Error):
         # The database's own words ("database or disk is full"), and a status clients retry.
-        return error_response(ApiError("UNAVAILABLE", f"the emulator's database failed: {exc}"))
+        return error_response(ApiError("UNAVAILABLE", store_failure(exc)))
     return error_response(ApiError("INTERNAL", f"the emulator failed: {type(exc).__name__}"))
 
 

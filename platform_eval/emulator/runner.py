@@ -42,6 +42,7 @@ from ..types import (
 from .backend import ApiError, Backend, cancelled_status, now, project_of, rpc_status, split_name
 from .gcs import ObjectStore
 from .revisions import Revisions
+from .store import failure as store_failure
 
 _logger = logging.getLogger("platform_eval.emulator")
 
@@ -59,7 +60,7 @@ def _reason(exc: Exception) -> str:
     """What a run's error says of an unexpected exception: the database's own words when the
     store failed (``database or disk is full``), not only an exception class."""
     if isinstance(exc, sqlite3.Error):
-        return f"internal error: the emulator's database failed: {exc}"
+        return f"internal error: {store_failure(exc)}"
     return f"internal error: {type(exc).__name__}: {exc}"
 
 

@@ -88,6 +88,11 @@ def encode(body: Any) -> str:
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def failure(exc: sqlite3.Error) -> str:
+    """A database error in the words a run's error or an API error gives it."""
+    return f"the emulator's database failed: {exc}"
+
+
 class StoredJson(dict[str, Any]):
     """A resource as stored, with the JSON text it is stored as: answered as it is, not encoded
     a second time."""
