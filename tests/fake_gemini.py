@@ -52,7 +52,8 @@ class Seen:
         )
 
 
-Rule = Callable[[Seen], str]
+#: A rule answers with text, or with a model ``content`` object (function calls, several parts).
+Rule = Callable[[Seen], "str | dict[str, Any]"]
 
 
 def tokens(text: str) -> int:
@@ -105,17 +106,23 @@ class FakeGemini:
                     {"error": {"code": status, "message": "try later", "status": name}},
                     extra,
                 )
-            text = self.rule(seen)
+            answered = self.rule(seen)
         finally:
             with self._lock:
                 self.in_flight -= 1
+        if isinstance(answered, str):
+            content: dict[str, Any] = {"role": "model", "parts": [{"text": answered}]}
+            text = answered
+        else:
+            content = answered
+            text = json.dumps(answered)
         prompt_tokens, answer_tokens = tokens(seen.prompt), tokens(text)
         return (
             200,
             {
                 "candidates": [
                     {
-                        "content": {"role": "model", "parts": [{"text": text}]},
+                        "content": content,
                         "finishReason": "STOP",
                         "index": 0,
                     }
@@ -212,6 +219,7 @@ def _chat(fake: FakeGemini, path: str, raw: bytes, headers: dict[str, str]) -> A
     with fake._lock:
         fake.seen.append(seen)
     text = fake.rule(seen)
+    assert isinstance(text, str), "the chat route answers text only"
     return 200, _chat_answer(seen.model, text, seen.prompt), {}
 
 

@@ -18,6 +18,7 @@ from google.api_core import exceptions as core
 from google.auth.exceptions import GoogleAuthError
 
 from .._version import __version__
+from ..agents import AgentLoadError
 from ..errors import APIConnectionError, ConfigurationError, PlatformEvalError
 from ..formats import FormatError
 from ._common import EXIT_FAILED, EXIT_USAGE, FORMATS, UsageError, error
@@ -30,6 +31,8 @@ examples:
       --config tests/eval/eval_config.json --output report.html
   platform-eval run basic.evalset.json --metrics tool_trajectory_avg_score \\
       --threshold tool_trajectory_avg_score=1 --format junit --output junit.xml
+  platform-eval run basic.evalset.json --agent my_agent/ --config eval_config.json \\
+      --num-runs 3
   platform-eval results RUN --rubrics
   platform-eval compare RUN_A RUN_B --fail-on-regression
 
@@ -70,6 +73,42 @@ def _trace_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--candidate", default="agent", help="candidate name (default agent)")
     parser.add_argument("--mapping", help="JSON file: conversation id -> eval id")
+
+
+def _agent_options(parser: argparse.ArgumentParser) -> None:
+    agent = parser.add_argument_group(
+        "running the agent (as adk eval does; needs google-adk: platform-eval[adk])"
+    )
+    agent.add_argument(
+        "--agent",
+        metavar="AGENT",
+        help="run this agent on every case and evaluate its sessions: an agent folder (what "
+        "adk eval takes), an agent.py, or module:attribute",
+    )
+    agent.add_argument(
+        "--num-runs",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="run each case N times: N candidates per case, with per-case mean and spread",
+    )
+    agent.add_argument(
+        "--agent-concurrency",
+        type=_positive,
+        default=4,
+        metavar="N",
+        help="cases run at once (default 4, as adk eval)",
+    )
+    agent.add_argument(
+        "--save-sessions",
+        metavar="DIR",
+        help="keep each session (ADK's session JSON); run --traces DIR evaluates them again",
+    )
+    agent.add_argument(
+        "--save-traces",
+        metavar="DIR",
+        help="keep each run's OpenTelemetry spans (OTLP JSON); run --traces DIR reads them",
+    )
 
 
 def _seconds(text: str) -> float:
@@ -217,6 +256,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="eval_config.json / test_config.json (criteria, thresholds)")
     p.add_argument("--metrics", help="comma-separated metric names (overrides the config's)")
     p.add_argument("--no-wait", action="store_true", help="print the run's name and return")
+    _agent_options(p)
     _output_options(p)
     p.set_defaults(needs_target=True)
 
@@ -359,6 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (
         UsageError,
+        AgentLoadError,
         FormatError,
         ConfigurationError,
         FileNotFoundError,

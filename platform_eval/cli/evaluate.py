@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,50 @@ def _run_progress(quiet: bool, target: Target) -> Any:
             print(line, file=sys.stderr)
 
     return show
+
+
+def _agent_progress(quiet: bool) -> Any:
+    if quiet:
+        return None
+    tty = sys.stderr.isatty()
+
+    def show(progress: Any) -> None:
+        line = f"running the agent: {progress.done}/{progress.total} runs, {progress.turns} turns"
+        if progress.failed:
+            line += f", {progress.failed} failed"
+        if progress.resumed:
+            line += f" ({progress.resumed} finished earlier)"
+        if tty:
+            end = "\n" if progress.done >= progress.total else ""
+            print(f"\r{line}", end=end, file=sys.stderr, flush=True)
+        elif progress.done >= progress.total:
+            print(line, file=sys.stderr)
+
+    return show
+
+
+def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``run --agent`` passes to ``jobs.evaluate``; nothing without ``--agent``."""
+    agent = getattr(args, "agent", None)
+    if agent is None:
+        for flag in ("save_sessions", "save_traces"):
+            if getattr(args, flag, None):
+                raise UsageError(f"--{flag.replace('_', '-')} needs --agent")
+        if getattr(args, "num_runs", 1) != 1:
+            raise UsageError("--num-runs needs --agent")
+        return {}
+    if args.traces:
+        raise UsageError("--agent and --traces both give the candidates: pass one of them")
+    # google-adk marks its user simulators experimental, with a warning each case: noise here.
+    warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
+    return {
+        "agent": agent,
+        "num_runs": args.num_runs,
+        "agent_concurrency": args.agent_concurrency,
+        "save_sessions": args.save_sessions,
+        "save_traces": args.save_traces,
+        "on_agent_progress": _agent_progress(args.quiet),
+    }
 
 
 def _mapping(path: str | None) -> dict[str, str] | None:
@@ -302,6 +347,9 @@ def run(args: argparse.Namespace, target: Target) -> int:
     )
     if not is_file and looks_like_file:
         raise UsageError(f"{args.evalset}: no such file (or pass an evaluation set's name)")
+    agent = _agent_arguments(args)
+    if agent and not is_file:
+        raise UsageError("--agent needs an eval set file, not the name of an uploaded set")
     # Read once: the check below and the upload use the same parsed eval set.
     eval_set = load_eval_set(source) if is_file else None
     _check_computable(chosen, eval_set, target)
@@ -310,7 +358,9 @@ def run(args: argparse.Namespace, target: Target) -> int:
         evaluation = jobs.evaluate(
             client,
             eval_set,
-            traces=trace_sources(args.traces, target),
+            config=args.config,
+            **agent,
+            traces=None if agent else trace_sources(args.traces, target),
             metrics=chosen,
             candidate=args.candidate,
             mapping=_mapping(args.mapping),
@@ -321,6 +371,8 @@ def run(args: argparse.Namespace, target: Target) -> int:
             thresholds=thresholds,
             timeout=args.timeout,
         )
+        if evaluation.agent_runs is not None:
+            note(evaluation.agent_runs.summary(), quiet=args.quiet)
         note(evaluation.upload.summary(), quiet=args.quiet)
         if evaluation.attached:
             note(

@@ -31,6 +31,7 @@ from ..types import (
     EvaluationRun,
     EvaluationRunState,
     EvaluationSet,
+    record_not_evaluated,
     record_thresholds,
 )
 from .manifest import Manifest, key_label
@@ -446,6 +447,8 @@ class Evaluation:
     thresholds: dict[str, float] = field(default_factory=dict)
     #: True when this call attached to a run an earlier, interrupted call had started.
     attached: bool = False
+    #: What running the agent did, for ``evaluate(agent=...)``.
+    agent_runs: Any = None
 
 
 def choose_metrics(
@@ -484,8 +487,22 @@ def evaluate(
     on_run_progress: Callable[[EvaluationRun], None] | None = None,
     bulk_import: bool | str = True,
     thresholds: Mapping[str, float] | None = None,
+    agent: Any = None,
+    num_runs: int = 1,
+    agent_concurrency: int | None = None,
+    save_sessions: str | Path | None = None,
+    save_traces: str | Path | None = None,
+    on_agent_progress: Callable[[Any], None] | None = None,
 ) -> Any:
     """Uploads (with traces as candidates when given), starts a run, waits, returns results.
+
+    ``agent`` (an agent folder as ``adk eval`` takes it, ``module:attribute``, or a
+    ``agents.LoadedAgent``) runs the agent on every case first, as ``adk eval`` does, ``num_runs``
+    times each (``agent_concurrency`` runs at a time), and evaluates the sessions it finished as
+    the candidates (``agent``, or ``agent#1`` ... ``agent#N``). A case the agent failed on is
+    NOT_EVALUATED with the error. ``save_sessions``/``save_traces`` keep the sessions (ADK's
+    JSON) and spans (OTLP JSON) in those folders: ``traces=[folder]`` evaluates them again.
+    An interrupted evaluation, run again, does not run the agent again on the cases it finished.
 
     The thresholds (the config's, then ``thresholds`` over them) are recorded in the run's
     ``metadata``, so that reading the run's results later judges them by the same thresholds.
@@ -496,7 +513,10 @@ def evaluate(
     A re-run after a timeout or an interruption attaches to the run it started (unless that run
     failed, was cancelled, or its results were already read), instead of starting a second one.
     """
-    chosen, from_config = choose_metrics(metrics, config)
+    if agent is not None and traces is not None:
+        raise ValueError("pass traces or agent, not both: the candidates come from one of them")
+    loaded_config = load_eval_config(config) if isinstance(config, str | Path) else config
+    chosen, from_config = choose_metrics(metrics, loaded_config)
     thresholds = {**from_config, **(thresholds or {})}
     names = [str(to_metric(m).metric) for m in chosen]
     for metric, value in thresholds.items():
@@ -504,8 +524,23 @@ def evaluate(
         if problem:
             raise ValueError(f"threshold {metric}={value!r}: {problem}")
     report = UploadReport()
+    agent_options = None
+    if agent is not None:
+        from .agent_job import AgentOptions
+
+        agent_options = AgentOptions(
+            agent=agent,
+            num_runs=num_runs,
+            concurrency=agent_concurrency or AgentOptions.concurrency,
+            save_sessions=save_sessions,
+            save_traces=save_traces,
+            user_simulator_config=loaded_config.user_simulator_config if loaded_config else None,
+            on_progress=on_agent_progress,
+        )
     upload = (
-        _traces_job(
+        None
+        if agent_options is not None
+        else _traces_job(
             eval_set_source,
             traces,
             candidate=candidate,
@@ -526,22 +561,93 @@ def evaluate(
     )
 
     async def job(async_client: AsyncClient) -> Evaluation:
+        nonlocal upload
+        ran = None
+        if agent_options is not None:
+            ran, upload = await _agent_upload(
+                eval_set_source,
+                agent_options,
+                candidate,
+                manifest,
+                on_progress,
+                report,
+                bulk_import,
+            )
+        assert upload is not None
         journal = upload.open_manifest(async_client)
         evaluation_set = await upload(async_client, journal)
-        run, attached = await _start_or_attach(
-            async_client, journal, evaluation_set, chosen, thresholds
+        metadata = record_not_evaluated(
+            record_thresholds(None, thresholds), ran.not_evaluated if ran else {}
         )
+        run, attached = await _start_or_attach(
+            async_client, journal, evaluation_set, chosen, metadata
+        )
+        agent_runs = ran.report if ran else None
         if not wait:
-            return Evaluation(run, [], evaluation_set, report, thresholds, attached=attached)
+            return Evaluation(
+                run,
+                [],
+                evaluation_set,
+                report,
+                thresholds,
+                attached=attached,
+                agent_runs=agent_runs,
+            )
         run = await async_client.wait_for_run(
             run, timeout=timeout, poll_interval=poll_interval, on_progress=on_run_progress
         )
         results = await async_client.get_results(run) if run.evaluation_results else []
         if run.name:
             journal.record_collected(run.name)
-        return Evaluation(run, results, evaluation_set, report, thresholds, attached=attached)
+        if ran is not None and ran.journal is not None:
+            ran.journal.clear()  # the sessions are evaluated: a next evaluation runs the agent
+        return Evaluation(
+            run,
+            results,
+            evaluation_set,
+            report,
+            thresholds,
+            attached=attached,
+            agent_runs=agent_runs,
+        )
 
     return run_or_defer(client, job)
+
+
+async def _agent_upload(
+    eval_set_source: EvalSetSource,
+    options: Any,
+    candidate: str,
+    manifest: str | Path | None,
+    on_progress: ProgressCallback | None,
+    report: UploadReport,
+    bulk_import: bool | str,
+) -> tuple[Any, _Upload]:
+    """Runs the agent, then the upload of the cases it finished with their sessions."""
+    from .agent_job import failures_summary, run_for_candidates
+
+    eval_set, where = _eval_set(eval_set_source)
+    ran = await run_for_candidates(eval_set, options, candidate)
+    if not ran.candidates:
+        raise NothingToEvaluateError(
+            f"the agent finished none of the {len(ran.report.runs)} runs of "
+            f"{eval_set.eval_set_id}, so there is nothing to evaluate: "
+            f"{failures_summary(ran.not_evaluated)}"
+        )
+    upload = _Upload(
+        cases=InMemoryCases(eval_set),
+        source=where,
+        manifest=manifest,
+        display_name=f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
+        concurrency=DEFAULT_CONCURRENCY,
+        on_progress=on_progress,
+        allow_partial=False,
+        report=report,
+        bulk_import=bulk_import,
+        set_key=f"agent:{candidate}",
+        candidates=ran.candidates,
+    )
+    return ran, upload
 
 
 async def _start_or_attach(
@@ -549,7 +655,7 @@ async def _start_or_attach(
     journal: Manifest,
     evaluation_set: EvaluationSet,
     chosen: Sequence[MetricLike],
-    thresholds: dict[str, float],
+    metadata: Any,
 ) -> tuple[EvaluationRun, bool]:
     """The run this evaluation started before and did not finish reading, or a new one."""
     what = {
@@ -570,7 +676,7 @@ async def _start_or_attach(
     run = await client.create_run(
         evaluation_set=evaluation_set,
         metrics=chosen,
-        metadata=record_thresholds(None, thresholds),
+        metadata=metadata,
     )
     assert run.name is not None
     journal.record_run(key, run.name)

@@ -398,7 +398,33 @@ def build(
                     verdicts=_verdicts(result.rubric_verdicts or []),
                 )
             )
+    rows += _not_evaluated_rows(run, rows, thresholds)
     return RunResults(run, rows, conversations)
+
+
+def _not_evaluated_rows(
+    run: EvaluationRun, rows: list[Row], thresholds: Mapping[str, float]
+) -> list[Row]:
+    """A NOT_EVALUATED row per metric for each candidate that never reached the run (the
+    agent failed on its case), with the reason recorded when the run was started."""
+    config = run.evaluation_config
+    names = [str(m.metric) for m in (config.metrics if config else None) or [] if m.metric]
+    metrics = list(dict.fromkeys([*names, *(r.metric for r in rows)]))
+    return [
+        Row(
+            eval_case_id=case,
+            item="",
+            request=None,
+            candidate=candidate,
+            metric=metric,
+            score=None,
+            threshold=thresholds.get(metric),
+            explanation=why,
+        )
+        for case, candidates in run.recorded_not_evaluated.items()
+        for candidate, why in candidates.items()
+        for metric in metrics
+    ]
 
 
 def eval_case_id(item: EvaluationItem) -> str | None:

@@ -124,6 +124,7 @@ from .runs import (
     RubricBasedMetricSpec,
     SamplingConfig,
     SummaryMetrics,
+    record_not_evaluated,
     record_thresholds,
 )
 from .sets import (
@@ -266,6 +267,7 @@ __all__ = [
     "VoiceConfig",
     "WireModel",
     "is_terminal_state",
+    "record_not_evaluated",
     "record_thresholds",
     "request_mode_problem",
 ]

@@ -146,6 +146,17 @@ def record_thresholds(metadata: Any, thresholds: dict[str, float]) -> Any:
     return {**base, METADATA_KEY: ours}
 
 
+def record_not_evaluated(metadata: Any, not_evaluated: dict[str, dict[str, str]]) -> Any:
+    """``metadata`` with the candidates that never reached the run (an agent that failed on a
+    case), by eval case id and candidate, each with why: results show them NOT_EVALUATED."""
+    if not not_evaluated:
+        return metadata
+    base = dict(metadata) if isinstance(metadata, dict) else {}
+    ours = dict(base.get(METADATA_KEY) or {})
+    ours["notEvaluated"] = {case: dict(why) for case, why in not_evaluated.items()}
+    return {**base, METADATA_KEY: ours}
+
+
 class EvaluationRun(WireModel):
     name: str | None = None
     display_name: str | None = None
@@ -182,6 +193,20 @@ class EvaluationRun(WireModel):
         output = self.evaluation_config.output_config if self.evaluation_config else None
         destination = output.gcs_destination if output else None
         return destination.output_uri_prefix if destination else None
+
+    @property
+    def recorded_not_evaluated(self) -> dict[str, dict[str, str]]:
+        """Eval case id -> candidate -> why it was not evaluated, as ``record_not_evaluated``
+        keeps them in the run's ``metadata``."""
+        ours = self.metadata.get(METADATA_KEY) if isinstance(self.metadata, dict) else None
+        recorded = ours.get("notEvaluated") if isinstance(ours, dict) else None
+        if not isinstance(recorded, dict):
+            return {}
+        return {
+            str(case): {str(c): str(why) for c, why in candidates.items()}
+            for case, candidates in recorded.items()
+            if isinstance(candidates, dict)
+        }
 
     @property
     def recorded_thresholds(self) -> dict[str, float]:

@@ -1,0 +1,29 @@
+"""Running an ADK agent on eval cases, as ``adk eval`` does, into sessions that ``traces``
+reads like any session export. Needs google-adk (``pip install 'platform-eval[adk]'``)."""
+
+from .journal import AgentJournal
+from .loading import AdkMissingError, AgentLoadError, LoadedAgent, load_agent
+from .running import (
+    DEFAULT_AGENT_CONCURRENCY,
+    AgentProgress,
+    AgentProgressCallback,
+    AgentRunReport,
+    CaseRun,
+    run_agent_cases,
+    session_id_for,
+)
+
+__all__ = [
+    "DEFAULT_AGENT_CONCURRENCY",
+    "AdkMissingError",
+    "AgentJournal",
+    "AgentLoadError",
+    "AgentProgress",
+    "AgentProgressCallback",
+    "AgentRunReport",
+    "CaseRun",
+    "LoadedAgent",
+    "load_agent",
+    "run_agent_cases",
+    "session_id_for",
+]

@@ -1,0 +1,300 @@
+"""Running an agent on eval cases as ``adk eval`` does, into ADK sessions.
+
+Each case runs in a fresh in-memory session (the case's ``session_input`` gives its app name,
+user id, id and initial state) through google-adk's ``Runner``; its user turns come from ADK's
+user simulators, as ``adk eval`` picks them: the recorded user messages of a ``conversation``,
+or the LLM-backed simulator for a ``conversation_scenario``, configured by the eval config's
+``user_simulator_config``. What comes out is the finished session, as ADK exports it: the same
+thing ``--traces`` reads from a saved session, so what is scored is what a saved session gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..formats import adk
+from .journal import AgentJournal
+from .loading import LoadedAgent
+
+_logger = logging.getLogger("platform_eval.agents")
+
+#: As ``adk eval``: four cases at a time.
+DEFAULT_AGENT_CONCURRENCY = 4
+
+#: ADK's defaults for a case without ``session_input``.
+_DEFAULT_APP = "EvaluationGenerator"
+_DEFAULT_USER = "test_user_id"
+
+
+@dataclass
+class CaseRun:
+    """One run of one eval case: its session, or the error that stopped it."""
+
+    eval_id: str
+    run: int
+    session: dict[str, Any] | None = None
+    error: str | None = None
+    #: Why the user simulator stopped (``no_message_generated`` when a recorded
+    #: conversation ran out, ``stop_signal_detected`` or ``turn_limit_reached`` for a scenario).
+    ending: str | None = None
+    #: The OpenTelemetry spans of the run, as OTLP JSON, when they were recorded.
+    spans: dict[str, Any] | None = None
+    #: True when this run was read back from the journal of an interrupted attempt.
+    resumed: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.eval_id}#{self.run}"
+
+
+@dataclass
+class AgentProgress:
+    """Counts for a progress bar: runs (case x repetition) finished and failed, turns done."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    turns: int = 0
+    resumed: int = 0
+
+
+AgentProgressCallback = Callable[[AgentProgress], None]
+
+
+@dataclass
+class AgentRunReport:
+    """Every run of every case, in eval set order."""
+
+    runs: list[CaseRun] = field(default_factory=list)
+    num_runs: int = 1
+
+    @property
+    def failed(self) -> list[CaseRun]:
+        return [r for r in self.runs if r.error is not None]
+
+    @property
+    def resumed(self) -> int:
+        return sum(1 for r in self.runs if r.resumed)
+
+    def summary(self) -> str:
+        done = len(self.runs) - len(self.failed)
+        what = "case" if self.num_runs == 1 else "case run"
+        lines = [f"agent ran {done} of {len(self.runs)} {what}s"]
+        if self.resumed:
+            lines[0] += f" ({self.resumed} finished by an earlier attempt, not run again)"
+        lines += [f"{r.key}: the agent failed: {r.error}" for r in self.failed]
+        return "\n".join(lines)
+
+
+def session_id_for(eval_id: str, run: int, num_runs: int) -> str:
+    """The id a case's session gets unless the case pins one: the eval id, so that a saved
+    session is matched to its case by id (``#n`` for the n-th of repeated runs)."""
+    return eval_id if num_runs == 1 else f"{eval_id}#{run}"
+
+
+def to_adk_case(case: adk.EvalCase) -> Any:
+    """Our eval case as google-adk's own ``EvalCase``, which its user simulators read."""
+    from google.adk.evaluation.eval_case import EvalCase
+
+    data = case.model_dump(mode="json", exclude_none=True)
+    known = set(EvalCase.model_fields)
+    return EvalCase.model_validate({k: v for k, v in data.items() if k in known})
+
+
+def simulator_provider(user_simulator_config: dict[str, Any] | None) -> Any:
+    """ADK's user simulator provider, configured from ``user_simulator_config`` exactly as
+    ``adk eval`` configures it from the same eval config."""
+    from google.adk.evaluation.eval_config import EvalConfig
+    from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
+
+    config = None
+    if user_simulator_config:
+        config = EvalConfig.model_validate(
+            {"criteria": {}, "user_simulator_config": user_simulator_config}
+        ).user_simulator_config
+    return UserSimulatorProvider(user_simulator_config=config)
+
+
+def _eval_plugins() -> list[Any]:
+    """The plugin adk eval adds so that a model's passing outage does not fail a case."""
+    try:
+        from google.adk.evaluation._retry_options_utils import EnsureRetryOptionsPlugin
+    except ImportError:  # an ADK without it runs without it, as its own adk eval does
+        return []
+    return [EnsureRetryOptionsPlugin(name="ensure_retry_options")]
+
+
+def _runner(agent: LoadedAgent, app_name: str, session_service: Any) -> Any:
+    from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
+    from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
+    from google.adk.runners import Runner
+
+    services = {
+        "session_service": session_service,
+        "artifact_service": InMemoryArtifactService(),
+        "memory_service": InMemoryMemoryService(),
+    }
+    if agent.app is not None:
+        # The App's plugins, caching and resumability take part, as in adk eval.
+        app = agent.app.model_copy(
+            update={
+                "plugins": list(agent.app.plugins) + _eval_plugins(),
+                "root_agent": agent.root_agent,
+            }
+        )
+        return Runner(app=app, app_name=app_name, **services)
+    return Runner(app_name=app_name, agent=agent.root_agent, plugins=_eval_plugins(), **services)
+
+
+def _span_content_config() -> Any:
+    """A run config that has ADK put message content on its spans (not on log records, which
+    a saved trace file would not hold), or None where this ADK cannot be told per run."""
+    try:
+        from google.adk.agents.run_config import RunConfig
+        from google.adk.telemetry.context import ContentCapturingMode, TelemetryConfig
+    except ImportError:
+        os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+        return None
+    mode = ContentCapturingMode.SPAN_ONLY
+    return RunConfig(telemetry=TelemetryConfig(capture_message_content=mode))
+
+
+async def run_case(
+    agent: LoadedAgent,
+    case: Any,
+    provider: Any,
+    session_id: str,
+    on_turn: Callable[[], None] | None = None,
+    run_config: Any = None,
+) -> tuple[dict[str, Any], str]:
+    """Runs one ADK eval case; returns its finished session (ADK's JSON) and why it ended."""
+    from google.adk.evaluation.simulation.user_simulator import Status
+    from google.adk.events.event import Event
+    from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+    given = case.session_input
+    app_name = given.app_name if given else _DEFAULT_APP
+    user_id = given.user_id if given else _DEFAULT_USER
+    session_id = (given.session_id if given else None) or session_id
+    service = InMemorySessionService()
+    await service.create_session(
+        app_name=app_name,
+        user_id=user_id,
+        state=dict(given.state) if given else {},
+        session_id=session_id,
+    )
+    if agent.reset is not None:
+        agent.reset()
+    simulator = provider.provide(case)
+    runner = _runner(agent, app_name, service)
+    events: list[Any] = []
+    try:
+        while True:
+            # The simulator sees the conversation as adk eval shows it: each turn's user
+            # message, then the agent's events.
+            following = await simulator.get_next_user_message(copy.deepcopy(events))
+            if following.status != Status.SUCCESS:
+                ending = str(following.status.value)
+                break
+            message = following.user_message
+            invocation_id = None
+            async for event in runner.run_async(
+                user_id=user_id, session_id=session_id, new_message=message, run_config=run_config
+            ):
+                if invocation_id is None:
+                    invocation_id = event.invocation_id
+                    events.append(
+                        Event(content=message, author="user", invocation_id=invocation_id)
+                    )
+                events.append(event)
+            if on_turn is not None:
+                on_turn()
+    finally:
+        await runner.close()
+    session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
+    assert session is not None
+    return session.model_dump(mode="json", by_alias=True, exclude_none=True), ending
+
+
+async def run_agent_cases(
+    agent: LoadedAgent,
+    cases: Sequence[adk.EvalCase],
+    *,
+    num_runs: int = 1,
+    concurrency: int = DEFAULT_AGENT_CONCURRENCY,
+    user_simulator_config: dict[str, Any] | None = None,
+    journal: AgentJournal | None = None,
+    record_spans: bool = False,
+    on_progress: AgentProgressCallback | None = None,
+) -> AgentRunReport:
+    """Runs every case ``num_runs`` times, ``concurrency`` runs at a time.
+
+    A run that raises is reported with its error and the others go on. With a journal, each
+    finished run is kept as it finishes, and runs an interrupted attempt finished are read
+    back instead of being run again.
+    """
+    if num_runs < 1:
+        raise ValueError(f"num_runs must be at least 1, got {num_runs}")
+    if concurrency < 1:
+        raise ValueError(f"the agent concurrency must be at least 1, got {concurrency}")
+    provider = simulator_provider(user_simulator_config)
+    recorder = None
+    if record_spans:
+        from .spans import SpanRecorder  # OpenTelemetry's SDK, which google-adk brings
+
+        recorder = SpanRecorder.install()
+    run_config = _span_content_config() if record_spans else None
+    planned = [(case, run) for case in cases for run in range(1, num_runs + 1)]
+    progress = AgentProgress(total=len(planned))
+    gate = asyncio.Semaphore(concurrency)
+
+    def tell() -> None:
+        if on_progress is not None:
+            on_progress(progress)
+
+    def turned() -> None:
+        progress.turns += 1
+        tell()
+
+    async def one(case: adk.EvalCase, run: int) -> CaseRun:
+        earlier = journal.finished(case, run, need_spans=record_spans) if journal else None
+        if earlier is not None:
+            progress.done += 1
+            progress.resumed += 1
+            tell()
+            return earlier
+        async with gate:
+            result = CaseRun(case.eval_id, run)
+            scope = recorder.scope(result.key) if recorder else contextlib.nullcontext()
+            try:
+                with scope:
+                    result.session, result.ending = await run_case(
+                        agent,
+                        to_adk_case(case),
+                        provider,
+                        session_id_for(case.eval_id, run, num_runs),
+                        turned,
+                        run_config,
+                    )
+            except Exception as exc:  # one case's failure must not stop the others
+                _logger.warning("%s: the agent failed", result.key, exc_info=True)
+                result.error = f"{type(exc).__name__}: {exc}"
+                progress.failed += 1
+            if recorder is not None:
+                result.spans = recorder.take(result.key)
+            if result.error is None and journal is not None:
+                journal.record(case, result)
+            progress.done += 1
+            tell()
+            return result
+
+    tell()
+    runs = await asyncio.gather(*(one(case, run) for case, run in planned))
+    return AgentRunReport(runs=list(runs), num_runs=num_runs)

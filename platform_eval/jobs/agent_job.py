@@ -1,0 +1,109 @@
+"""An evaluation whose candidates come from running the agent: each case's finished session,
+read as a saved session is read, becomes the case's candidate (one per run)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..agents import (
+    DEFAULT_AGENT_CONCURRENCY,
+    AgentJournal,
+    AgentProgressCallback,
+    AgentRunReport,
+    LoadedAgent,
+    load_agent,
+    run_agent_cases,
+)
+from ..agents.saving import save_sessions, save_traces
+from ..formats import adk
+from ..traces.adk_session import session_to_conversation
+from ..types import CandidateResponse
+
+_logger = logging.getLogger("platform_eval.jobs")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentOptions:
+    """How ``evaluate(agent=...)`` runs the agent."""
+
+    agent: str | LoadedAgent
+    num_runs: int = 1
+    concurrency: int = DEFAULT_AGENT_CONCURRENCY
+    save_sessions: str | Path | None = None
+    save_traces: str | Path | None = None
+    user_simulator_config: dict[str, Any] | None = None
+    on_progress: AgentProgressCallback | None = None
+    #: Keep finished runs as they finish, so that an interrupted evaluation resumes.
+    resume: bool = True
+
+
+def candidate_name(candidate: str, run: int, num_runs: int) -> str:
+    """``agent`` for a single run, ``agent#2`` for the second of several."""
+    return candidate if num_runs == 1 else f"{candidate}#{run}"
+
+
+@dataclass
+class AgentCandidates:
+    report: AgentRunReport
+    candidates: dict[str, list[CandidateResponse]]
+    #: eval id -> candidate -> why the agent produced nothing to evaluate.
+    not_evaluated: dict[str, dict[str, str]]
+    journal: AgentJournal | None
+
+
+async def run_for_candidates(
+    eval_set: adk.EvalSet, options: AgentOptions, candidate: str
+) -> AgentCandidates:
+    """Runs the agent on every case of ``eval_set`` and turns the sessions into candidates."""
+    agent = options.agent
+    if not isinstance(agent, LoadedAgent):
+        agent = await load_agent(agent)
+    journal = None
+    if options.resume:
+        journal = AgentJournal(
+            agent_fingerprint=agent.fingerprint,
+            agent_spec=agent.spec,
+            settings={"simulator": options.user_simulator_config},
+        )
+    report = await run_agent_cases(
+        agent,
+        eval_set.eval_cases,
+        num_runs=options.num_runs,
+        concurrency=options.concurrency,
+        user_simulator_config=options.user_simulator_config,
+        journal=journal,
+        record_spans=options.save_traces is not None,
+        on_progress=options.on_progress,
+    )
+    if options.save_sessions is not None:
+        save_sessions(report, options.save_sessions)
+    if options.save_traces is not None:
+        save_traces(report, options.save_traces)
+    candidates: dict[str, list[CandidateResponse]] = {}
+    not_evaluated: dict[str, dict[str, str]] = {}
+    for run in report.runs:
+        name = candidate_name(candidate, run.run, report.num_runs)
+        if run.session is None:
+            not_evaluated.setdefault(run.eval_id, {})[name] = (
+                f"the agent failed on this case: {run.error}"
+            )
+            continue
+        conversation = session_to_conversation(run.session, source=f"agent run {run.key}")
+        for note in conversation.notes:
+            _logger.warning("agent run %s: %s", run.key, note)
+        candidates.setdefault(run.eval_id, []).append(
+            CandidateResponse(candidate=name, agent_data=conversation.agent_data)
+        )
+    return AgentCandidates(report, candidates, not_evaluated, journal)
+
+
+def failures_summary(not_evaluated: Mapping[str, Mapping[str, str]]) -> str:
+    return "; ".join(
+        f"{case} [{candidate}]: {why}"
+        for case, whys in not_evaluated.items()
+        for candidate, why in whys.items()
+    )

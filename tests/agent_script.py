@@ -1,0 +1,65 @@
+"""How the fake model answers the test agents, scripted per user message.
+
+The agent's model call: a function call for "weather in X" and "book N nights in X", an answer
+built from the function's response once it came back, and a greeting by the name in the
+system instruction for "who am I". The user simulator's call (its prompt carries ADK's stop
+signal): book a stay after the weather, then stop.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fake_gemini import Seen
+
+STOP = "</finished>"
+
+
+def _last(body: dict[str, Any]) -> dict[str, Any]:
+    contents = body.get("contents") or [{}]
+    return contents[-1]
+
+
+def _system(body: dict[str, Any]) -> str:
+    parts = (body.get("systemInstruction") or {}).get("parts") or []
+    return "\n".join(p.get("text", "") for p in parts)
+
+
+def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "model", "parts": [{"functionCall": {"name": name, "args": args}}]}
+
+
+def _after_tool(response: dict[str, Any]) -> str:
+    name, result = response.get("name"), response.get("response") or {}
+    if name == "get_weather":
+        return f"The weather in {result.get('city')} is {result.get('forecast')}."
+    if "error" in result:
+        return f"Sorry, that failed: {result['error']}"
+    return f"Booked, confirmation {result.get('confirmation')}."
+
+
+def _simulated_user(seen: Seen) -> str:
+    history = seen.prompt
+    if "Booked" in history:
+        return STOP
+    return "Book 2 nights in Rome"
+
+
+def travel_rule(seen: Seen) -> str | dict[str, Any]:
+    if STOP in seen.prompt and "conversation_plan" not in seen.prompt and "Book" not in _system(seen.body) and not seen.body.get("tools"):
+        return _simulated_user(seen)
+    last = _last(seen.body)
+    parts = last.get("parts") or []
+    responses = [p["functionResponse"] for p in parts if "functionResponse" in p]
+    if responses:
+        return _after_tool(responses[-1])
+    text = " ".join(p.get("text", "") for p in parts).strip()
+    if match := re.search(r"weather in ([A-Za-z ,]+?)\??$", text, re.I):
+        return _call("get_weather", {"city": match.group(1).strip()})
+    if match := re.search(r"book (\d+) nights? in ([A-Za-z ]+)", text, re.I):
+        return _call("book_hotel", {"city": match.group(2).strip(), "nights": int(match.group(1))})
+    if re.search(r"who am i", text, re.I):
+        name = re.search(r"traveller's name is ([^.]*)\.", _system(seen.body))
+        return f"You are {name.group(1).strip() if name else 'unknown'}."
+    return "How can I help with your trip?"
