@@ -45,8 +45,13 @@ class PlatformEval:
         metrics: Sequence[Any] | None = None,
         thresholds: Mapping[str, float] | None = None,
         candidate: str = "agent",
+        agent: Any = None,
+        num_runs: int = 1,
     ) -> RunResults:
-        """Uploads, runs and returns the results, judged by the config's and these thresholds."""
+        """Uploads, runs and returns the results, judged by the config's and these thresholds.
+
+        ``agent`` (an agent folder, as ``adk eval`` takes it, or ``module:attribute``) runs the
+        agent on every case first, ``num_runs`` times each, instead of reading ``traces``."""
         from . import jobs
         from .results import fetch_results
 
@@ -60,6 +65,10 @@ class PlatformEval:
             manifest=self._manifests / f"{abs(hash((str(eval_set), candidate)))}.jsonl",
             poll_interval=self.target.poll_interval,
             thresholds=thresholds,
+            agent=agent,
+            num_runs=num_runs,
+            # A test's agent runs afresh each time: nothing is kept to resume from.
+            resume=False,
         )
         return fetch_results(  # type: ignore[no-any-return]
             self.client, evaluation.run, thresholds=evaluation.thresholds, items=evaluation.results

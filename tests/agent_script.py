@@ -2,8 +2,8 @@
 
 The agent's model call: a function call for "weather in X" and "book N nights in X", an answer
 built from the function's response once it came back, and a greeting by the name in the
-system instruction for "who am I". The user simulator's call (its prompt carries ADK's stop
-signal): book a stay after the weather, then stop.
+system instruction for "who am I". ADK's simulated user: book a stay after the weather, then
+stop. Anything else is a judge, answered as fake_gemini.adk_judge_rule answers.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fake_gemini import Seen
+from fake_gemini import Seen, adk_judge_rule
 
 STOP = "</finished>"
 
@@ -40,17 +40,15 @@ def _after_tool(response: dict[str, Any]) -> str:
 
 
 def _simulated_user(seen: Seen) -> str:
-    history = seen.prompt
+    """Book a stay once the weather was given, then stop once it is booked."""
+    history = seen.prompt.split("# Conversation History", 1)[-1]
     if "Booked" in history:
         return STOP
     return "Book 2 nights in Rome"
 
 
-def travel_rule(seen: Seen) -> str | dict[str, Any]:
-    if STOP in seen.prompt and "conversation_plan" not in seen.prompt and "Book" not in _system(seen.body) and not seen.body.get("tools"):
-        return _simulated_user(seen)
-    last = _last(seen.body)
-    parts = last.get("parts") or []
+def _agent(seen: Seen) -> str | dict[str, Any]:
+    parts = _last(seen.body).get("parts") or []
     responses = [p["functionResponse"] for p in parts if "functionResponse" in p]
     if responses:
         return _after_tool(responses[-1])
@@ -63,3 +61,12 @@ def travel_rule(seen: Seen) -> str | dict[str, Any]:
         name = re.search(r"traveller's name is ([^.]*)\.", _system(seen.body))
         return f"You are {name.group(1).strip() if name else 'unknown'}."
     return "How can I help with your trip?"
+
+
+def travel_rule(seen: Seen) -> str | dict[str, Any]:
+    """The agent's calls (they declare its tools), ADK's simulated user, and any ADK judge."""
+    if seen.body.get("tools"):
+        return _agent(seen)
+    if "Simulated User" in seen.prompt:
+        return _simulated_user(seen)
+    return adk_judge_rule(seen)

@@ -147,6 +147,9 @@ def adk_judge_rule(seen: Seen) -> str:
     """A judge that answers every ADK prompt in the form ADK parses, by a hash of the prompt:
     deterministic, so both sides get the same answer to the same prompt."""
     prompt = seen.prompt
+    if '"is_valid"' in prompt:  # ADK's check of a simulated user's turn
+        verdict = "valid" if _flip(prompt, "u") else "invalid"
+        return f'{{"reasoning": "kept to the plan", "is_valid": "{verdict}"}}'
     if "is_the_agent_response_valid" in prompt:
         verdict = "valid" if _flip(prompt, "v2") else "invalid"
         return f'{{"reasoning": "compared", "is_the_agent_response_valid": "{verdict}"}}'

@@ -61,6 +61,9 @@ def _import_file(module_name: str, path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise AgentLoadError(f"{path}: cannot be imported as a Python module")
+    # A folder loaded before under the same name must not lend this one its submodules.
+    for loaded in [m for m in sys.modules if m == module_name or m.startswith(module_name + ".")]:
+        del sys.modules[loaded]
     module = importlib.util.module_from_spec(spec)
     # As adk eval does: the folder's package is `agent`, so `from . import agent` inside it
     # makes `agent.agent`, and `agent.root_agent` is found either way.

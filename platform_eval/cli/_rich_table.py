@@ -86,12 +86,35 @@ def _summary(results: RunResults) -> Table:
     return table
 
 
+def _spreads(results: RunResults) -> Table | None:
+    spreads = results.spreads()
+    if not spreads:
+        return None
+    table = Table(title="Per case, over its candidates", header_style="bold", title_justify="left")
+    for header in ("case", "metric", "candidates", "mean", "stdev", "min", "max"):
+        table.add_column(header, justify="left" if header in ("case", "metric") else "right")
+    for s in spreads:
+        table.add_row(
+            _plain(s.eval_case_id),
+            _plain(s.metric),
+            str(s.candidates),
+            format_score(s.mean),
+            format_score(s.stdev),
+            format_score(s.low),
+            format_score(s.high),
+        )
+    return table
+
+
 def print_results(results: RunResults, *, rubrics: bool, console: Console | None = None) -> None:
     """Cases, rubric verdicts (with ``rubrics``), the per-metric summary and the verdict."""
     console = console or Console()
     console.print(_rows(results))
     if rubrics and any(row.verdicts for row in results.rows):
         console.print(_verdicts(results))
+    spreads = _spreads(results)
+    if spreads is not None:
+        console.print(spreads)
     console.print(_summary(results))
     if results.judge is not None:
         console.print(Text(judge_line(results.judge)))

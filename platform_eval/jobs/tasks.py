@@ -391,13 +391,24 @@ def _candidates(matches: MatchReport, candidate: str) -> dict[str, list[Candidat
         names = (
             [candidate]
             if len(conversations) == 1
-            else [f"{candidate}#{i + 1}" for i in range(len(conversations))]
+            else [_run_name(candidate, eval_id, c.id, i) for i, c in enumerate(conversations)]
         )
+        if len(set(names)) < len(names):
+            names = [f"{candidate}#{i + 1}" for i in range(len(conversations))]
         out[eval_id] = [
             CandidateResponse(candidate=name, agent_data=c.agent_data)
             for name, c in zip(names, conversations, strict=True)
         ]
     return out
+
+
+def _run_name(candidate: str, eval_id: str, conversation_id: str, index: int) -> str:
+    """``agent#<n>`` for the session ``run --agent`` ran n-th (its id says which), else by
+    order: the saved runs of an agent are the candidates the agent run had."""
+    base, sep, run = conversation_id.rpartition("#")
+    if sep and base == eval_id and run.isdigit():
+        return f"{candidate}#{int(run)}"
+    return f"{candidate}#{index + 1}"
 
 
 def upload_traces(
@@ -493,6 +504,7 @@ def evaluate(
     save_sessions: str | Path | None = None,
     save_traces: str | Path | None = None,
     on_agent_progress: Callable[[Any], None] | None = None,
+    resume: bool = True,
 ) -> Any:
     """Uploads (with traces as candidates when given), starts a run, waits, returns results.
 
@@ -502,7 +514,8 @@ def evaluate(
     the candidates (``agent``, or ``agent#1`` ... ``agent#N``). A case the agent failed on is
     NOT_EVALUATED with the error. ``save_sessions``/``save_traces`` keep the sessions (ADK's
     JSON) and spans (OTLP JSON) in those folders: ``traces=[folder]`` evaluates them again.
-    An interrupted evaluation, run again, does not run the agent again on the cases it finished.
+    An interrupted evaluation, run again, does not run the agent again on the cases it finished
+    (``resume=False``: keep nothing to resume from, under ``.platform-eval/agent-runs/``).
 
     The thresholds (the config's, then ``thresholds`` over them) are recorded in the run's
     ``metadata``, so that reading the run's results later judges them by the same thresholds.
@@ -536,6 +549,7 @@ def evaluate(
             save_traces=save_traces,
             user_simulator_config=loaded_config.user_simulator_config if loaded_config else None,
             on_progress=on_agent_progress,
+            resume=resume,
         )
     upload = (
         None

@@ -56,7 +56,16 @@ _EVALUATORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         ("rubrics", "trajectory"),
     ),
     "hallucinations_v1": ("hallucinations_v1", "HallucinationsV1Evaluator", ("response",)),
+    # A conversation_scenario case: did the simulated user keep to the scenario?
+    "per_turn_user_simulator_quality_v1": (
+        "simulation.per_turn_user_simulator_quality_v1",
+        "PerTurnUserSimulatorQualityV1",
+        ("scenario", "conversation"),
+    ),
 }
+
+#: Evaluators that build their judge in ``_setup_llm`` (the others: ``_setup_auto_rater``).
+_SETUP_LLM = ("per_turn_user_simulator_quality_v1",)
 
 #: ADK's criterion fields a run metric may carry (computationBasedMetricSpec.parameters).
 CRITERION_PARAMS = (
@@ -65,6 +74,7 @@ CRITERION_PARAMS = (
     "include_intermediate_responses_in_final",
     "evaluate_intermediate_nl_responses",
     "rubrics",
+    "stop_signal",
 )
 
 NEEDS_ADK = (
@@ -276,7 +286,8 @@ def _judged_class(name: str) -> Any:
     def setup(self: Any) -> Any:
         return _judge_llm(self._platform_eval_call)
 
-    return adk_class, type(class_name, (adk_class,), {"_setup_auto_rater": setup})
+    hook = "_setup_llm" if name in _SETUP_LLM else "_setup_auto_rater"
+    return adk_class, type(class_name, (adk_class,), {hook: setup})
 
 
 def _evaluator(name: str, criterion_fields: dict[str, Any], call: _Call) -> Any:
@@ -322,13 +333,17 @@ def score(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> Candidat
         if golden is not None and golden.agent_data is not None
         else None
     )
-    if expected is not None and len(expected) != len(actual):
+    if expected is not None and len(expected) != len(actual) and spec.name not in _SETUP_LLM:
         raise NotEvaluatedError(
             f"the candidate has {len(actual)} turns and the golden response {len(expected)}"
         )
     _with_rubrics(request, actual)
+    extra = {}
+    if spec.name in _SETUP_LLM:
+        extra["conversation_scenario"] = _scenario(request)
+        expected = None  # ADK's simulator check reads the scenario, not a golden conversation
     try:
-        result = judge.run(evaluator.evaluate_invocations(actual, expected))
+        result = judge.run(evaluator.evaluate_invocations(actual, expected, **extra))
     except JudgeUnavailableError as exc:
         raise NotEvaluatedError(str(exc)) from None
     except ValueError as exc:  # ADK's own refusal: no rubrics, no expected turns
@@ -338,6 +353,22 @@ def score(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> Candidat
         more = f" ({len(call.failures)} calls in all)" if len(call.failures) > 1 else ""
         raise NotEvaluatedError(f"{call.failures[0]}{more}")
     return _candidate_result(spec.name, candidate.candidate, result)
+
+
+def _scenario(request: EvaluationRequest) -> Any:
+    """The item's user scenario (an eval case's ``conversation_scenario``) as ADK's own."""
+    from google.adk.evaluation.conversation_scenarios import ConversationScenario
+
+    scenario = request.prompt.user_scenario if request.prompt is not None else None
+    if scenario is None:
+        raise NotEvaluatedError(
+            "per_turn_user_simulator_quality_v1 checks a simulated user against the case's "
+            "conversation_scenario, and this case has none (a recorded conversation)"
+        )
+    return ConversationScenario(
+        starting_prompt=scenario.starting_prompt or "",
+        conversation_plan=scenario.conversation_plan or "",
+    )
 
 
 def _candidate_result(name: str, candidate: str | None, result: Any) -> CandidateResult:

@@ -171,6 +171,24 @@ def _case(case: str, rows: list[Row], conversation: CaseRecord | None) -> str:
     )
 
 
+def _spread_table(results: RunResults) -> str:
+    """Per case and metric over its candidates (repeated runs): mean and spread."""
+    spreads = results.spreads()
+    if not spreads:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(s.eval_case_id)}</td><td>{escape(s.metric)}</td><td>{s.candidates}</td>"
+        f"<td>{format_score(s.mean)}</td><td>{format_score(s.stdev)}</td>"
+        f"<td>{format_score(s.low)}</td><td>{format_score(s.high)}</td></tr>"
+        for s in spreads
+    )
+    return (
+        "<h2>Per case, over its candidates</h2><table><tr><th>case</th><th>metric</th>"
+        "<th>candidates</th><th>mean</th><th>stdev</th><th>min</th><th>max</th></tr>"
+        f"{rows}</table>"
+    )
+
+
 def to_html(results: RunResults) -> str:
     verdict = results.verdict.value
     summary_rows = "".join(
@@ -196,5 +214,6 @@ def to_html(results: RunResults) -> str:
         + ("" if results.passed else f"<pre>{escape(results.verdict_line())}</pre>")
         + f"<h2>Metrics</h2>{_chart(results)}<table><tr><th>metric</th><th>mean</th>"
         "<th>threshold</th><th>passed</th><th>failed</th><th>not evaluated</th><th>status</th>"
-        f"</tr>{summary_rows}</table><h2>Cases</h2>{case_table}{cases}</body></html>\n"
+        f"</tr>{summary_rows}</table>{_spread_table(results)}"
+        f"<h2>Cases</h2>{case_table}{cases}</body></html>\n"
     )

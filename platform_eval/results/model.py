@@ -129,6 +129,47 @@ class MetricSummary:
         return Status.PASSED
 
 
+@dataclass(frozen=True)
+class CaseSpread:
+    """One metric of one case over its candidates (an agent run N times: N candidates): how
+    much the score varies from run to run."""
+
+    eval_case_id: str
+    metric: str
+    candidates: int
+    scored: int
+    mean: float | None
+    #: The sample standard deviation (n - 1), as the summaries; 0.0 for a single score.
+    stdev: float | None
+    low: float | None
+    high: float | None
+
+    def describe(self) -> str:
+        """``mean 0.667, stdev 0.577, 0.000-1.000 over 3 candidates``."""
+        if self.mean is None:
+            return f"no score over {self.candidates} candidates"
+        missing = self.candidates - self.scored
+        return (
+            f"mean {format_score(self.mean)}, stdev {format_score(self.stdev)}, "
+            f"{format_score(self.low)}-{format_score(self.high)} over {self.candidates} "
+            "candidates" + (f" ({missing} not evaluated)" if missing else "")
+        )
+
+
+def _spread(case: str, metric: str, rows: list[Row]) -> CaseSpread:
+    scores = [r.score for r in rows if r.score is not None and not math.isnan(r.score)]
+    return CaseSpread(
+        eval_case_id=case,
+        metric=metric,
+        candidates=len(rows),
+        scored=len(scores),
+        mean=statistics.fmean(scores) if scores else None,
+        stdev=(statistics.stdev(scores) if len(scores) > 1 else 0.0) if scores else None,
+        low=min(scores) if scores else None,
+        high=max(scores) if scores else None,
+    )
+
+
 NOT_CHECKED_REASON = (
     "no metric has a threshold, neither recorded with the run nor given (--threshold "
     "METRIC=X or --config eval_config.json); the scores are shown, none was judged"
@@ -201,6 +242,20 @@ class RunResults:
                 )
             )
         return out
+
+    def spreads(self) -> list[CaseSpread]:
+        """Per case and metric, the mean and spread over the case's candidates, for the cases
+        that have several (``run --agent --num-runs N``); empty when every case has one."""
+        grouped: dict[tuple[str, str], list[Row]] = {}
+        for row in self.rows:
+            grouped.setdefault((row.eval_case_id, row.metric), []).append(row)
+        if all(len(rows) < 2 for rows in grouped.values()):
+            return []
+        return [_spread(case, metric, rows) for (case, metric), rows in grouped.items()]
+
+    def spread_of(self) -> dict[tuple[str, str], CaseSpread]:
+        """``spreads()`` by (eval case id, metric)."""
+        return {(s.eval_case_id, s.metric): s for s in self.spreads()}
 
     def with_thresholds(self, thresholds: Mapping[str, float]) -> RunResults:
         """The same results judged against ``thresholds`` (metric -> minimum score)."""
@@ -330,9 +385,14 @@ class RunResults:
             raise PlatformEvalError(
                 "to_dataframe needs pandas: pip install 'platform-eval[pandas]'"
             ) from None
-        records = [
-            {k: v for k, v in r.as_dict().items() if k != "rubricVerdicts"} for r in self.rows
-        ]
+        spread = self.spread_of()
+        records = []
+        for r in self.rows:
+            record = {k: v for k, v in r.as_dict().items() if k != "rubricVerdicts"}
+            case = spread.get((r.eval_case_id, r.metric))
+            record["caseMean"] = case.mean if case else None
+            record["caseStdev"] = case.stdev if case else None
+            records.append(record)
         return pd.DataFrame.from_records(
             records,
             columns=[
@@ -346,6 +406,8 @@ class RunResults:
                 "status",
                 "passed",
                 "explanation",
+                "caseMean",
+                "caseStdev",
             ],
         )
 

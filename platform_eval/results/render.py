@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 
 if TYPE_CHECKING:
-    from .model import Row, RunResults
+    from .model import CaseSpread, Row, RunResults
 
 from ._safe_text import printable, spreadsheet_cell, xml_text
 from .model import Status, format_score
@@ -38,6 +38,22 @@ def to_json(results: RunResults, *, indent: int | None = 2) -> str:
         ],
         "rows": [row.as_dict() for row in results.rows],
     }
+    spreads = results.spreads()
+    if spreads:
+        # Per case over its candidates: the repeated runs of an agent.
+        document["perCase"] = [
+            {
+                "evalCaseId": s.eval_case_id,
+                "metric": s.metric,
+                "candidates": s.candidates,
+                "scored": s.scored,
+                "mean": s.mean,
+                "stdev": s.stdev,
+                "min": s.low,
+                "max": s.high,
+            }
+            for s in spreads
+        ]
     if results.judge is not None:
         document["judge"] = results.judge
     return json.dumps(document, indent=indent, ensure_ascii=False)
@@ -62,6 +78,8 @@ CSV_COLUMNS = [
     "explanation",
     "item",
     "rubricVerdicts",
+    "caseMean",
+    "caseStdev",
 ]
 
 
@@ -77,8 +95,15 @@ def to_csv(results: RunResults) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
+    spread = results.spread_of()
     for row in results.rows:
-        record = {**row.as_dict(), "rubricVerdicts": _verdicts_cell(row)}
+        case = spread.get((row.eval_case_id, row.metric))
+        record = {
+            **row.as_dict(),
+            "rubricVerdicts": _verdicts_cell(row),
+            "caseMean": case.mean if case else None,
+            "caseStdev": case.stdev if case else None,
+        }
         writer.writerow(
             ["" if record[c] is None else spreadsheet_cell(record[c]) for c in CSV_COLUMNS]
         )
@@ -93,12 +118,14 @@ def _case_name(row: Row) -> str:
     )
 
 
-def _details(row: Row) -> str:
+def _details(row: Row, spread: CaseSpread | None = None) -> str:
     lines = [
         f"score: {format_score(row.score)}",
         f"threshold: {row.threshold if row.threshold is not None else '-'}",
         f"explanation: {row.explanation or '-'}",
     ]
+    if spread is not None:
+        lines.append(f"this case: {spread.describe()}")
     lines += [
         f"rubric {v.rubric_id or '-'} ({v.rubric}): {v.mark} - {v.reasoning or ''}"
         for v in row.verdicts
@@ -131,8 +158,14 @@ def to_junit(results: RunResults) -> str:
             )
         ),
     )
+    spread = results.spread_of()
     for row in results.rows:
         case = ET.SubElement(suite, "testcase", classname=row.eval_case_id, name=_case_name(row))
+        across = spread.get((row.eval_case_id, row.metric))
+        if across is not None and across.mean is not None:
+            properties = ET.SubElement(case, "properties")
+            for name, value in (("caseMean", across.mean), ("caseStdev", across.stdev)):
+                ET.SubElement(properties, "property", name=name, value=f"{value:.6g}")
         if row.status == Status.FAILED:
             failure = ET.SubElement(
                 case,
@@ -140,21 +173,21 @@ def to_junit(results: RunResults) -> str:
                 message=f"{row.metric} {format_score(row.score)} < {row.threshold}",
                 type="ThresholdNotMet",
             )
-            failure.text = _details(row)
+            failure.text = _details(row, across)
         elif row.status == Status.NOT_EVALUATED:
             tag = "error" if row.threshold is not None else "skipped"
             element = ET.SubElement(
                 case, tag, message=f"NOT_EVALUATED: {row.explanation or 'no reason given'}"
             )
-            element.text = _details(row)
+            element.text = _details(row, across)
         elif row.status == Status.NOT_CHECKED:
             # A score with no threshold is no passing test: nothing was checked.
             element = ET.SubElement(
                 case, "skipped", message=f"NOT_CHECKED: no threshold for {row.metric}"
             )
-            element.text = _details(row)
+            element.text = _details(row, across)
         else:
-            ET.SubElement(case, "system-out").text = _details(row)
+            ET.SubElement(case, "system-out").text = _details(row, across)
     root = ET.Element("testsuites")
     root.append(_xml_safe(suite))
     ET.indent(root)
@@ -184,6 +217,16 @@ def to_markdown(results: RunResults) -> str:
         )
     if results.judge is not None:
         lines += ["", judge_line(results.judge)]
+    spreads = results.spreads()
+    if spreads:
+        lines += ["", "| case | metric | candidates | mean | stdev | min | max |"]
+        lines.append("|---|---|---|---|---|---|---|")
+        for sp in spreads:
+            lines.append(
+                f"| {_md(sp.eval_case_id)} | {sp.metric} | {sp.candidates} | "
+                f"{format_score(sp.mean)} | {format_score(sp.stdev)} | {format_score(sp.low)} | "
+                f"{format_score(sp.high)} |"
+            )
     verdicts = [(row, v) for row in results.rows for v in row.verdicts]
     if verdicts:
         lines += ["", "| case | candidate | metric | rubric | verdict | reasoning |"]
@@ -243,6 +286,24 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
                         f"{v.mark}: {v.rubric} - {v.reasoning or ''}"
                     )
                 )
+    spreads = results.spreads()
+    if spreads:
+        lines += ["", "per case, over its candidates:"]
+        lines += _table(
+            ["case", "metric", "candidates", "mean", "stdev", "min", "max"],
+            [
+                [
+                    printable(sp.eval_case_id),
+                    printable(sp.metric),
+                    str(sp.candidates),
+                    format_score(sp.mean),
+                    format_score(sp.stdev),
+                    format_score(sp.low),
+                    format_score(sp.high),
+                ]
+                for sp in spreads
+            ],
+        )
     lines.append("")
     for s in results.summary():
         lines.append(

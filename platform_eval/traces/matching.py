@@ -46,18 +46,31 @@ class MatchReport:
         return "\n".join(lines)
 
 
+def _named_case(conversation_id: str, case_ids: set[str]) -> str | None:
+    """The eval case a conversation's id names: the id itself, or ``<eval id>#<n>``."""
+    if conversation_id in case_ids:
+        return conversation_id
+    base, sep, run = conversation_id.rpartition("#")
+    if sep and run.isdigit() and base in case_ids:
+        return base
+    return None
+
+
 def match_conversations(
     cases: Sequence[EvalCase],
     conversations: Sequence[Conversation],
     mapping: Mapping[str, str] | None = None,
 ) -> MatchReport:
-    """Matches by ``mapping`` (conversation id -> eval id) when given, else by first user message.
+    """Matches by ``mapping`` (conversation id -> eval id) when given; else a conversation
+    whose id is an eval case's id (or ``<eval id>#<n>``, as ``run --agent`` names the sessions
+    of repeated runs) matches that case, and any other its case by first user message.
 
     The message comparison trims and folds case and whitespace. A case several traces match
     keeps all of them (several candidates), and is listed as ambiguous.
     """
     report = MatchReport()
     case_ids = [c.eval_id for c in cases]
+    known = set(case_ids)
     by_message: dict[str, list[str]] = {}
     for case in cases:
         by_message.setdefault(_key(_case_first_message(case)), []).append(case.eval_id)
@@ -65,7 +78,9 @@ def match_conversations(
     for conversation in conversations:
         if mapping is not None:
             eval_id = mapping.get(conversation.id)
-            targets = [eval_id] if eval_id in case_ids else []
+            targets = [eval_id] if eval_id in known else []
+        elif (named := _named_case(conversation.id, known)) is not None:
+            targets = [named]
         else:
             targets = by_message.get(_key(conversation.first_user_message), [])
         if not targets:

@@ -1,0 +1,133 @@
+"""``platform-eval run --agent`` beside ``adk eval`` (google-adk's own command, in a process of
+its own), both pointed at one fake Gemini server: the same per-case scores for single-turn,
+multi-turn and session-state cases, a judged criterion, and a conversation_scenario case run
+by ADK's user simulator and scored by ADK's simulator-quality criterion."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("google.adk")
+
+from agent_script import travel_rule
+from fake_gemini import FakeGemini, fake_gemini
+
+from platform_eval.cli import main
+
+pytestmark = pytest.mark.slow
+
+AGENTS = Path(__file__).resolve().parent / "agents"
+ADK = Path(sys.executable).with_name("adk")
+
+CONFIG = {
+    "criteria": {
+        "tool_trajectory_avg_score": 1.0,
+        "response_match_score": 0.8,
+        "final_response_match_v2": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 3},
+        },
+    }
+}
+SCENARIO_CONFIG = {
+    "criteria": {
+        "per_turn_user_simulator_quality_v1": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 3},
+        }
+    }
+}
+
+
+@pytest.fixture
+def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    monkeypatch.chdir(tmp_path)
+    for name in (
+        "PLATFORM_EVAL_EMULATOR_HOST",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    shutil.copytree(AGENTS, tmp_path / "agents", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "eval_config.json").write_text(json.dumps(CONFIG))
+    (tmp_path / "scenario_config.json").write_text(json.dumps(SCENARIO_CONFIG))
+    with fake_gemini(travel_rule) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        yield fake
+
+
+def adk_eval(eval_set: str, config: str) -> dict[tuple[str, str], float | None]:
+    """Per case and metric, the scores `adk eval` wrote to its eval history."""
+    history = Path("agents/travel_agent/.adk/eval_history")
+    shutil.rmtree(history, ignore_errors=True)
+    done = subprocess.run(
+        [str(ADK), "eval", "agents/travel_agent", eval_set, "--config_file_path", config],
+        env=dict(os.environ, ADK_DISABLE_LOAD_DOTENV="1"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Eval Run Summary" in done.stdout, done.stderr[-3000:]
+    [written] = history.glob("*.evalset_result.json")
+    result = json.loads(written.read_text())
+    if isinstance(result, str):  # ADK writes the JSON as a JSON string
+        result = json.loads(result)
+    return {
+        (case["eval_id"], metric["metric_name"]): metric["score"]
+        for case in result["eval_case_results"]
+        for metric in case["overall_eval_metric_results"]
+    }
+
+
+def ours(
+    eval_set: str, config: str, capsys: pytest.CaptureFixture[str]
+) -> dict[tuple[str, str], Any]:
+    main(
+        [
+            "-q",
+            "--judge-model",
+            "gemini-2.5-flash",
+            "--no-judge-cache",
+            "run",
+            eval_set,
+            "--agent",
+            "agents/travel_agent",
+            "--config",
+            config,
+            "--format",
+            "json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    return {(r["evalCaseId"], r["metric"]): r["score"] for r in report["rows"]}
+
+
+def test_run_agent_gives_adk_evals_scores(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    theirs = adk_eval("agents/travel.evalset.json", "eval_config.json")
+    mine = ours("agents/travel.evalset.json", "eval_config.json", capsys)
+    assert len(mine) == 4 * 3
+    # adk eval adds its efficiency figures (token and call counts): not criteria of the config.
+    assert {key: theirs[key] for key in mine} == pytest.approx(mine)
+    assert mine[("weather_then_booking", "response_match_score")] == pytest.approx(0.8333333333)
+
+
+def test_a_scenario_scores_as_adk_eval_scores_it(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    theirs = adk_eval("agents/scenario.evalset.json", "scenario_config.json")
+    mine = ours("agents/scenario.evalset.json", "scenario_config.json", capsys)
+    key = ("plan_a_trip", "per_turn_user_simulator_quality_v1")
+    assert mine[key] is not None
+    assert theirs[key] == pytest.approx(mine[key])

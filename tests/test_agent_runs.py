@@ -1,0 +1,359 @@
+"""``run --agent``: the agent runs on every case through google-adk's Runner, against a fake
+Gemini server on loopback scripted per user message (tests/agent_script.py), and its sessions
+are evaluated as saved sessions are."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("google.adk")
+
+from agent_script import travel_rule
+from fake_gemini import FakeGemini, fake_gemini
+
+from platform_eval import jobs
+from platform_eval.cli import main
+from platform_eval.target import connect
+
+AGENTS = Path(__file__).resolve().parent / "agents"
+CONFIG = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}
+
+#: What the scripted agent scores on tests/agents/travel.evalset.json (adk eval's figures).
+EXPECTED = {
+    ("weather_paris", "tool_trajectory_avg_score"): 1.0,
+    ("weather_paris", "response_match_score"): 1.0,
+    ("weather_then_booking", "tool_trajectory_avg_score"): 1.0,
+    ("weather_then_booking", "response_match_score"): 0.8333333333333333,
+    ("who_am_i", "tool_trajectory_avg_score"): 1.0,
+    ("who_am_i", "response_match_score"): 1.0,
+    ("weather_oslo", "tool_trajectory_avg_score"): 0.0,
+    ("weather_oslo", "response_match_score"): 0.5714285714285715,
+}
+
+
+@pytest.fixture
+def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    """A project folder with the test agent and its eval sets, and the fake model serving."""
+    monkeypatch.chdir(tmp_path)
+    for name in (
+        "PLATFORM_EVAL_EMULATOR_HOST",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    shutil.copytree(AGENTS, tmp_path / "agents", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "eval_config.json").write_text(json.dumps(CONFIG))
+    with fake_gemini(travel_rule) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        yield fake
+
+
+def _run(*args: str) -> int:
+    return main(["-q", "run", "agents/travel.evalset.json", *args])
+
+
+def _scores(report: dict[str, Any]) -> dict[tuple[str, str, str], float | None]:
+    return {(r["evalCaseId"], r["candidate"], r["metric"]): r["score"] for r in report["rows"]}
+
+
+def test_run_agent_scores_every_case_as_adk_eval_does(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _run(
+        "--agent", "agents/travel_agent", "--config", "eval_config.json", "--format", "json"
+    )
+    out = capsys.readouterr().out
+    report = json.loads(out)
+    assert code == 1  # weather_oslo misses both thresholds
+    got = {(case, metric): score for (case, _, metric), score in _scores(report).items()}
+    assert got == pytest.approx(EXPECTED)
+    assert {r["candidate"] for r in report["rows"]} == {"agent"}
+    assert "perCase" not in report  # one run per case: no spread to show
+    # Every turn went to the model: 2 calls per tool turn, 1 for who_am_i.
+    assert len(model.seen) == 9
+
+
+def test_session_state_and_tools_reach_the_agent(model: FakeGemini, tmp_path: Path) -> None:
+    assert (
+        _run(
+            "--agent",
+            "agents/travel_agent",
+            "--config",
+            "eval_config.json",
+            "--save-sessions",
+            "sessions",
+        )
+        == 1
+    )
+    who = json.loads((tmp_path / "sessions" / "who_am_i.json").read_text())
+    assert who["appName"] == "travel_agent" and who["userId"] == "ada"
+    assert who["state"]["user_name"] == "Ada"
+    booking = json.loads((tmp_path / "sessions" / "weather_then_booking.json").read_text())
+    # The tool wrote to the session's state: the finished session is what was evaluated.
+    assert booking["state"]["booking"] == {"city": "Rome", "nights": 2, "confirmation": "ROM-2"}
+    assert booking["id"] == "weather_then_booking"
+
+
+def test_num_runs_gives_candidates_and_a_spread_in_every_format(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _run(
+        "--agent",
+        "agents/travel_agent",
+        "--config",
+        "eval_config.json",
+        "--num-runs",
+        "3",
+        "--format",
+        "json",
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    candidates = {(r["evalCaseId"], r["candidate"]) for r in report["rows"]}
+    assert len(candidates) == 4 * 3
+    assert {c for _, c in candidates} == {"agent#1", "agent#2", "agent#3"}
+    spread = {(s["evalCaseId"], s["metric"]): s for s in report["perCase"]}
+    assert len(spread) == 8
+    booking = spread[("weather_then_booking", "response_match_score")]
+    assert booking["candidates"] == 3 and booking["scored"] == 3
+    assert booking["mean"] == pytest.approx(0.8333333333333333) and booking["stdev"] == 0.0
+    run = report["run"]
+
+    for fmt, expect in (
+        ("table", "per case, over its candidates:"),
+        ("markdown", "| case | metric | candidates | mean | stdev | min | max |"),
+        ("html", "<h2>Per case, over its candidates</h2>"),
+        ("junit", '<property name="caseMean" value="0.833333"'),
+    ):
+        main(["-q", "results", run, "--format", fmt])
+        assert expect in capsys.readouterr().out, fmt
+    main(["-q", "results", run, "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    oslo = [
+        r
+        for r in rows
+        if r["evalCaseId"] == "weather_oslo" and r["metric"] == "response_match_score"
+    ]
+    assert len(oslo) == 3
+    assert [float(r["caseMean"]) for r in oslo] == pytest.approx([0.5714285714285715] * 3)
+    assert {r["caseStdev"] for r in oslo} == {"0.0"}
+
+
+def test_saved_sessions_and_traces_give_the_same_scores_without_the_agent(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(
+        "--agent",
+        "agents/travel_agent",
+        "--config",
+        "eval_config.json",
+        "--num-runs",
+        "2",
+        "--save-sessions",
+        "sessions",
+        "--save-traces",
+        "traces",
+        "--format",
+        "json",
+    )
+    ran = _scores(json.loads(capsys.readouterr().out))
+    calls = len(model.seen)
+    assert sorted(p.name for p in Path("sessions").iterdir())[:2] == [
+        "weather_oslo.run1.json",
+        "weather_oslo.run2.json",
+    ]
+    for folder in ("sessions", "traces"):
+        _run("--traces", folder, "--config", "eval_config.json", "--format", "json")
+        assert _scores(json.loads(capsys.readouterr().out)) == ran, folder
+    assert len(model.seen) == calls  # the agent did not run again
+
+
+def test_a_case_the_agent_fails_on_is_not_evaluated_and_the_others_run(
+    model: FakeGemini, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    eval_set = json.loads((tmp_path / "agents" / "travel.evalset.json").read_text())
+    atlantis = json.loads(json.dumps(eval_set["eval_cases"][1]))
+    atlantis["eval_id"] = "book_atlantis"
+    atlantis["conversation"] = atlantis["conversation"][1:]
+    atlantis["conversation"][0]["user_content"]["parts"][0]["text"] = "Book 2 nights in Atlantis"
+    eval_set["eval_cases"].append(atlantis)
+    (tmp_path / "with_failure.evalset.json").write_text(json.dumps(eval_set))
+    code = main(
+        [
+            "-q",
+            "run",
+            "with_failure.evalset.json",
+            "--agent",
+            "agents/travel_agent",
+            "--config",
+            "eval_config.json",
+            "--format",
+            "json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    failed = [r for r in report["rows"] if r["evalCaseId"] == "book_atlantis"]
+    assert {r["metric"] for r in failed} == {"tool_trajectory_avg_score", "response_match_score"}
+    for row in failed:
+        assert row["status"] == "NOT_EVALUATED" and row["score"] is None
+        assert (
+            "the agent failed on this case: RuntimeError: no hotels in Atlantis"
+            in row["explanation"]
+        )
+    scored = {(c, m): s for (c, _, m), s in _scores(report).items() if c != "book_atlantis"}
+    assert scored == pytest.approx(EXPECTED)
+    # Read again later, the run still shows the case and why.
+    main(["-q", "results", report["run"], "--format", "json"])
+    again = json.loads(capsys.readouterr().out)
+    assert [r["explanation"] for r in again["rows"] if r["evalCaseId"] == "book_atlantis"] == [
+        r["explanation"] for r in failed
+    ]
+
+
+def test_an_interrupted_agent_run_resumes_without_running_finished_cases(
+    model: FakeGemini, tmp_path: Path
+) -> None:
+    def stop_after_two(progress: Any) -> None:
+        if progress.done == 2:
+            raise KeyboardInterrupt
+
+    with connect(db=tmp_path / "store.sqlite") as target:
+        with pytest.raises(KeyboardInterrupt):
+            jobs.evaluate(
+                target.client,
+                "agents/travel.evalset.json",
+                config="eval_config.json",
+                agent="agents/travel_agent",
+                agent_concurrency=1,
+                on_agent_progress=stop_after_two,
+                poll_interval=0.05,
+            )
+        first = len(model.seen)
+        journal = tmp_path / ".platform-eval" / "agent-runs"
+        assert len(list(journal.rglob("*.json"))) == 2
+        evaluation = jobs.evaluate(
+            target.client,
+            "agents/travel.evalset.json",
+            config="eval_config.json",
+            agent="agents/travel_agent",
+            poll_interval=0.05,
+        )
+        assert evaluation.agent_runs.resumed == 2
+        assert "2 finished by an earlier attempt, not run again" in evaluation.agent_runs.summary()
+        # Only the two unfinished cases ran the second time: who_am_i (one model call) and
+        # weather_oslo (a tool call, then the answer).
+        assert first == 6 and len(model.seen) - first == 3
+        assert len(evaluation.results) == 4
+        # Evaluated: nothing is kept, and the next evaluation runs the agent afresh.
+        assert not list(journal.rglob("*.json"))
+
+
+def test_a_conversation_scenario_runs_with_the_simulator_and_is_scored(
+    model: FakeGemini, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "scenario_config.json").write_text(
+        json.dumps({"criteria": {"per_turn_user_simulator_quality_v1": {"threshold": 0.5}}})
+    )
+    code = main(
+        [
+            "-q",
+            "--judge-model",
+            "gemini-2.5-flash",
+            "run",
+            "agents/scenario.evalset.json",
+            "--agent",
+            "agents/travel_agent",
+            "--config",
+            "scenario_config.json",
+            "--save-sessions",
+            "sessions",
+            "--format",
+            "json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    [row] = report["rows"]
+    assert row["evalCaseId"] == "plan_a_trip" and row["score"] is not None
+    assert code in (0, 1) and row["status"] in ("PASSED", "FAILED")
+    session = json.loads((tmp_path / "sessions" / "plan_a_trip.json").read_text())
+    said = [e["content"]["parts"][0]["text"] for e in session["events"] if e["author"] == "user"]
+    # The scenario's starting prompt, then the simulated user's request, then it stopped.
+    assert said == ["What is the weather in Rome?", "Book 2 nights in Rome"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        ("agents/nowhere", "expected an agent folder"),
+        ("agents", "this one has neither"),
+        ("agents.travel_agent.agent:no_such_agent", "has no 'no_such_agent'"),
+        ("agents/broken", "importing the agent raised ZeroDivisionError"),
+        ("agents/empty", "defines no `root_agent`"),
+    ],
+)
+def test_an_agent_that_cannot_be_loaded_is_a_usage_error(
+    model: FakeGemini, tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: str, expected: str
+) -> None:
+    (tmp_path / "agents" / "broken").mkdir()
+    (tmp_path / "agents" / "broken" / "agent.py").write_text("root_agent = 1 / 0\n")
+    (tmp_path / "agents" / "empty").mkdir()
+    (tmp_path / "agents" / "empty" / "__init__.py").write_text("x = 1\n")
+    assert _run("--agent", agent, "--config", "eval_config.json") == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
+    assert not model.seen
+
+
+def test_a_module_attribute_names_the_agent(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        _run(
+            "--agent",
+            "agents.travel_agent.agent:root_agent",
+            "--config",
+            "eval_config.json",
+            "--format",
+            "json",
+        )
+        == 1
+    )
+    got = {(c, m): s for (c, _, m), s in _scores(json.loads(capsys.readouterr().out)).items()}
+    assert got == pytest.approx(EXPECTED)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--save-sessions", "s"], "--save-sessions needs --agent"),
+        (["--num-runs", "2"], "--num-runs needs --agent"),
+        (["--agent", "agents/travel_agent", "--traces", "t"], "--agent and --traces"),
+    ],
+)
+def test_agent_flags_without_an_agent_are_usage_errors(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str], args: list[str], expected: str
+) -> None:
+    assert _run(*args, "--config", "eval_config.json") == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_the_pytest_fixture_runs_an_agent(model: FakeGemini, platform_eval: Any) -> None:
+    results = platform_eval.evaluate(
+        "agents/travel.evalset.json",
+        agent="agents/travel_agent",
+        config="eval_config.json",
+        num_runs=2,
+    )
+    assert {(r.eval_case_id, r.metric): r.score for r in results.rows} == pytest.approx(EXPECTED)
+    assert len(results.spreads()) == 8
+    assert not Path(".platform-eval/agent-runs").exists()  # a test keeps nothing to resume
