@@ -37,6 +37,7 @@ from .types import (
     ImportGcsSource,
     ImportInlineSource,
     ImportSchemaConfig,
+    InferenceConfig,
     Operation,
     WireModel,
 )
@@ -464,6 +465,7 @@ class Operations:
         display_name: str | None,
         labels: Mapping[str, str] | None,
         metadata: Any = None,
+        inference_configs: Mapping[str, Any] | None = None,
     ) -> EvaluationRun:
         if run is not None:
             if evaluation_set is not None or metrics is not None:
@@ -481,6 +483,11 @@ class Operations:
             labels=dict(labels) if labels else None,
             data_source=self._data_source(evaluation_set),
             evaluation_config=EvaluationRunConfig(metrics=[to_metric(m) for m in metrics]),
+            inference_configs=(
+                {name: _coerce(InferenceConfig, c) for name, c in inference_configs.items()}
+                if inference_configs
+                else None
+            ),
         )
 
     def _data_source(self, evaluation_set: Any) -> EvaluationRunDataSource:

@@ -531,9 +531,12 @@ class Client(_ClientBase):
         labels: Mapping[str, str] | None = None,
         request_id: str | None = None,
         metadata: Any = None,
+        inference_configs: Mapping[str, Any] | None = None,
     ) -> EvaluationRun:
         """Starts a run from an EvaluationRun, or from ``evaluation_set`` and ``metrics``
-        (``metadata``: the run's free-form field for the caller's own tracking)."""
+        (``metadata``: the run's free-form field for the caller's own tracking;
+        ``inference_configs``: candidate name -> the model or agent the service runs to produce
+        that candidate's responses)."""
         built = self._ops.build_run(
             run,
             evaluation_set=evaluation_set,
@@ -541,6 +544,7 @@ class Client(_ClientBase):
             display_name=display_name,
             labels=labels,
             metadata=metadata,
+            inference_configs=inference_configs,
         )
         return self._run(self._ops.create_run(built, request_id))
 
@@ -935,6 +939,7 @@ class AsyncClient(_ClientBase):
         labels: Mapping[str, str] | None = None,
         request_id: str | None = None,
         metadata: Any = None,
+        inference_configs: Mapping[str, Any] | None = None,
     ) -> EvaluationRun:
         built = self._ops.build_run(
             run,
@@ -943,6 +948,7 @@ class AsyncClient(_ClientBase):
             display_name=display_name,
             labels=labels,
             metadata=metadata,
+            inference_configs=inference_configs,
         )
         return await self._run(self._ops.create_run(built, request_id))
 

@@ -50,13 +50,11 @@ _RUN_BODY: dict[str, Any] = {
         "loss_analysis_config": [{"metric": "exact_match", "candidate": "agent"}],
     },
     "inference_configs": {
+        # What the official SDK sends with agent_info: the agents' static configs, no inference.
         "agent": {
-            "model": "gemini-2.5-flash",
             "generation_config": GENERATION,
-            "agent_run_config": {
-                "session_input": {"user_id": "u1", "session_state": {"Mixed_Key": 1}},
-                "user_simulator_config": {"model_name": "gemini-sim", "max_turn": 4},
-            },
+            "agents": {"weather": {"agent_id": "weather", "instruction": "Be brief."}},
+            "parallelism": 2,
         }
     },
 }
@@ -82,11 +80,7 @@ def test_run_configs_in_proto_names_are_served_as_the_service_spells_them(
     assert config["lossAnalysisConfig"] == [{"metric": "exact_match", "candidate": "agent"}]
     agent = served["inferenceConfigs"]["agent"]
     assert agent["generationConfig"] == GENERATION_SERVED
-    assert agent["agentRunConfig"] == {
-        # A Struct's keys stay the user's.
-        "sessionInput": {"userId": "u1", "sessionState": {"Mixed_Key": 1}},
-        "userSimulatorConfig": {"modelName": "gemini-sim", "maxTurn": 4},
-    }
+    assert agent["agents"] == {"weather": {"agentId": "weather", "instruction": "Be brief."}}
 
     # And typed in Python: a reserved proto name takes a trailing underscore.
     read = client.get_run(run)
@@ -96,6 +90,36 @@ def test_run_configs_in_proto_names_are_served_as_the_service_spells_them(
     assert generation.response_schema.properties["city"].type == "STRING"
     assert generation.response_format[0].text.schema_ == {"type": "object"}
     assert read.evaluation_config.autorater_config.generation_config == generation
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"model": "gemini-2.5-flash"}, "model"),
+        ({"agent_config": {"tools": []}}, "agentConfig"),
+        (
+            {
+                "agent_run_config": {
+                    "session_input": {"user_id": "u1", "session_state": {"Mixed_Key": 1}},
+                    "user_simulator_config": {"model_name": "gemini-sim", "max_turn": 4},
+                }
+            },
+            "agentRunConfig",
+        ),
+    ],
+)
+def test_a_run_that_needs_inference_is_unimplemented_naming_the_field(
+    client: Any, emulator: Emulator, config: dict[str, Any], field: str
+) -> None:
+    """The emulator does not produce responses: 501, never a run that evaluates nothing."""
+    item = client.create_item(request_item("x"))
+    evaluation_set = client.create_set(display_name="s", items=[item])
+    body = _run_body(evaluation_set.name) | {"inference_configs": {"my agent": config}}
+    response = httpx.post(f"{emulator.url}/v1beta1/{client.parent}/evaluationRuns", json=body)
+    assert response.status_code == 501
+    error = response.json()["error"]
+    assert error["status"] == "UNIMPLEMENTED"
+    assert error["message"].startswith(f'inferenceConfigs["my agent"].{field}: the emulator')
 
 
 @pytest.mark.parametrize(
@@ -121,7 +145,7 @@ def test_a_misspelled_config_key_is_refused_naming_the_field(
     body = _run_body(evaluation_set.name)
     node = body
     for key in path:
-        node = node[key]
+        node = node.setdefault(key, {})
     node[typo] = 1
 
     with pytest.raises(ValueError, match=re.escape(message)):

@@ -105,6 +105,12 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         help="keep each session (ADK's session JSON); run --traces DIR evaluates them again",
     )
     agent.add_argument(
+        "--inference-config",
+        metavar="FILE",
+        help="JSON: candidate name -> EvaluationRun InferenceConfig (a model or deployed "
+        "agent the service runs to produce the responses); the emulator cannot run one",
+    )
+    agent.add_argument(
         "--save-traces",
         metavar="DIR",
         help="keep each run's OpenTelemetry spans (OTLP JSON); run --traces DIR reads them",
@@ -406,7 +412,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         IsADirectoryError,
     ) as exc:
         return _fail(args, exc, EXIT_USAGE)
-    except core.ClientError as exc:
+    except (core.ClientError, core.MethodNotImplemented) as exc:
+        # 501: the target cannot do what was asked (the emulator running inference).
         return _fail(args, exc, EXIT_USAGE)
     except (APIConnectionError, GoogleAuthError) as exc:
         # The target named or found cannot be reached or signed in to (refused, DNS, TLS, a

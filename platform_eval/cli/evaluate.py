@@ -9,6 +9,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
 from ..formats import adk, load_eval_config, load_eval_set
@@ -19,7 +21,7 @@ from ..metrics.model_judge import find_model_judge
 from ..results import RunResults, compare, fetch_results
 from ..results.model import NOT_CHECKED_REASON
 from ..target import Target
-from ..types import EvaluationItem, EvaluationRun, record_thresholds
+from ..types import EvaluationItem, EvaluationRun, InferenceConfig, record_thresholds
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
 from ._traces import trace_sources
 
@@ -120,6 +122,33 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "save_traces": args.save_traces,
         "on_agent_progress": _agent_progress(args.quiet),
     }
+
+
+def _inference_configs(path: str | None) -> dict[str, InferenceConfig] | None:
+    """``--inference-config FILE``: candidate name -> InferenceConfig, each checked."""
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--inference-config {path}: {exc}") from None
+    if not isinstance(data, dict) or not data:
+        raise UsageError(
+            f"--inference-config {path}: expected a JSON object of candidate name -> "
+            'inference config, e.g. {"agent": {"model": "gemini-2.5-flash"}}'
+        )
+    configs = {}
+    for candidate, config in data.items():
+        try:
+            configs[candidate] = InferenceConfig.model_validate(config)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = "".join(f".{part}" for part in problem["loc"])
+            message = str(problem["msg"]).removeprefix("Value error, ")
+            raise UsageError(
+                f"--inference-config {path}: $.{candidate}{where}: {message}"
+            ) from None
+    return configs
 
 
 def _mapping(path: str | None) -> dict[str, str] | None:
@@ -348,6 +377,20 @@ def run(args: argparse.Namespace, target: Target) -> int:
     if not is_file and looks_like_file:
         raise UsageError(f"{args.evalset}: no such file (or pass an evaluation set's name)")
     agent = _agent_arguments(args)
+    inference = _inference_configs(getattr(args, "inference_config", None))
+    if inference and (agent or args.traces):
+        raise UsageError(
+            "--inference-config has the service produce the responses: it goes without "
+            "--agent and --traces, which give recorded ones"
+        )
+    if inference and target.computes_locally:
+        for candidate, config in inference.items():
+            if (field := config.inference_field()) is not None:
+                raise UsageError(
+                    f"--inference-config {args.inference_config}: {candidate}.{field}: "
+                    "the emulator does not run inference; evaluate recorded responses "
+                    "(--agent or --traces), or run against a project (--project)"
+                )
     if agent and not is_file:
         raise UsageError("--agent needs an eval set file, not the name of an uploaded set")
     # Read once: the check below and the upload use the same parsed eval set.
@@ -359,6 +402,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
             client,
             eval_set,
             config=args.config,
+            inference_configs=inference,
             **agent,
             traces=None if agent else trace_sources(args.traces, target),
             metrics=chosen,
@@ -389,6 +433,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
             evaluation_set=client.get_set(args.evalset),
             metrics=chosen,
             metadata=record_thresholds(None, thresholds),
+            inference_configs=inference,
         )
         items = None
     if args.no_wait:

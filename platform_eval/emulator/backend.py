@@ -583,6 +583,7 @@ class Backend:
             return earlier
         run: EvaluationRun = parse_body(EvaluationRun, body)
         source = self._run_source(parent, run)
+        _refuse_inference(run)
         configured = run.evaluation_config.metrics if run.evaluation_config else None
         if not configured:
             raise ApiError("INVALID_ARGUMENT", "evaluationConfig.metrics needs at least one metric")
@@ -704,3 +705,22 @@ def _read_page_token(token: str | None, binding: str) -> int:
             "INVALID_ARGUMENT", "pageToken was issued for a different parent, collection or filter"
         )
     return after
+
+
+def _refuse_inference(run: EvaluationRun) -> None:
+    """A run that would have the service produce responses (a model, an agent, a Harbor run)
+    is one the emulator cannot do: 501 naming the field, never a run that evaluates nothing."""
+    for candidate, config in (run.inference_configs or {}).items():
+        field = config.inference_field()
+        if field is not None:
+            raise ApiError(
+                "UNIMPLEMENTED",
+                f"inferenceConfigs[{json.dumps(candidate)}].{field}: {INFERENCE_UNIMPLEMENTED}",
+            )
+
+
+INFERENCE_UNIMPLEMENTED = (
+    "the emulator does not run inference (a model or an agent producing the responses it then "
+    "evaluates); record the candidate's responses locally (platform-eval run --agent, or "
+    "--traces) and evaluate those, or run against a project"
+)

@@ -505,6 +505,7 @@ def evaluate(
     save_traces: str | Path | None = None,
     on_agent_progress: Callable[[Any], None] | None = None,
     resume: bool = True,
+    inference_configs: Mapping[str, Any] | None = None,
 ) -> Any:
     """Uploads (with traces as candidates when given), starts a run, waits, returns results.
 
@@ -516,6 +517,9 @@ def evaluate(
     JSON) and spans (OTLP JSON) in those folders: ``traces=[folder]`` evaluates them again.
     An interrupted evaluation, run again, does not run the agent again on the cases it finished
     (``resume=False``: keep nothing to resume from, under ``.platform-eval/agent-runs/``).
+
+    ``inference_configs`` (candidate name -> the model or agent the service runs) has the run
+    produce responses itself; the emulator answers such a run 501 UNIMPLEMENTED.
 
     The thresholds (the config's, then ``thresholds`` over them) are recorded in the run's
     ``metadata``, so that reading the run's results later judges them by the same thresholds.
@@ -594,7 +598,7 @@ def evaluate(
             record_thresholds(None, thresholds), ran.not_evaluated if ran else {}
         )
         run, attached = await _start_or_attach(
-            async_client, journal, evaluation_set, chosen, metadata
+            async_client, journal, evaluation_set, chosen, metadata, inference_configs
         )
         agent_runs = ran.report if ran else None
         if not wait:
@@ -670,6 +674,7 @@ async def _start_or_attach(
     evaluation_set: EvaluationSet,
     chosen: Sequence[MetricLike],
     metadata: Any,
+    inference_configs: Mapping[str, Any] | None = None,
 ) -> tuple[EvaluationRun, bool]:
     """The run this evaluation started before and did not finish reading, or a new one."""
     what = {
@@ -677,6 +682,8 @@ async def _start_or_attach(
         "items": evaluation_set.evaluation_items,
         "metrics": [to_metric(m).to_wire() for m in chosen],
     }
+    if inference_configs:
+        what["inference"] = json.dumps(inference_configs, sort_keys=True, default=str)
     key = "run:" + key_label(json.dumps(what, sort_keys=True))
     earlier = journal.runs.get(key)
     if earlier and earlier not in journal.collected:
@@ -691,6 +698,7 @@ async def _start_or_attach(
         evaluation_set=evaluation_set,
         metrics=chosen,
         metadata=metadata,
+        inference_configs=inference_configs,
     )
     assert run.name is not None
     journal.record_run(key, run.name)

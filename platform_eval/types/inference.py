@@ -114,3 +114,17 @@ class InferenceConfig(WireModel):
     prompt_template: PromptTemplate | None = None
     parallelism: int | None = None
     raw_agent_trajectory_destination: RawAgentTrajectoryDestination | None = None
+
+    def inference_field(self) -> str | None:
+        """The wire name of the first field that has the run produce responses itself (a
+        model, an inline agent, a deployed agent, a Harbor run), or None: ``agents`` alone
+        only describes the agents whose recorded responses are evaluated."""
+        for attribute, wire in (
+            ("model", "model"),
+            ("agent_config", "agentConfig"),
+            ("agent_run_config", "agentRunConfig"),
+            ("harbor_run_config", "harborRunConfig"),
+        ):
+            if getattr(self, attribute) is not None:
+                return wire
+        return None
