@@ -30,6 +30,7 @@ QUICK = {
     "bench_emulator.py": ["--items", "500", "--rounds", "1"],
     "bench_memory.py": ["--cases", "1000"],
     "bench_judges.py": ["--cases", "80"],
+    "bench_agent_runs.py": ["--cases", "20", "--also-concurrency"],
 }
 #: Scripts run more than once, each time with these arguments (the issue's 30 ms row).
 VARIANTS = {"bench_upload.py": [[], ["--cases", "1000", "--latency-ms", "30"]]}

@@ -1,0 +1,191 @@
+"""Running an agent on an eval set: ``platform-eval run --agent`` beside ``adk eval``.
+
+    python benchmarks/bench_agent_runs.py [--cases 200] [--latency-ms 100]
+
+The agent is the tests' travel agent (tools and session state), its model the fake Gemini
+server of the tests, scripted per user message and taking ``--latency-ms`` per call. The eval
+set repeats the tests' four cases (single-turn, multi-turn, session state, a miss) to
+``--cases`` cases; the criteria are tool_trajectory_avg_score and response_match_score.
+
+Both commands run as a user runs them, each in a process of its own, at their default
+concurrency, against the same server, and are timed from start to exit: ``adk eval AGENT
+EVALSET --config_file_path CONFIG`` (google-adk's command) and ``platform-eval run EVALSET
+--agent AGENT --config CONFIG`` (embedded emulator, a fresh folder: nothing resumed, nothing
+cached). The per-case scores of both are compared. Goal (issue 24): at least 3x faster than
+adk eval, the same scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TESTS = HERE.parent / "tests"
+sys.path.insert(0, str(TESTS))
+
+from agent_script import travel_rule  # noqa: E402  (the tests folder, added above)
+from fake_gemini import fake_gemini  # noqa: E402
+
+CONFIG = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}
+
+
+def eval_set(cases: int) -> dict[str, Any]:
+    base = json.loads((TESTS / "agents" / "travel.evalset.json").read_text())
+    out = []
+    for index in range(cases):
+        case = json.loads(json.dumps(base["eval_cases"][index % len(base["eval_cases"])]))
+        case["eval_id"] = f"{case['eval_id']}_{index:04d}"
+        out.append(case)
+    return {"eval_set_id": "travel_bench", "eval_cases": out}
+
+
+def adk_scores(folder: Path) -> dict[tuple[str, str], float]:
+    [written] = (folder / "travel_agent" / ".adk" / "eval_history").glob("*.json")
+    result = json.loads(written.read_text())
+    if isinstance(result, str):
+        result = json.loads(result)
+    return {
+        (case["eval_id"], metric["metric_name"]): metric["score"]
+        for case in result["eval_case_results"]
+        for metric in case["overall_eval_metric_results"]
+        if metric["metric_name"] in CONFIG["criteria"]
+    }
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{command[0]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return elapsed, done.stdout
+
+
+def _same(out: str, theirs: dict[tuple[str, str], float]) -> bool:
+    ours = {(r["evalCaseId"], r["metric"]): r["score"] for r in json.loads(out)["rows"]}
+    return ours.keys() == theirs.keys() and all(abs(ours[k] - theirs[k]) < 1e-9 for k in ours)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--latency-ms", type=float, default=100)
+    parser.add_argument(
+        "--also-concurrency",
+        type=int,
+        nargs="*",
+        default=[16],
+        metavar="N",
+        help="ours again at these --agent-concurrency values (same scores checked)",
+    )
+    args = parser.parse_args()
+    bin_dir = Path(sys.executable).parent
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        fake_gemini(travel_rule, delay=args.latency_ms / 1000) as fake,
+    ):
+        folder = Path(tmp)
+        shutil.copytree(TESTS / "agents" / "travel_agent", folder / "travel_agent")
+        (folder / "bench.evalset.json").write_text(json.dumps(eval_set(args.cases)))
+        (folder / "eval_config.json").write_text(json.dumps(CONFIG))
+        env = {
+            **os.environ,
+            "GOOGLE_GEMINI_BASE_URL": fake.url,
+            "GOOGLE_API_KEY": "bench-key",
+            "ADK_DISABLE_LOAD_DOTENV": "1",
+        }
+        env.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
+        env.pop("PLATFORM_EVAL_EMULATOR_HOST", None)
+        env.pop("GOOGLE_CLOUD_PROJECT", None)
+
+        adk_time, _ = timed(
+            [
+                str(bin_dir / "adk"),
+                "eval",
+                "travel_agent",
+                "bench.evalset.json",
+                "--config_file_path",
+                "eval_config.json",
+            ],
+            folder,
+            env,
+        )
+        adk_calls = len(fake.seen)
+        ours_time, out = timed(
+            [
+                str(bin_dir / "platform-eval"),
+                "-q",
+                "run",
+                "bench.evalset.json",
+                "--agent",
+                "travel_agent",
+                "--config",
+                "eval_config.json",
+                "--format",
+                "json",
+            ],
+            folder,
+            env,
+        )
+        ours_calls = len(fake.seen) - adk_calls
+        theirs = adk_scores(folder)
+        same = _same(out, theirs)
+        more = []
+        for concurrency in args.also_concurrency:
+            shutil.rmtree(folder / ".platform-eval", ignore_errors=True)
+            before = len(fake.seen)
+            elapsed, out = timed(
+                [
+                    str(bin_dir / "platform-eval"),
+                    "-q",
+                    "run",
+                    "bench.evalset.json",
+                    "--agent",
+                    "travel_agent",
+                    "--config",
+                    "eval_config.json",
+                    "--format",
+                    "json",
+                    "--agent-concurrency",
+                    str(concurrency),
+                ],
+                folder,
+                env,
+            )
+            more.append((concurrency, len(fake.seen) - before, elapsed, _same(out, theirs)))
+        floor = ours_calls * args.latency_ms / 1000 / 4
+
+    print(f"### Running the agent: {args.cases} cases, model latency {args.latency_ms:g} ms\n")
+    print("| command | concurrency | model calls | wall time | vs adk eval |")
+    print("|---|---|---|---|---|")
+    print(f"| adk eval (google-adk) | 4 (its default) | {adk_calls} | {adk_time:.1f} s | 1.0x |")
+    print(
+        f"| platform-eval run --agent | 4 (its default) | {ours_calls} | {ours_time:.1f} s | "
+        f"{adk_time / ours_time:.1f}x faster |"
+    )
+    for concurrency, calls, elapsed, also_same in more:
+        print(
+            f"| platform-eval run --agent --agent-concurrency {concurrency} | {concurrency} | "
+            f"{calls} | {elapsed:.1f} s | {adk_time / elapsed:.1f}x faster"
+            + ("" if also_same else " (SCORES DIFFER)")
+            + " |"
+        )
+    print(
+        f"\nSame per-case scores on both sides: {'yes' if same else 'NO'} "
+        f"({2 * args.cases} case-metric scores). At concurrency 4 the model alone takes at "
+        f"least {floor:.1f} s ({ours_calls} calls x {args.latency_ms:g} ms / 4): no command "
+        "running four cases at a time can be 3x faster than adk eval, which runs four too."
+    )
+
+
+if __name__ == "__main__":
+    main()
