@@ -2,9 +2,9 @@
 
     python benchmarks/bench_agent_runs.py [--cases 200] [--latency-ms 100]
 
-The agent is the tests' travel agent (tools and session state), its model the fake Gemini
-server of the tests, scripted per user message and taking ``--latency-ms`` per call. The eval
-set repeats the tests' four cases (single-turn, multi-turn, session state, a miss) to
+The agent is the sample travel agent (samples/agent/: tools and session state), its model the
+fake Gemini server of the tests, scripted per user message and taking ``--latency-ms`` per
+call. The eval set repeats its four cases (single-turn, multi-turn, session state, a miss) to
 ``--cases`` cases; the criteria are tool_trajectory_avg_score and response_match_score.
 
 Both commands run as a user runs them, each in a process of its own, at their default
@@ -39,7 +39,7 @@ CONFIG = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score":
 
 
 def eval_set(cases: int) -> dict[str, Any]:
-    base = json.loads((TESTS / "agents" / "travel.evalset.json").read_text())
+    base = json.loads((HERE.parent / "samples" / "agent" / "travel.evalset.json").read_text())
     out = []
     for index in range(cases):
         case = json.loads(json.dumps(base["eval_cases"][index % len(base["eval_cases"])]))
@@ -94,7 +94,7 @@ def main() -> None:
         fake_gemini(travel_rule, delay=args.latency_ms / 1000) as fake,
     ):
         folder = Path(tmp)
-        shutil.copytree(TESTS / "agents" / "travel_agent", folder / "travel_agent")
+        shutil.copytree(HERE.parent / "samples" / "agent" / "travel_agent", folder / "travel_agent")
         (folder / "bench.evalset.json").write_text(json.dumps(eval_set(args.cases)))
         (folder / "eval_config.json").write_text(json.dumps(CONFIG))
         env = {

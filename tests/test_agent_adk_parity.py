@@ -25,7 +25,7 @@ from platform_eval.cli import main
 
 pytestmark = pytest.mark.slow
 
-AGENTS = Path(__file__).resolve().parent / "agents"
+AGENTS = Path(__file__).resolve().parents[1] / "samples" / "agent"
 ADK = Path(sys.executable).with_name("adk")
 
 CONFIG = {

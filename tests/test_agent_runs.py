@@ -23,10 +23,10 @@ from platform_eval import jobs
 from platform_eval.cli import main
 from platform_eval.target import connect
 
-AGENTS = Path(__file__).resolve().parent / "agents"
+AGENTS = Path(__file__).resolve().parents[1] / "samples" / "agent"
 CONFIG = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}
 
-#: What the scripted agent scores on tests/agents/travel.evalset.json (adk eval's figures).
+#: What the scripted agent scores on samples/agent/travel.evalset.json (adk eval's figures).
 EXPECTED = {
     ("weather_paris", "tool_trajectory_avg_score"): 1.0,
     ("weather_paris", "response_match_score"): 1.0,

@@ -192,6 +192,26 @@ def test_judged_eval_judges_with_the_model_then_replays_from_the_cache(tmp_path:
     assert "rubric states_the_weather:" in second and "NOT_EVALUATED" not in second
 
 
+def test_run_agent_runs_the_agent_and_shows_each_cases_spread(tmp_path: Path) -> None:
+    pytest.importorskip("google.adk")
+    from agent_script import travel_rule
+    from fake_gemini import fake_gemini
+
+    with fake_gemini(travel_rule) as fake:
+        done = _run(
+            "run_agent.py",
+            cwd=tmp_path,
+            env={"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "test-key"},
+        )
+    assert done.returncode == 0, done.stderr
+    assert "agent ran 8 of 8 case runs" in done.stdout
+    assert len(fake.seen) == 2 * 9  # two runs of every case, every turn sent to the model
+    spread = done.stdout.split("per case, over its candidates:", 1)[1]
+    assert re.search(r"weather_then_booking\s+response_match_score\s+2\s+0\.833\s+0\.000", spread)
+    folder = re.search(r"sessions kept in (\S+):", done.stdout)
+    assert folder and len(list(Path(folder.group(1)).glob("*.json"))) == 8
+
+
 def test_a_sample_sees_the_runs_the_cli_made_in_the_same_folder(tmp_path: Path) -> None:
     data = ROOT / "samples" / "data"
     cli = subprocess.run(

@@ -15,7 +15,8 @@ import contextlib
 import copy
 import logging
 import os
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,7 +90,9 @@ class AgentRunReport:
         lines = [f"agent ran {done} of {len(self.runs)} {what}s"]
         if self.resumed:
             lines[0] += f" ({self.resumed} finished by an earlier attempt, not run again)"
-        lines += [f"{r.key}: the agent failed: {r.error}" for r in self.failed]
+        lines += [f"{r.key}: the agent failed: {r.error}" for r in self.failed[:10]]
+        if len(self.failed) > 10:
+            lines.append(f"(and {len(self.failed) - 10} more failed runs)")
         return "\n".join(lines)
 
 
@@ -119,7 +122,17 @@ def simulator_provider(user_simulator_config: dict[str, Any] | None) -> Any:
         config = EvalConfig.model_validate(
             {"criteria": {}, "user_simulator_config": user_simulator_config}
         ).user_simulator_config
-    return UserSimulatorProvider(user_simulator_config=config)
+    with _adk_experimental():
+        return UserSimulatorProvider(user_simulator_config=config)
+
+
+@contextlib.contextmanager
+def _adk_experimental() -> Iterator[None]:
+    """google-adk warns that its user simulators are experimental, once per case: adk eval
+    says it, and a report of 200 cases need not say it 600 times."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
+        yield
 
 
 def _eval_plugins() -> list[Any]:
@@ -192,7 +205,8 @@ async def run_case(
     )
     if agent.reset is not None:
         agent.reset()
-    simulator = provider.provide(case)
+    with _adk_experimental():
+        simulator = provider.provide(case)
     runner = _runner(agent, app_name, service)
     events: list[Any] = []
     try:
@@ -284,8 +298,9 @@ async def run_agent_cases(
                         run_config,
                     )
             except Exception as exc:  # one case's failure must not stop the others
-                _logger.warning("%s: the agent failed", result.key, exc_info=True)
                 result.error = f"{type(exc).__name__}: {exc}"
+                # The reason is reported with the results; the traceback is for --debug.
+                _logger.debug("%s: the agent failed", result.key, exc_info=True)
                 progress.failed += 1
             if recorder is not None:
                 result.spans = recorder.take(result.key)

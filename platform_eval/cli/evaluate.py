@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -112,8 +112,9 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
         return {}
     if args.traces:
         raise UsageError("--agent and --traces both give the candidates: pass one of them")
-    # google-adk marks its user simulators experimental, with a warning each case: noise here.
-    warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
+    if not args.debug:
+        # google-adk logs an agent's failure with its traceback; the report says why.
+        logging.getLogger("google_adk").setLevel(logging.CRITICAL)
     return {
         "agent": agent,
         "num_runs": args.num_runs,

@@ -102,8 +102,13 @@ async def run_for_candidates(
 
 
 def failures_summary(not_evaluated: Mapping[str, Mapping[str, str]]) -> str:
-    return "; ".join(
-        f"{case} [{candidate}]: {why}"
-        for case, whys in not_evaluated.items()
-        for candidate, why in whys.items()
-    )
+    """Each distinct reason once, with the runs it stopped (the first few named)."""
+    by_reason: dict[str, list[str]] = {}
+    for case, whys in not_evaluated.items():
+        for candidate, why in whys.items():
+            by_reason.setdefault(why, []).append(f"{case} [{candidate}]")
+    parts = []
+    for why, runs in by_reason.items():
+        named = ", ".join(runs[:3]) + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+        parts.append(f"{why} ({len(runs)} {'run' if len(runs) == 1 else 'runs'}: {named})")
+    return "; ".join(parts)

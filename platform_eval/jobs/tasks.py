@@ -19,7 +19,7 @@ from ..client import AsyncClient, Client
 from ..errors import PlatformEvalError
 from ..formats import adk
 from ..formats._problems import FormatError, Problem
-from ..formats.config import EvalConfig
+from ..formats.config import EvalConfig, parse_eval_config
 from ..formats.convert import ConversionReport, case_to_item
 from ..formats.load import load_eval_config, load_eval_set
 from ..formats.stream import EvalCases, InMemoryCases, read_eval_cases
@@ -462,14 +462,30 @@ class Evaluation:
     agent_runs: Any = None
 
 
+ConfigSource = EvalConfig | str | Path | Mapping[str, Any]
+
+
+def _config(config: ConfigSource | None) -> EvalConfig | None:
+    """An eval config given as a file, as its JSON (a dict), or read already."""
+    if isinstance(config, str | Path):
+        return load_eval_config(config)
+    if isinstance(config, Mapping):
+        parsed, problems = parse_eval_config(dict(config), "config")
+        if problems:
+            raise FormatError(problems)
+        return parsed
+    return config
+
+
 def choose_metrics(
-    metrics: Sequence[MetricLike] | None, config: EvalConfig | str | Path | None
+    metrics: Sequence[MetricLike] | None, config: ConfigSource | None
 ) -> tuple[list[MetricLike], dict[str, float]]:
     """The metrics to run (``metrics``, else the config's criteria) and the config's thresholds.
 
-    Raises ValueError when neither names a metric.
+    ``config``: an eval_config.json file, its JSON as a dict, or an EvalConfig. Raises
+    ValueError when neither names a metric.
     """
-    loaded = load_eval_config(config) if isinstance(config, str | Path) else config
+    loaded = _config(config)
     chosen: list[MetricLike] = list(metrics or [])
     thresholds: dict[str, float] = {}
     if loaded is not None:
@@ -487,7 +503,7 @@ def evaluate(
     *,
     traces: Sequence[str | Path | Conversation] | None = None,
     metrics: Sequence[MetricLike] | None = None,
-    config: EvalConfig | str | Path | None = None,
+    config: ConfigSource | None = None,
     candidate: str = "agent",
     manifest: str | Path | None = None,
     timeout: float | None = None,
@@ -532,7 +548,7 @@ def evaluate(
     """
     if agent is not None and traces is not None:
         raise ValueError("pass traces or agent, not both: the candidates come from one of them")
-    loaded_config = load_eval_config(config) if isinstance(config, str | Path) else config
+    loaded_config = _config(config)
     chosen, from_config = choose_metrics(metrics, loaded_config)
     thresholds = {**from_config, **(thresholds or {})}
     names = [str(to_metric(m).metric) for m in chosen]

@@ -1,7 +1,9 @@
-"""A small ADK agent with tools and session state, for the tests that run an agent.
+"""A small ADK agent with tools and session state: what `platform-eval run --agent` runs in
+samples/run_agent.py, the tests and the benchmarks.
 
-Its model is whatever google-genai reaches: in the tests, the fake Gemini server on loopback
-(GOOGLE_GEMINI_BASE_URL), answering by tests/agent_script.py.
+Its model is Gemini through google-genai (GOOGLE_API_KEY, or Vertex AI with
+GOOGLE_GENAI_USE_VERTEXAI); the tests point google-genai at a fake Gemini server on loopback
+(GOOGLE_GEMINI_BASE_URL) that answers by tests/agent_script.py.
 """
 
 from google.adk.agents import Agent
