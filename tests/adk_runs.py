@@ -64,10 +64,14 @@ def _install() -> None:
     # The global tracer and logger providers can be set once per process; ADK follows them.
     global _installed
     if not _installed:
-        provider = TracerProvider()
+        # An SDK provider set earlier in this process (run --agent --save-traces sets one)
+        # is joined, not replaced: a second set_tracer_provider would be ignored.
+        current = trace.get_tracer_provider()
+        provider = current if isinstance(current, TracerProvider) else TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
         provider.add_span_processor(_Fanout(_extra_span_processors))  # type: ignore[arg-type]
-        trace.set_tracer_provider(provider)
+        if provider is not current:
+            trace.set_tracer_provider(provider)
         logs = LoggerProvider()
         logs.add_log_record_processor(SimpleLogRecordProcessor(_LOG_EXPORTER))
         logs.add_log_record_processor(_Fanout(_extra_log_processors))  # type: ignore[arg-type]

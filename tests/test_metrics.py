@@ -326,6 +326,7 @@ def test_registry_describes_every_metric() -> None:
             "rubric_based_tool_use_quality_v1",
             "final_response_match_v2",
             "hallucinations_v1",
+            "per_turn_user_simulator_quality_v1",
         )
         assert info.service_defined == (info.name not in adk_defined)
         assert info.needs_judge == (info.judged_scorer is not None)
