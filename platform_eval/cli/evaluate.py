@@ -313,6 +313,17 @@ def _check_service_metrics(chosen: list[MetricLike]) -> None:
     local_only = []
     for metric in chosen:
         name = to_metric(metric).metric
+        try:
+            params = metrics.resolve(to_metric(metric)).params
+        except metrics.MetricError:
+            params = {}  # a metric this version does not know: the service judges it
+        rules = sorted(set(params) & {"args_match", "extra_args", "keys_match"})
+        if rules:
+            raise UsageError(
+                f"metric {name!r}: {', '.join(rules)} are platform-eval's own rules, computed "
+                "on the emulator only; the service compares arguments exactly: run without "
+                "--project, or without those rules"
+            )
         info = metrics.REGISTRY.get(name or "")
         if info is not None and not info.service_defined:
             local_only.append(name)

@@ -22,10 +22,17 @@ from ..types import (
 )
 from ._problems import Problem
 
+#: Options whose keys are the user's own names (tools, arguments, state keys): kept as written.
+VERBATIM_OPTIONS = ("args_match", "keys_match")
+
 
 def _snake_keys(value: Any) -> Any:
     if isinstance(value, dict):
-        return {to_snake(k): _snake_keys(v) for k, v in value.items()}
+        out = {}
+        for key, inner in value.items():
+            name = to_snake(key)
+            out[name] = inner if name in VERBATIM_OPTIONS else _snake_keys(inner)
+        return out
     if isinstance(value, list):
         return [_snake_keys(v) for v in value]
     return value
@@ -59,6 +66,9 @@ class EvalConfig:
         return [_run_metric(criterion) for criterion in self.criteria.values()]
 
 
+#: Beyond ADK: per-argument rules of the trajectory criteria, the keys of a final state match.
+ARGUMENT_RULE_OPTIONS = ("args_match", "extra_args", "keys_match")
+
 #: ADK's criteria that google-adk's own evaluators judge with a model: the whole criterion
 #: travels with the run metric, so that the evaluator gets every field ADK reads.
 ADK_JUDGED_CRITERIA = (
@@ -75,7 +85,7 @@ def _run_metric(criterion: Criterion) -> EvaluationRunMetric:
     params: dict[str, Any] = {
         key: value
         for key, value in criterion.options.items()
-        if key in ("match_type", "ignore_args")
+        if key in ("match_type", "ignore_args", *ARGUMENT_RULE_OPTIONS)
     }
     if criterion.metric in ADK_JUDGED_CRITERIA:
         # Rubrics and judge options included: the spec has room for one of the metric specs.

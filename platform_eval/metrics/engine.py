@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -14,8 +15,9 @@ from ..types import (
     Rubric,
 )
 from . import adk_judged, rubric_metrics, text, tools, trajectory, vertex_text
-from ._invocations import Invocation, RequestTurns, Subject, ToolCall
+from ._invocations import Invocation, RequestTurns, Subject
 from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
+from .arguments import ArgRules
 from .judges import Judge, LocalJudge
 from .llm_metrics import custom_spec
 
@@ -131,21 +133,55 @@ def _per_turn_result(
 # call per turn: the engine runs them for every turn of every candidate.
 
 
+def arg_rules(spec: MetricSpec) -> ArgRules | None:
+    """The metric's ``args_match``/``extra_args`` (checked when the metric was resolved)."""
+    return _parsed_rules(spec.params.get("args_match"), spec.params.get("extra_args"))
+
+
+def _parsed_rules(args_match: Any, extra_args: Any) -> ArgRules | None:
+    if args_match is None and extra_args is None:
+        return None
+    key = json.dumps([args_match, extra_args], sort_keys=True, default=str)
+    found = _RULES.get(key)
+    if found is None:
+        found = _RULES[key] = (ArgRules.parse(args_match, extra_args),)
+    return found[0]
+
+
+#: Parsed rules by their JSON: a metric's rules are parsed once, not once per candidate.
+_RULES: dict[str, tuple[ArgRules | None]] = {}
+
+
+def _same_call(spec: MetricSpec) -> trajectory.SameCall:
+    rules = arg_rules(spec)
+    return trajectory.by_value if rules is None else trajectory.with_rules(rules)
+
+
 def _tool_trajectory_avg_score(spec: MetricSpec, subject: Subject) -> CandidateResult:
     match_type = spec.params.get("match_type", "EXACT")
     ignore_args = bool(spec.params.get("ignore_args", False))
-    matches = trajectory.matcher(match_type, ignore_args)
-    scores = [
-        1.0 if matches(actual.tool_calls, expected.tool_calls, ignore_args) else 0.0
-        for actual, expected in aligned_invocations(subject)
-    ]
-    return _per_turn_result(
-        spec,
-        subject,
-        scores,
-        f"{int(sum(scores))} of {len(scores)} turns matched the expected tool calls ({match_type})",
-        matched_or_not=True,
+    rules = None if ignore_args else arg_rules(spec)
+    matches = (
+        trajectory.matcher(match_type, ignore_args)
+        if rules is None
+        else trajectory.rule_matcher(match_type, rules)
     )
+    pairs = aligned_invocations(subject)
+    scores = [
+        1.0 if matches(actual.tool_calls, expected.tool_calls) else 0.0
+        for actual, expected in pairs
+    ]
+    described = (
+        f"{int(sum(scores))} of {len(scores)} turns matched the expected tool calls ({match_type}"
+        + (", argument rules" if rules is not None else "")
+        + ")"
+    )
+    missed = next((i for i, score in enumerate(scores) if not score), None)
+    if missed is not None and (rules is not None or not ignore_args):
+        actual, expected = pairs[missed]
+        why = trajectory.first_difference(actual.tool_calls, expected.tool_calls, rules)
+        described += f"; turn {missed}: {why}"
+    return _per_turn_result(spec, subject, scores, described, matched_or_not=True)
 
 
 def _response_match_score(spec: MetricSpec, subject: Subject) -> CandidateResult:
@@ -203,16 +239,21 @@ def _rouge(spec: MetricSpec, subject: Subject) -> CandidateResult:
 
 
 def _per_turn_tool_metric(
-    score_one: Callable[[Sequence[ToolCall], Sequence[ToolCall]], float], describe: str
+    score_one: Callable[..., float], describe: str, takes_rules: bool = False
 ) -> Scorer:
     def scorer(spec: MetricSpec, subject: Subject) -> CandidateResult:
+        extra = (_same_call(spec),) if takes_rules else ()
         scores = [
-            score_one(actual.tool_calls, expected.tool_calls)
+            score_one(actual.tool_calls, expected.tool_calls, *extra)
             for actual, expected in aligned_invocations(subject)
         ]
-        return _per_turn_result(spec, subject, scores, describe)
+        return _per_turn_result(spec, subject, scores, describe + _with_rules(spec))
 
     return scorer
+
+
+def _with_rules(spec: MetricSpec) -> str:
+    return " (argument rules)" if arg_rules(spec) is not None else ""
 
 
 def _tool_call_valid(spec: MetricSpec, subject: Subject) -> CandidateResult:
@@ -224,9 +265,7 @@ def _tool_call_valid(spec: MetricSpec, subject: Subject) -> CandidateResult:
     return _result(spec, subject, value, f"the final turn makes {len(calls)} tool calls{hint}")
 
 
-def _trajectory_metric(
-    score_all: Callable[[Sequence[ToolCall], Sequence[ToolCall]], float], describe: str
-) -> Scorer:
+def _trajectory_metric(score_all: Callable[..., float], describe: str) -> Scorer:
     def scorer(spec: MetricSpec, subject: Subject) -> CandidateResult:
         pairs = aligned_invocations(subject)
         actual = [c for a, _ in pairs for c in a.tool_calls]
@@ -234,8 +273,8 @@ def _trajectory_metric(
         return _result(
             spec,
             subject,
-            score_all(actual, expected),
-            f"{describe}: {len(actual)} calls made, {len(expected)} expected",
+            score_all(actual, expected, _same_call(spec)),
+            f"{describe}: {len(actual)} calls made, {len(expected)} expected{_with_rules(spec)}",
         )
 
     return scorer
@@ -249,6 +288,8 @@ def _single_tool_use(spec: MetricSpec, subject: Subject) -> CandidateResult:
 
 
 _MATCH_TYPES = tuple(m.value for m in trajectory.MatchType)
+#: Per-argument rules (beyond ADK): the metrics that compare arguments take them.
+_ARG_RULE_PARAMS: dict[str, tuple[Any, ...]] = {"args_match": (), "extra_args": ("fail", "ignore")}
 _TEXT_READS = ("golden", "response")
 _TOOL_READS = ("golden", "trajectory")
 
@@ -308,38 +349,46 @@ _VERTEX_COMPUTATION = (
     _computation(
         "tool_parameter_kv_match",
         "per turn, 1 when names, argument names and values match",
-        _per_turn_tool_metric(tools.tool_parameter_kv_match, "tool names and arguments match"),
+        _per_turn_tool_metric(
+            tools.tool_parameter_kv_match, "tool names and arguments match", takes_rules=True
+        ),
         _TOOL_READS,
+        _ARG_RULE_PARAMS,
     ),
     _computation(
         "trajectory_exact_match",
         "1 when all tool calls equal the expected ones, in order",
         _trajectory_metric(tools.trajectory_exact_match, "exact trajectory"),
         _TOOL_READS,
+        _ARG_RULE_PARAMS,
     ),
     _computation(
         "trajectory_in_order_match",
         "1 when the expected calls were made in order (extra calls allowed)",
         _trajectory_metric(tools.trajectory_in_order_match, "expected calls in order"),
         _TOOL_READS,
+        _ARG_RULE_PARAMS,
     ),
     _computation(
         "trajectory_any_order_match",
         "1 when the expected calls were all made, in any order (extra calls allowed)",
         _trajectory_metric(tools.trajectory_any_order_match, "expected calls in any order"),
         _TOOL_READS,
+        _ARG_RULE_PARAMS,
     ),
     _computation(
         "trajectory_precision",
         "share of the calls made that were expected",
         _trajectory_metric(tools.trajectory_precision, "precision"),
         _TOOL_READS,
+        _ARG_RULE_PARAMS,
     ),
     _computation(
         "trajectory_recall",
         "share of the expected calls that were made",
         _trajectory_metric(tools.trajectory_recall, "recall"),
         _TOOL_READS,
+        _ARG_RULE_PARAMS,
     ),
     _computation(
         "trajectory_single_tool_use",
@@ -368,7 +417,7 @@ REGISTRY: dict[str, MetricInfo] = {
             reads=("golden", "trajectory"),
             needs_judge=False,
             service_defined=False,
-            params={"match_type": _MATCH_TYPES, "ignore_args": (True, False)},
+            params={"match_type": _MATCH_TYPES, "ignore_args": (True, False), **_ARG_RULE_PARAMS},
             scorer=_tool_trajectory_avg_score,
         ),
         MetricInfo(
@@ -493,6 +542,8 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
         if not isinstance(rouge_type, str) or rouge_type.lower() not in _ROUGE_SPELLINGS:
             raise MetricError(f"rouge_type must be one of {list(_ROUGE_SPELLINGS.values())}")
         params["rouge_type"] = _ROUGE_SPELLINGS[rouge_type.lower()]
+    if "args_match" in params or "extra_args" in params:
+        _parsed_rules(params.get("args_match"), params.get("extra_args"))  # MetricError if bad
     return MetricSpec(name, params, rubrics)
 
 

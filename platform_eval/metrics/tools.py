@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from . import trajectory
 from ._invocations import ToolCall
+from .trajectory import SameCall, by_value
 
 
 def tool_call_valid(actual: Sequence[ToolCall]) -> float:
@@ -47,47 +48,59 @@ def tool_parameter_key_match(actual: Sequence[ToolCall], expected: Sequence[Tool
     return 1.0 if ok else 0.0
 
 
-def tool_parameter_kv_match(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> float:
+def tool_parameter_kv_match(
+    actual: Sequence[ToolCall], expected: Sequence[ToolCall], same: SameCall = by_value
+) -> float:
     ok = _paired(actual, expected) and all(
-        a.name == e.name and a.args == e.args for a, e in zip(actual, expected, strict=False)
+        same(a, e) for a, e in zip(actual, expected, strict=False)
     )
     return 1.0 if ok else 0.0
 
 
-def _matched(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> int:
+def _matched(actual: Sequence[ToolCall], expected: Sequence[ToolCall], same: SameCall) -> int:
     remaining = list(expected)
     matched = 0
     for call in actual:
         for index, want in enumerate(remaining):
-            if call.name == want.name and call.args == want.args:
+            if same(call, want):
                 del remaining[index]
                 matched += 1
                 break
     return matched
 
 
-def trajectory_exact_match(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> float:
-    return 1.0 if trajectory.exact(actual, expected, ignore_args=False) else 0.0
+def trajectory_exact_match(
+    actual: Sequence[ToolCall], expected: Sequence[ToolCall], same: SameCall = by_value
+) -> float:
+    return 1.0 if trajectory.exact(actual, expected, same) else 0.0
 
 
-def trajectory_in_order_match(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> float:
-    return 1.0 if trajectory.in_order(actual, expected, ignore_args=False) else 0.0
+def trajectory_in_order_match(
+    actual: Sequence[ToolCall], expected: Sequence[ToolCall], same: SameCall = by_value
+) -> float:
+    return 1.0 if trajectory.in_order(actual, expected, same) else 0.0
 
 
-def trajectory_any_order_match(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> float:
-    return 1.0 if trajectory.any_order(actual, expected, ignore_args=False) else 0.0
+def trajectory_any_order_match(
+    actual: Sequence[ToolCall], expected: Sequence[ToolCall], same: SameCall = by_value
+) -> float:
+    return 1.0 if trajectory.any_order(actual, expected, same) else 0.0
 
 
-def trajectory_precision(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> float:
+def trajectory_precision(
+    actual: Sequence[ToolCall], expected: Sequence[ToolCall], same: SameCall = by_value
+) -> float:
     if not actual:
         return 1.0 if not expected else 0.0
-    return _matched(actual, expected) / len(actual)
+    return _matched(actual, expected, same) / len(actual)
 
 
-def trajectory_recall(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> float:
+def trajectory_recall(
+    actual: Sequence[ToolCall], expected: Sequence[ToolCall], same: SameCall = by_value
+) -> float:
     if not expected:
         return 1.0
-    return _matched(actual, expected) / len(expected)
+    return _matched(actual, expected, same) / len(expected)
 
 
 def trajectory_single_tool_use(actual: Sequence[ToolCall], tool_name: str) -> float:
