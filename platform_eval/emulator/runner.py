@@ -430,29 +430,34 @@ class RunExecutor:
             return EvaluationItem.from_wire(self._revisions.frozen_item(name))
         return EvaluationItem.from_wire(self._backend.get_by_name(name, ITEMS))
 
-    def _request_of(self, item_name: str) -> tuple[EvaluationRequest | None, str | None, str]:
+    def _request_of(
+        self, item_name: str
+    ) -> tuple[EvaluationRequest | None, str | None, str, dict[str, Any]]:
         """The request of a REQUEST item, inline or read from its gs:// object; the error when
-        there is none; and the eval case it records (for a judge's accounting and errors)."""
+        there is none; the eval case it records (for a judge's accounting and errors); and the
+        item's metadata (the case's initial and final session state)."""
         try:
             item = self._item(item_name)
         except ApiError as exc:
-            return None, exc.message, ""
+            return None, exc.message, "", {}
         metadata = item.metadata if isinstance(item.metadata, dict) else {}
         case = str(metadata.get("evalCaseId") or item.display_name or item_name.rsplit("/", 1)[-1])
         if item.evaluation_item_type != EvaluationItemType.REQUEST:
-            return None, f"{item_name} is not a REQUEST item", case
+            return None, f"{item_name} is not a REQUEST item", case, metadata
         if item.evaluation_request is not None:
-            return item.evaluation_request, None, case
+            return item.evaluation_request, None, case, metadata
         if item.gcs_uri:
             try:
                 request = EvaluationRequest.from_wire(
                     self._objects.read_json(item.gcs_uri, project_of(item_name))
                 )
             except ApiError as exc:
-                return None, f"cannot read {item.gcs_uri}: {exc.message}", case
+                return None, f"cannot read {item.gcs_uri}: {exc.message}", case, metadata
             problem = request_mode_problem(request)
-            return (None, f"{item.gcs_uri}: {problem}", case) if problem else (request, None, case)
-        return None, f"{item_name} has no evaluationRequest", case
+            if problem:
+                return None, f"{item.gcs_uri}: {problem}", case, metadata
+            return request, None, case, metadata
+        return None, f"{item_name} has no evaluationRequest", case, metadata
 
     def _evaluate_item(
         self,
@@ -469,9 +474,11 @@ class RunExecutor:
             evaluation_request_revision=item_name if is_revision else None,
             evaluation_run=run_name,
         )
-        request, error, case = self._request_of(item_name)
+        request, error, case, metadata = self._request_of(item_name)
         if request is not None:
-            candidate_results = metrics.evaluate_request(specs, request, self.judges, case=case)
+            candidate_results = metrics.evaluate_request(
+                specs, request, self.judges, case=case, metadata=metadata
+            )
             response.request = request
             response.metric = specs[0].name if len(specs) == 1 else None
             response.candidate_results = candidate_results

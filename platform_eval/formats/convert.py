@@ -274,7 +274,10 @@ def case_to_item(
             )
     if eval_case.final_session_state:
         metadata["finalSessionState"] = eval_case.final_session_state
-        report.not_carried.append("final_session_state (kept in item metadata; no metric reads it)")
+        report.not_carried.append(
+            "final_session_state (kept in item metadata, where the emulator's "
+            "final_session_state_match reads it; the service has no field for it)"
+        )
     extra = eval_case.model_extra or {}
     if extra:
         metadata["extra"] = extra

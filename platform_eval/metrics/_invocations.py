@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..types import AgentData, AgentEvent, CandidateResponse, Content, EvaluationRequest
@@ -195,12 +195,18 @@ class Subject:
     """One candidate of a request, its turns read once however many metrics score it."""
 
     def __init__(
-        self, request_turns: RequestTurns, candidate: CandidateResponse, case_id: str = ""
+        self,
+        request_turns: RequestTurns,
+        candidate: CandidateResponse,
+        case_id: str = "",
+        metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.turns = request_turns
         self.candidate = candidate
         #: The eval case, for a judge's accounting and errors (empty when not known).
         self.case_id = case_id
+        #: The item's metadata: an eval case's session input and golden final state.
+        self.metadata: Mapping[str, Any] = metadata or {}
         # (actual, expected) turn pairs, or why they do not pair: the engine fills it.
         self.alignment: list[tuple[Invocation, Invocation]] | Exception | None = None
         self._actual: list[Invocation] | None = None

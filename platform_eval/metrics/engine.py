@@ -14,7 +14,7 @@ from ..types import (
     EvaluationRunMetric,
     Rubric,
 )
-from . import adk_judged, rubric_metrics, text, tools, trajectory, vertex_text
+from . import adk_judged, rubric_metrics, state, text, tools, trajectory, vertex_text
 from ._invocations import Invocation, RequestTurns, Subject
 from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
 from .arguments import ArgRules
@@ -429,6 +429,16 @@ REGISTRY: dict[str, MetricInfo] = {
             params={},
             scorer=_response_match_score,
         ),
+        MetricInfo(
+            "final_session_state_match",
+            "beyond ADK: share of the case's final_session_state values the candidate's final "
+            "state matches (keys_match rules on dotted paths)",
+            reads=("state",),
+            needs_judge=False,
+            service_defined=False,
+            params={"keys_match": ()},
+            scorer=state.final_session_state_match,
+        ),
         *_VERTEX_COMPUTATION,
         *rubric_metrics.RUBRIC_METRICS,
         *adk_judged.ADK_JUDGED_METRICS,
@@ -544,6 +554,8 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
         params["rouge_type"] = _ROUGE_SPELLINGS[rouge_type.lower()]
     if "args_match" in params or "extra_args" in params:
         _parsed_rules(params.get("args_match"), params.get("extra_args"))  # MetricError if bad
+    if "keys_match" in params:
+        state.rules_of(MetricSpec(name, params))  # MetricError naming a bad rule
     return MetricSpec(name, params, rubrics)
 
 
@@ -583,16 +595,18 @@ def evaluate_request(
     judges: Sequence[Judge] = DEFAULT_JUDGES,
     *,
     case: str = "",
+    metadata: Mapping[str, Any] | None = None,
 ) -> list[CandidateResult]:
     """One CandidateResult per candidate x metric, candidates in request order.
 
     Each response is read into turns once, whatever the number of metrics. ``case`` names
-    the eval case to a judge's accounting and errors.
+    the eval case to a judge's accounting and errors; ``metadata`` is the item's (an eval
+    case's initial and final session state, which final_session_state_match reads).
     """
     request_turns = RequestTurns(request)
     results: list[CandidateResult] = []
     for candidate in request.candidate_responses or []:
-        subject = Subject(request_turns, candidate, case)
+        subject = Subject(request_turns, candidate, case, metadata)
         results.extend(_score(spec, subject, judges) for spec in specs)
     return results
 

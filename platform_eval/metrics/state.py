@@ -1,0 +1,69 @@
+"""``final_session_state_match`` (beyond ADK, whose EvalCase has ``final_session_state`` and
+no metric reading it): the case's golden final state against the candidate's.
+
+The candidate's final state is the case's initial state (``session_input.state``, kept in the
+item's metadata) with the state deltas of its events applied in order, as ADK's session service
+applies them (``temp:`` keys are not kept). The score is the share of the golden state's leaf
+values the candidate matched, each compared by its ``keys_match`` rule (the argument rules, on
+dotted paths); ignored leaves are left out. The explanation lists the keys that differ.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..types import CandidateResult
+from ._invocations import Subject
+from ._spec import MetricSpec, NotEvaluatedError
+from .arguments import ValueRules, parse_rules
+
+#: The item metadata keys ``formats.convert`` writes an eval case's states under.
+GOLDEN_KEY = "finalSessionState"
+INPUT_KEY = "sessionInput"
+
+
+def final_state(subject: Subject) -> dict[str, Any]:
+    """The candidate's final state: the case's initial state, then its events' deltas."""
+    given = subject.metadata.get(INPUT_KEY)
+    state: dict[str, Any] = dict(given.get("state") or {}) if isinstance(given, dict) else {}
+    data = subject.candidate.agent_data
+    for turn in (data.turns if data else None) or []:
+        for event in turn.events or []:
+            for key, value in (event.state_delta or {}).items():
+                if key.startswith("temp:"):
+                    continue
+                state[key] = value
+    return state
+
+
+def rules_of(spec: MetricSpec) -> ValueRules:
+    raw = spec.params.get("keys_match")
+    return ValueRules(parse_rules(raw, "keys_match") if raw is not None else {}, extra="ignore")
+
+
+def final_session_state_match(spec: MetricSpec, subject: Subject) -> CandidateResult:
+    golden = subject.metadata.get(GOLDEN_KEY)
+    if not isinstance(golden, dict) or not golden:
+        raise NotEvaluatedError(
+            "the eval case has no final_session_state: nothing to compare the final state with"
+        )
+    if subject.candidate.agent_data is None:
+        raise NotEvaluatedError("the final state is read from a candidate's AgentData events")
+    rules = rules_of(spec)
+    actual = final_state(subject)
+    leaves = rules.leaves(golden)
+    if not leaves:
+        raise NotEvaluatedError("every key of the final_session_state is ignored by keys_match")
+    differ = [m for m in (rules.matches_at(actual, golden, leaf) for leaf in leaves) if m]
+    score = (len(leaves) - len(differ)) / len(leaves)
+    explanation = f"{len(leaves) - len(differ)} of {len(leaves)} state values match"
+    if differ:
+        shown = "; ".join(str(m) for m in differ[:5])
+        more = f" (and {len(differ) - 5} more)" if len(differ) > 5 else ""
+        explanation += f"; differ: {shown}{more}"
+    return CandidateResult(
+        candidate=subject.candidate.candidate,
+        metric=spec.name,
+        score=score,
+        explanation=explanation,
+    )

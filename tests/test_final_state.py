@@ -1,0 +1,196 @@
+"""``final_session_state_match``: the case's golden final state against the candidate's (the
+initial state with its events' state deltas), by hand over nested state with rules; and from
+an agent run, whose tools write the state."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from factories import agent_data, reply, user
+
+from platform_eval import metrics
+from platform_eval import types as t
+
+GOLDEN_STATE = {
+    "booking": {"city": "Rome", "nights": 2, "price": 240.0, "confirmation": "ROM-2"},
+    "user_name": "Ada",
+    "updated_at": "2026-11-24T02:00:00Z",
+}
+
+
+def _state_event(delta: dict[str, Any]) -> dict[str, Any]:
+    event = reply("noted")
+    event["stateDelta"] = delta
+    return event
+
+
+def _score(
+    deltas: list[dict[str, Any]],
+    *,
+    initial: dict[str, Any] | None = None,
+    golden: dict[str, Any] | None = GOLDEN_STATE,
+    keys_match: dict[str, Any] | None = None,
+) -> t.CandidateResult:
+    request = t.EvaluationRequest.model_validate(
+        {
+            "prompt": {"text": "q"},
+            "candidateResponses": [
+                {"candidate": "a", "agentData": agent_data([user("q"), *map(_state_event, deltas)])}
+            ],
+        }
+    )
+    metadata: dict[str, Any] = {}
+    if golden is not None:
+        metadata["finalSessionState"] = golden
+    if initial is not None:
+        metadata["sessionInput"] = {"app_name": "a", "user_id": "u", "state": initial}
+    body: dict[str, Any] = {"metric": "final_session_state_match"}
+    if keys_match is not None:
+        body["metricConfig"] = {
+            "computationBasedMetricSpec": {"parameters": {"keys_match": keys_match}}
+        }
+    spec = metrics.resolve(t.EvaluationRunMetric.model_validate(body))
+    [result] = metrics.evaluate_request([spec], request, metadata=metadata)
+    return result
+
+
+BOOKED = {"city": "Rome", "nights": 2, "price": 240.0, "confirmation": "ROM-2"}
+
+
+def test_every_value_matched_is_one() -> None:
+    result = _score(
+        [{"booking": BOOKED}, {"updated_at": "2026-11-24T02:00:00Z"}], initial={"user_name": "Ada"}
+    )
+    assert result.score == 1.0 and result.explanation == "6 of 6 state values match"
+
+
+def test_the_score_is_the_share_of_golden_leaves_matched_and_names_those_that_differ() -> None:
+    # The initial state gives user_name; the deltas apply in order (the later booking wins).
+    result = _score(
+        [{"booking": {**BOOKED, "nights": 1}}, {"booking": {**BOOKED, "price": 241.0}}],
+        initial={"user_name": "Ada"},
+    )
+    # 6 leaves: booking.{city, nights, price, confirmation}, user_name, updated_at (missing).
+    assert result.score == pytest.approx(4 / 6)
+    assert "booking.price: 241.0 vs 240.0 (exact)" in result.explanation
+    assert "updated_at: missing (exact)" in result.explanation
+
+
+def test_tolerance_and_ignore_rules_on_dotted_paths() -> None:
+    rules = {
+        "booking.price": {"tolerance": 5},
+        "updated_at": "ignore",
+        "booking.confirmation": {"regex": "[A-Z]{3}-\\d+"},
+    }
+    result = _score(
+        [{"booking": {**BOOKED, "price": 243.5, "confirmation": "ROM-77"}}],
+        initial={"user_name": "Ada"},
+        keys_match=rules,
+    )
+    # updated_at is ignored: 5 leaves count, all matched.
+    assert result.score == 1.0 and result.explanation == "5 of 5 state values match"
+    beyond = _score(
+        [{"booking": {**BOOKED, "price": 250}}], initial={"user_name": "ada"}, keys_match=rules
+    )
+    assert beyond.score == pytest.approx(3 / 5)
+    rules["user_name"] = "case_insensitive"
+    assert (
+        _score([{"booking": BOOKED}], initial={"user_name": "ADA"}, keys_match=rules).score == 1.0
+    )
+
+
+def test_a_rule_on_an_object_counts_it_as_one_value() -> None:
+    rules = {"booking": "ignore"}
+    result = _score(
+        [{"updated_at": "2026-11-24T02:00:00Z"}], initial={"user_name": "Ada"}, keys_match=rules
+    )
+    assert result.score == 1.0 and result.explanation == "2 of 2 state values match"
+
+
+def test_extra_state_keys_do_not_count_and_temp_keys_are_not_kept() -> None:
+    result = _score(
+        [
+            {"booking": BOOKED, "cart": [1, 2], "temp:draft": "x"},
+            {"updated_at": "2026-11-24T02:00:00Z"},
+        ],
+        initial={"user_name": "Ada"},
+        golden={**GOLDEN_STATE, "temp:draft": "x"},
+    )
+    assert result.score == pytest.approx(6 / 7)
+    assert "temp:draft: missing" in result.explanation
+
+
+def test_a_case_without_a_golden_state_is_not_evaluated_saying_so() -> None:
+    result = _score([{"booking": BOOKED}], golden=None)
+    assert result.score is None and "no final_session_state" in (result.explanation or "")
+
+
+def test_an_unknown_keys_match_rule_is_an_error_naming_it() -> None:
+    with pytest.raises(
+        metrics.MetricError, match=r"keys_match.booking.city: unknown rule 'similar'"
+    ):
+        _score([], keys_match={"booking.city": "similar"})
+
+
+def test_an_agent_runs_tools_write_the_state_that_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("google.adk")
+    from agent_script import travel_rule
+    from fake_gemini import fake_gemini
+
+    from platform_eval.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for name in (
+        "PLATFORM_EVAL_EMULATOR_HOST",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    agent = Path(__file__).resolve().parents[1] / "samples" / "agent"
+    shutil.copytree(agent / "travel_agent", tmp_path / "travel_agent")
+    eval_set = json.loads((agent / "travel.evalset.json").read_text())
+    case = eval_set["eval_cases"][1]  # weather, then a booking
+    case["session_input"] = {"app_name": "travel", "user_id": "u", "state": {"user_name": "Ada"}}
+    case["final_session_state"] = {
+        "user_name": "Ada",
+        "booking": {"city": "rome", "nights": 2, "confirmation": "ROM-3"},
+    }
+    eval_set["eval_cases"] = [case]
+    (tmp_path / "booking.evalset.json").write_text(json.dumps(eval_set))
+    config = {
+        "criteria": {
+            "final_session_state_match": {
+                "threshold": 1.0,
+                "keys_match": {"booking.city": "case_insensitive"},
+            }
+        }
+    }
+    (tmp_path / "eval_config.json").write_text(json.dumps(config))
+    with fake_gemini(travel_rule) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        code = main(
+            [
+                "-q",
+                "run",
+                "booking.evalset.json",
+                "--agent",
+                "travel_agent",
+                "--config",
+                "eval_config.json",
+                "--format",
+                "json",
+            ]
+        )
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert code == 1
+    assert row["score"] == pytest.approx(3 / 4)
+    assert row["explanation"] == (
+        '3 of 4 state values match; differ: booking.confirmation: "ROM-2" vs "ROM-3" (exact)'
+    )
