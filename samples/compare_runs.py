@@ -5,9 +5,11 @@
 
 The baseline is the agent's recorded traces; the second run scores the same conversation with
 its last answer changed, as a new agent version might answer. The comparison lists each metric's
-mean before and after, and each case, metric and rubric that got worse or better. With
---fail-on-regression it exits 1 when something regressed, as `platform-eval compare A B
---fail-on-regression` does.
+mean before and after with the paired delta's 95% interval, a p-value and a verdict, and each
+case, metric and rubric that got worse or better. With --fail-on-regression it exits 1 when a
+metric dropped by more than noise, as `platform-eval compare A B --fail-on-regression` does:
+with the sample's one case nothing can be told from noise, so the change is listed and the
+gate stays open (with --strict it exits 1 on any case that got worse).
 """
 
 import argparse
@@ -27,7 +29,10 @@ TRACES = DATA / "weather_traces.otlp.json"
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--project", help="Google Cloud project (default: an embedded emulator)")
 parser.add_argument("--location", default="us-central1")
-parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 on a regression")
+parser.add_argument(
+    "--fail-on-regression", action="store_true", help="exit 1 when a metric dropped beyond noise"
+)
+parser.add_argument("--strict", action="store_true", help="exit 1 when any case got worse")
 args = parser.parse_args()
 
 # The new version: the same conversation, with another last answer.
@@ -63,4 +68,7 @@ with connect(args.project, args.location) as target:
 comparison = compare(*runs)
 print(f"before: {runs[0].run.name}\nafter:  {runs[1].run.name}\n")
 print(comparison.to_table())
-sys.exit(1 if args.fail_on_regression and comparison.regressions else 0)
+failed = (args.fail_on_regression and comparison.regressed_metrics) or (
+    args.strict and comparison.regressions
+)
+sys.exit(1 if failed else 0)

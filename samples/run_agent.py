@@ -23,7 +23,9 @@ from platform_eval import connect, jobs
 from platform_eval.results import fetch_results
 
 HERE = Path(__file__).resolve().parent / "agent"
+# ADK's criteria on the emulator; the service's own metrics for a project.
 CONFIG = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}
+SERVICE_CONFIG = {"criteria": {"trajectory_exact_match": 1.0, "rouge_1": 0.8}}
 
 parser = argparse.ArgumentParser(description="run an ADK agent on an eval set and score it")
 parser.add_argument("--project", help="Google Cloud project (default: an embedded emulator)")
@@ -50,7 +52,7 @@ with connect(args.project, args.location) as target:
             args.evalset,
             agent=args.agent,
             num_runs=args.num_runs,
-            config=CONFIG,
+            config=CONFIG if target.computes_locally else SERVICE_CONFIG,
             save_sessions=sessions,
             poll_interval=target.poll_interval,
         )

@@ -169,9 +169,10 @@ def test_compare_pairs_cases_whatever_the_candidate_names(
     older, newer = _two_runs(work, capsys, "agent_v1", "agent_v2")
     code = main(["-q", "compare", older, newer, "--fail-on-regression", "--format", "json"])
     document = json.loads(capsys.readouterr().out)
-    assert code == 1
-    before, after = document["metrics"]["response_match_score"].values()
-    assert after < before
+    assert code == 0  # one case: no drop of one case is more than noise
+    assert document["metrics"]["response_match_score"]["verdict"] == "within noise"
+    moved = document["metrics"]["response_match_score"]
+    assert moved["after"] < moved["before"]
     assert document["paired"] == 1
     assert [c["candidate"] for c in document["regressed"]] == ["agent_v1->agent_v2"]
     # An explicit pairing that names no candidate of either run pairs nothing: exit 2, why.

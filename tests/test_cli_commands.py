@@ -140,7 +140,9 @@ def test_upload_migrate_convert_and_resources(
     assert "not found" in capsys.readouterr().err
 
 
-def test_compare_fails_on_regression(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_lists_what_moved_and_gates_only_on_more_than_noise(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["-q", *RUN, "--metrics", "response_match_score"]) == 0
     data = json.loads((work / "data/weather.evalset.json").read_text())
     data["eval_cases"][0]["conversation"][1]["final_response"]["parts"][0]["text"] = "Snow in Oslo."
@@ -149,8 +151,11 @@ def test_compare_fails_on_regression(work: Path, capsys: pytest.CaptureFixture[s
     capsys.readouterr()
     assert main(["-q", "runs", "list"]) == 0
     first, second = (line.split("\t")[0] for line in capsys.readouterr().out.splitlines()[:2])
-    assert main(["-q", "compare", first, second, "--fail-on-regression"]) == 1
-    assert "regressed" in capsys.readouterr().out
+    # One case dropped: listed as it moved, and not a regression of the metric, since one
+    # case cannot tell a change from noise (test_noise_gate has the gate's real cases).
+    assert main(["-q", "compare", first, second, "--fail-on-regression"]) == 0
+    out = capsys.readouterr().out
+    assert "regressed:" in out and "within noise" in out
 
 
 def test_adk_criteria_are_refused_for_the_service_with_its_own_metrics_named() -> None:

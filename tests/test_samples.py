@@ -4,6 +4,7 @@ README's example is the quick-start sample."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -54,13 +55,16 @@ def test_sample_runs_as_is(sample: Path, tmp_path: Path) -> None:
 def test_sample_runs_with_a_project(
     sample: Path, tmp_path: Path, emulator: Emulator, project: str
 ) -> None:
-    done = _run(
-        sample.name,
-        "--project",
-        project,
-        cwd=tmp_path,
-        env={"PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port},
-    )
+    env = {"PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port}
+    with contextlib.ExitStack() as stack:
+        if sample.name == "run_agent.py":  # its agent needs a model: the fake one
+            pytest.importorskip("google.adk")
+            from agent_script import travel_rule
+            from fake_gemini import fake_gemini
+
+            fake = stack.enter_context(fake_gemini(travel_rule))
+            env |= {"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "test-key"}
+        done = _run(sample.name, "--project", project, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     with emulator.client(project) as client:
         assert list(client.list_sets()), "the sample wrote nothing to the project it was given"
@@ -140,6 +144,9 @@ def test_migrated_dataset_reads_back(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_compare_lists_the_regression_and_can_fail_on_it(tmp_path: Path) -> None:
     done = _run("compare_runs.py", "--fail-on-regression", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr  # one case: within noise
+    assert "within noise" in done.stdout
+    done = _run("compare_runs.py", "--strict", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "regressed:" in done.stdout
     assert "rubric no_apology: 1.0 -> 0.0" in done.stdout

@@ -117,6 +117,26 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number 0 or more, got {text!r}")
+    return value
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -292,13 +312,26 @@ def _parser() -> argparse.ArgumentParser:
         "platform-eval compare RUN_A RUN_B --fail-on-regression",
         evaluate.compare_runs,
     )
-    p.add_argument("run_a", metavar="RUN_A")
-    p.add_argument("run_b", metavar="RUN_B")
-    p.add_argument("--format", choices=("table", "json", "markdown"))
+    p.add_argument("run_a", metavar="RUN_A", help="a run, or several comma-separated (A1,A2,A3)")
+    p.add_argument("run_b", metavar="RUN_B", help="a run, or several comma-separated")
+    p.add_argument("--format", choices=("table", "json", "markdown", "html"))
     p.add_argument("--output", "-o")
     p.add_argument(
-        "--fail-on-regression", action="store_true", help="exit 1 when anything regressed"
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a metric dropped by more than noise (significant at --alpha, "
+        "larger than --min-delta)",
     )
+    p.add_argument(
+        "--alpha", type=_probability, default=0.05, help="significance level (default 0.05)"
+    )
+    p.add_argument(
+        "--min-delta",
+        type=_non_negative,
+        default=0.0,
+        help="a drop must also be larger than this to count (default 0)",
+    )
+    p.add_argument("--seed", type=int, default=None, help="seed of the bootstrap (default: fixed)")
     p.add_argument(
         "--candidate",
         action="append",

@@ -18,7 +18,7 @@ from ..judges import Judging, usage_report
 from ..metrics.judges import LOCAL_TYPES
 from ..metrics.llm_metrics import Grader
 from ..metrics.model_judge import find_model_judge
-from ..results import RunResults, compare, fetch_results
+from ..results import RunResults, compare, fetch_results, merge_runs
 from ..results.model import NOT_CHECKED_REASON
 from ..target import Target
 from ..types import EvaluationItem, EvaluationRun, InferenceConfig, record_thresholds
@@ -495,17 +495,32 @@ def _candidate_pairs(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def _side(client: Any, runs: str) -> RunResults:
+    """One side of a comparison: a run, or several comma-separated runs as one."""
+    names = [name.strip() for name in runs.split(",") if name.strip()]
+    if not names:
+        raise UsageError(f"{runs!r}: expected a run, or runs separated by commas")
+    return merge_runs([fetch_results(client, name) for name in names])
+
+
 def compare_runs(args: argparse.Namespace, target: Target) -> int:
     client = target.client
-    before, after = (fetch_results(client, run) for run in (args.run_a, args.run_b))
-    comparison = compare(before, after, candidates=_candidate_pairs(args.candidate or []))
+    before, after = _side(client, args.run_a), _side(client, args.run_b)
+    options: dict[str, Any] = {"alpha": args.alpha, "min_delta": args.min_delta}
+    if args.seed is not None:
+        options["seed"] = args.seed
+    comparison = compare(
+        before, after, candidates=_candidate_pairs(args.candidate or []), **options
+    )
     if not comparison.paired:
         raise UsageError(comparison.why_nothing_paired())
-    fmt = args.format or "table"
-    text = {"json": comparison.to_json, "markdown": comparison.to_markdown}.get(
-        fmt, comparison.to_table
-    )()
+    fmt = args.format or output_format(None, args.output)
+    text = {
+        "json": comparison.to_json,
+        "markdown": comparison.to_markdown,
+        "html": comparison.to_html,
+    }.get(fmt, comparison.to_table)()
     emit(text if text.endswith("\n") else text + "\n", args.output)
-    if args.fail_on_regression and comparison.regressions:
+    if args.fail_on_regression and comparison.regressed_metrics:
         return EXIT_FAILED
     return EXIT_OK

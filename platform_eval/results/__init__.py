@@ -6,7 +6,7 @@ judges thresholds (``passed``, ``check``, ``assert_passed``). ``compare`` sets t
 side.
 """
 
-from .compare import Change, Comparison, compare
+from .compare import Change, Comparison, compare, merge_runs
 from .fetch import fetch_results, fetch_results_async
 from .model import (
     CaseRecord,
@@ -33,4 +33,5 @@ __all__ = [
     "compare",
     "fetch_results",
     "fetch_results_async",
+    "merge_runs",
 ]

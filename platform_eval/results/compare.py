@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .model import Row, RunResults, format_score
+from .significance import DEFAULT_SEED, MetricTest, assess
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,14 @@ class Comparison:
     only_after: list[str] = field(default_factory=list)
     #: Cases both runs have whose candidates could not be paired, each saying why.
     unpaired: list[str] = field(default_factory=list)
+    #: Per metric: the paired delta over cases, its interval and p-value (see significance).
+    tests: dict[str, MetricTest] = field(default_factory=dict)
+
+    @property
+    def regressed_metrics(self) -> list[MetricTest]:
+        """Metrics whose drop is more than noise (significant, and beyond ``min_delta``): what
+        ``--fail-on-regression`` fails on."""
+        return [t for t in self.tests.values() if t.regressed]
 
     def why_nothing_paired(self) -> str:
         """Why no result of one run could be set beside one of the other."""
@@ -69,12 +79,34 @@ class Comparison:
     def improvements(self) -> list[Change]:
         return [c for c in self.changes if not c.regressed]
 
+    def _test_cells(self, metric: str) -> tuple[str, str, str]:
+        """(95% interval, p-value, verdict) of a metric, ``-`` where none."""
+        test = self.tests.get(metric)
+        if test is None or test.delta is None:
+            return "-", "-", "not compared"
+        ci = f"[{test.ci95[0]:+.3f}, {test.ci95[1]:+.3f}]" if test.ci95 else "-"
+        p = f"{test.p_value:.3g}" if test.p_value is not None else "-"
+        return ci, p, test.verdict
+
     def to_table(self) -> str:
         width = max([len("metric"), *map(len, self.deltas)])
-        lines = [f"{'metric':{width}} {'before':>8} {'after':>8} {'delta':>8}"]
+        lines = [
+            f"{'metric':{width}} {'before':>8} {'after':>8} {'delta':>8}  "
+            f"{'95% CI (paired)':<18} {'p':>7}  verdict"
+        ]
         for metric, (a, b) in self.deltas.items():
             delta = "-" if a is None or b is None else f"{b - a:+.3f}"
-            lines.append(f"{metric:{width}} {format_score(a):>8} {format_score(b):>8} {delta:>8}")
+            ci, p, verdict = self._test_cells(metric)
+            lines.append(
+                f"{metric:{width}} {format_score(a):>8} {format_score(b):>8} {delta:>8}  "
+                f"{ci:<18} {p:>7}  {verdict}"
+            )
+        for test in self.tests.values():
+            if test.moved_most and test.verdict in ("regressed", "improved"):
+                moved = ", ".join(
+                    f"{m.eval_case_id} {m.before:.3f}->{m.after:.3f}" for m in test.moved_most
+                )
+                lines.append(f"  {test.metric}: moved most: {moved}")
         for title, changes in (("regressed", self.regressions), ("improved", self.improvements)):
             if changes:
                 lines.append(f"\n{title}:")
@@ -89,7 +121,15 @@ class Comparison:
             {
                 "before": self.before.run.name,
                 "after": self.after.run.name,
-                "metrics": {m: {"before": a, "after": b} for m, (a, b) in self.deltas.items()},
+                "metrics": {
+                    m: {
+                        "before": a,
+                        "after": b,
+                        **(self.tests[m].as_dict() if m in self.tests else {}),
+                    }
+                    for m, (a, b) in self.deltas.items()
+                },
+                "regressedMetrics": [t.metric for t in self.regressed_metrics],
                 "regressed": [c.__dict__ for c in self.regressions],
                 "improved": [c.__dict__ for c in self.improvements],
                 "paired": self.paired,
@@ -101,10 +141,17 @@ class Comparison:
         )
 
     def to_markdown(self) -> str:
-        lines = ["| metric | before | after | delta |", "|---|---|---|---|"]
+        lines = [
+            "| metric | before | after | delta | 95% CI (paired) | p | verdict |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for metric, (a, b) in self.deltas.items():
             delta = "-" if a is None or b is None else f"{b - a:+.3f}"
-            lines.append(f"| {metric} | {format_score(a)} | {format_score(b)} | {delta} |")
+            ci, p, verdict = self._test_cells(metric)
+            lines.append(
+                f"| {metric} | {format_score(a)} | {format_score(b)} | {delta} | {ci} | {p} | "
+                f"{verdict} |"
+            )
         for title, changes in (("Regressed", self.regressions), ("Improved", self.improvements)):
             if changes:
                 lines += ["", f"**{title}**", ""] + [f"- {_describe(c)}" for c in changes]
@@ -112,6 +159,38 @@ class Comparison:
         if coverage:
             lines += ["", *(f"- {line}" for line in coverage)]
         return "\n".join(lines) + "\n"
+
+    def to_html(self) -> str:
+        from html import escape
+
+        rows = []
+        for metric, (a, b) in self.deltas.items():
+            delta = "-" if a is None or b is None else f"{b - a:+.3f}"
+            ci, p, verdict = self._test_cells(metric)
+            rows.append(
+                f"<tr><td>{escape(metric)}</td><td>{format_score(a)}</td>"
+                f"<td>{format_score(b)}</td><td>{delta}</td><td>{escape(ci)}</td><td>{p}</td>"
+                f'<td class="{verdict.replace(" ", "-")}">{verdict}</td></tr>'
+            )
+        changes = "".join(
+            f"<li>{escape(title)}: {escape(_describe(c))}</li>"
+            for title, group in (("regressed", self.regressions), ("improved", self.improvements))
+            for c in group
+        )
+        title = f"{escape(self.before.run.name or '')} vs {escape(self.after.run.name or '')}"
+        return (
+            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>platform-eval compare: {title}</title><style>"
+            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:4px 8px}.regressed{color:#b00;font-weight:bold}"
+            ".improved{color:#070}</style></head><body>"
+            f"<h1>platform-eval compare</h1><p>{title}: {self.paired} pairs</p>"
+            "<table><tr><th>metric</th><th>before</th><th>after</th><th>delta</th>"
+            "<th>95% CI (paired bootstrap over cases)</th><th>p (permutation)</th>"
+            f"<th>verdict</th></tr>{''.join(rows)}</table>"
+            + (f"<h2>What moved</h2><ul>{changes}</ul>" if changes else "")
+            + "</body></html>\n"
+        )
 
 
 def _describe(change: Change) -> str:
@@ -168,13 +247,60 @@ def _pairs(
     return pairs, unpaired
 
 
+def merge_runs(runs: Sequence[RunResults]) -> RunResults:
+    """Several runs of one side as one: each case's results of every run are its candidates
+    (``agent@2`` for the second run's ``agent``), so that a comparison takes each case's mean
+    over the runs and their spread. One run is returned as it is."""
+    if len(runs) == 1:
+        return runs[0]
+    rows = [
+        dataclasses.replace(row, candidate=f"{row.candidate}@{index}")
+        for index, results in enumerate(runs, start=1)
+        for row in results.rows
+    ]
+    first = runs[0]
+    names = ",".join(r.run.name or "?" for r in runs)
+    run = first.run.model_copy(update={"name": names})
+    return RunResults(run, rows, {k: v for r in runs for k, v in r.conversations.items()})
+
+
+def _higher_is_better(metric: str) -> bool:
+    from ..metrics import REGISTRY  # the metric's direction, where the registry knows it
+
+    info = REGISTRY.get(metric)
+    return info.higher_is_better if info is not None else True
+
+
+def _case_scores(
+    results: RunResults, keep: set[tuple[str, str]]
+) -> dict[str, dict[str, list[float]]]:
+    """metric -> eval case -> the scores of its kept candidates."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for row in results.rows:
+        # NaN is no score: it is not equal to itself.
+        scored = row.score is not None and row.score == row.score
+        if scored and (row.eval_case_id, row.candidate) in keep:
+            assert row.score is not None
+            out.setdefault(row.metric, {}).setdefault(row.eval_case_id, []).append(row.score)
+    return out
+
+
 def compare(
-    before: RunResults, after: RunResults, *, candidates: Mapping[str, str] | None = None
+    before: RunResults,
+    after: RunResults,
+    *,
+    candidates: Mapping[str, str] | None = None,
+    alpha: float = 0.05,
+    min_delta: float = 0.0,
+    seed: int = DEFAULT_SEED,
 ) -> Comparison:
-    """Per-metric means of both runs, and what moved in each pair of results.
+    """Per-metric means of both runs, what moved in each pair of results, and per metric
+    whether the paired change over cases is more than noise (``Comparison.tests``).
 
     Results pair by eval case, then candidate: see ``_pairs``. ``candidates`` maps a candidate
-    name of ``before`` to one of ``after``, to pair them explicitly.
+    name of ``before`` to one of ``after``, to pair them explicitly. A case with several
+    candidates (repeated runs) is its candidates' mean, and their spread widens the interval.
+    A metric regressed when its drop is significant at ``alpha`` and larger than ``min_delta``.
     """
     means_before = {s.metric: s.mean for s in before.summary()}
     means_after = {s.metric: s.mean for s in after.summary()}
@@ -209,11 +335,29 @@ def compare(
                         rubric=rubric,
                     )
                 )
+    kept_after = set(pairs)
+    kept_before = {(case, old_name) for (case, _), old_name in pairs.items()}
+    scores_before, scores_after = _case_scores(before, kept_before), _case_scores(after, kept_after)
+    thresholds = {**before.thresholds, **after.thresholds}
+    tests = {
+        metric: assess(
+            metric,
+            scores_before.get(metric, {}),
+            scores_after.get(metric, {}),
+            threshold=thresholds.get(metric),
+            higher_is_better=_higher_is_better(metric),
+            alpha=alpha,
+            min_delta=min_delta,
+            seed=seed,
+        )
+        for metric in metrics
+    }
     return Comparison(
         before,
         after,
         deltas,
         changes,
+        tests=tests,
         paired=len(pairs),
         only_before=[case for case in cases_before if case not in cases_after],
         only_after=[case for case in cases_after if case not in cases_before],

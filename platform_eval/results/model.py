@@ -345,6 +345,13 @@ class RunResults:
             ]
         return "\n".join(lines)
 
+    def compare(self, after: RunResults, **options: Any) -> Any:
+        """This run beside a later one: ``results.compare(before, after, **options)``, with
+        per metric the paired delta, its 95% interval, a p-value and whether it regressed."""
+        from .compare import compare
+
+        return compare(self, after, **options)
+
     # -- renderers (see render.py) ----------------------------------------------------------
 
     def to_json(self, *, indent: int | None = 2) -> str:
