@@ -333,6 +333,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=None, help="seed of the bootstrap (default: fixed)")
     p.add_argument(
+        "--pairwise",
+        action="store_true",
+        help="also ask the judge model (--judge-model) which run answered each case better, "
+        "in both orders: wins, losses and ties with an interval",
+    )
+    p.add_argument(
         "--candidate",
         action="append",
         metavar="BEFORE=AFTER",

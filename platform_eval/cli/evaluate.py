@@ -20,9 +20,13 @@ from ..metrics.llm_metrics import Grader
 from ..metrics.model_judge import find_model_judge
 from ..results import RunResults, compare, fetch_results, merge_runs
 from ..results.model import NOT_CHECKED_REASON
+from ..results.pairwise import pairwise
+from ..results.render import judge_line
+from ..results.significance import DEFAULT_SEED
 from ..target import Target
 from ..types import EvaluationItem, EvaluationRun, InferenceConfig, record_thresholds
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
+from ._target import judge_settings
 from ._traces import trace_sources
 
 
@@ -503,6 +507,44 @@ def _side(client: Any, runs: str) -> RunResults:
     return merge_runs([fetch_results(client, name) for name in names])
 
 
+def _pairwise_judge(args: argparse.Namespace, target: Target) -> Judging:
+    """The embedded emulator's model judge (its cache and accounting), else one of our own."""
+    embedded = _judging(target)
+    if embedded:
+        return embedded[0]  # type: ignore[no-any-return]
+    found = [j for j in judge_settings(args).judges() if isinstance(j, Judging)]
+    if not found:
+        raise UsageError(f"--pairwise asks a judge model which answer is better; {JUDGE_HOW}")
+    return found[0]
+
+
+def _with_pairwise(
+    args: argparse.Namespace,
+    target: Target,
+    before: RunResults,
+    after: RunResults,
+    text: str,
+    fmt: str,
+) -> str:
+    judge = _pairwise_judge(args, target)
+    report = pairwise(
+        before, after, judge, seed=args.seed if args.seed is not None else DEFAULT_SEED
+    )
+    misses = judge.replay_misses
+    if misses:
+        raise UsageError(f"{misses[0]}; run without --replay-only to ask the model")
+    usage = usage_report([judge])
+    if fmt == "json":
+        document = json.loads(text)
+        document["pairwise"] = report.as_dict()
+        document["judge"] = usage
+        return json.dumps(document, indent=2)
+    lines = [text.rstrip("\n"), "", report.to_text()]
+    if usage:
+        lines.append(judge_line(usage))
+    return "\n".join(lines) + "\n"
+
+
 def compare_runs(args: argparse.Namespace, target: Target) -> int:
     client = target.client
     before, after = _side(client, args.run_a), _side(client, args.run_b)
@@ -520,6 +562,8 @@ def compare_runs(args: argparse.Namespace, target: Target) -> int:
         "markdown": comparison.to_markdown,
         "html": comparison.to_html,
     }.get(fmt, comparison.to_table)()
+    if args.pairwise:
+        text = _with_pairwise(args, target, before, after, text, fmt)
     emit(text if text.endswith("\n") else text + "\n", args.output)
     if args.fail_on_regression and comparison.regressed_metrics:
         return EXIT_FAILED
