@@ -40,11 +40,13 @@ def _after_tool(response: dict[str, Any]) -> str:
 
 
 def _simulated_user(seen: Seen) -> str:
-    """Book a stay once the weather was given, then stop once it is booked."""
-    history = seen.prompt.split("# Conversation History", 1)[-1]
+    """Book the stay the plan asks for once the weather was given, then stop once booked."""
+    plan, _, history = seen.prompt.partition("# Conversation History")
     if "Booked" in history:
         return STOP
-    return "Book 2 nights in Rome"
+    stay = re.search(r"book (\d+) nights? in ([A-Za-z]+)", plan, re.I)
+    nights, city = (stay.group(1), stay.group(2)) if stay else ("2", "Rome")
+    return f"Book {nights} nights in {city}"
 
 
 def _agent(seen: Seen) -> str | dict[str, Any]:

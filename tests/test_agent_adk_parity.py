@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,11 +124,42 @@ def test_run_agent_gives_adk_evals_scores(
     assert mine[("weather_then_booking", "response_match_score")] == pytest.approx(0.8333333333)
 
 
-def test_a_scenario_scores_as_adk_eval_scores_it(
+CITIES = ["Paris", "Rome", "Oslo", "Lima", "Cairo"]
+
+
+def _scenarios(count: int) -> dict[str, Any]:
+    """Scenario cases: the weather in a city, then a stay of some nights there."""
+    cases = []
+    for index in range(count):
+        city, nights = CITIES[index % len(CITIES)], 1 + index % 4
+        cases.append(
+            {
+                "eval_id": f"trip_{index:02d}",
+                "conversation_scenario": {
+                    "starting_prompt": f"What is the weather in {city}?",
+                    "conversation_plan": (
+                        f"Ask about the weather in {city}. Then ask to book {nights} nights in "
+                        f"{city}. Once the booking is confirmed, end the conversation."
+                    ),
+                },
+            }
+        )
+    return {"eval_set_id": "trips", "eval_cases": cases}
+
+
+def _judge_prompts(seen: list[Any]) -> Counter[str]:
+    return Counter(s.prompt for s in seen if '"is_valid"' in s.prompt)
+
+
+def test_scenarios_score_as_adk_eval_scores_them_with_the_same_prompts(
     model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    theirs = adk_eval("agents/scenario.evalset.json", "scenario_config.json")
-    mine = ours("agents/scenario.evalset.json", "scenario_config.json", capsys)
-    key = ("plan_a_trip", "per_turn_user_simulator_quality_v1")
-    assert mine[key] is not None
-    assert theirs[key] == pytest.approx(mine[key])
+    Path("trips.evalset.json").write_text(json.dumps(_scenarios(20)))
+    theirs = adk_eval("trips.evalset.json", "scenario_config.json")
+    adk_calls = len(model.seen)
+    mine = ours("trips.evalset.json", "scenario_config.json", capsys)
+    assert len(mine) == 20 and all(score is not None for score in mine.values())
+    assert {key: theirs[key] for key in mine} == pytest.approx(mine)
+    assert len(set(mine.values())) > 1  # the judge's verdicts differ from case to case
+    # The judge read the same conversations, prompt for prompt.
+    assert _judge_prompts(model.seen[:adk_calls]) == _judge_prompts(model.seen[adk_calls:])

@@ -243,17 +243,32 @@ def _per_turn_tool_metric(
 ) -> Scorer:
     def scorer(spec: MetricSpec, subject: Subject) -> CandidateResult:
         extra = (_same_call(spec),) if takes_rules else ()
+        pairs = aligned_invocations(subject)
         scores = [
-            score_one(actual.tool_calls, expected.tool_calls, *extra)
-            for actual, expected in aligned_invocations(subject)
+            score_one(actual.tool_calls, expected.tool_calls, *extra) for actual, expected in pairs
         ]
-        return _per_turn_result(spec, subject, scores, describe + _with_rules(spec))
+        return _per_turn_result(
+            spec, subject, scores, describe + _with_rules(spec) + _why_not(spec, pairs, scores)
+        )
 
     return scorer
 
 
 def _with_rules(spec: MetricSpec) -> str:
     return " (argument rules)" if arg_rules(spec) is not None else ""
+
+
+def _why_not(
+    spec: MetricSpec, pairs: Sequence[tuple[Invocation, Invocation]], scores: Sequence[float]
+) -> str:
+    """With argument rules, the first turn that missed and its first differing argument."""
+    rules = arg_rules(spec)
+    missed = next((i for i, score in enumerate(scores) if score < 1), None)
+    if rules is None or missed is None:
+        return ""
+    actual, expected = pairs[missed]
+    why = trajectory.first_difference(actual.tool_calls, expected.tool_calls, rules)
+    return f"; turn {missed}: {why}"
 
 
 def _tool_call_valid(spec: MetricSpec, subject: Subject) -> CandidateResult:
@@ -270,11 +285,17 @@ def _trajectory_metric(score_all: Callable[..., float], describe: str) -> Scorer
         pairs = aligned_invocations(subject)
         actual = [c for a, _ in pairs for c in a.tool_calls]
         expected = [c for _, e in pairs for c in e.tool_calls]
+        value = score_all(actual, expected, _same_call(spec))
+        rules = arg_rules(spec)
+        why = ""
+        if rules is not None and value < 1:
+            why = f"; {trajectory.first_difference(actual, expected, rules)}"
         return _result(
             spec,
             subject,
-            score_all(actual, expected, _same_call(spec)),
-            f"{describe}: {len(actual)} calls made, {len(expected)} expected{_with_rules(spec)}",
+            value,
+            f"{describe}: {len(actual)} calls made, {len(expected)} expected"
+            f"{_with_rules(spec)}{why}",
         )
 
     return scorer
