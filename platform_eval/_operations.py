@@ -173,11 +173,17 @@ class Operations:
     # -- generic shapes -------------------------------------------------------------------
 
     def _create(
-        self, collection: str, model: type[M], body: M | Mapping[str, Any], request_id: str | None
+        self,
+        collection: str,
+        model: type[M],
+        body: M | Mapping[str, Any],
+        request_id: str | None,
+        params: dict[str, str] | None = None,
     ) -> Op[M]:
         call = ApiCall(
             "POST",
             f"{self.parent}/{collection}",
+            params=params or {},
             raw=_request_json(_coerce(model, body)),
             raw_type="application/json",
             resource=f"{self.parent}/{collection}",
@@ -513,9 +519,13 @@ class Operations:
     # -- evaluationMetrics ----------------------------------------------------------------
 
     def create_metric(
-        self, metric: EvaluationMetric | Mapping[str, Any], request_id: str | None
+        self,
+        metric: EvaluationMetric | Mapping[str, Any],
+        request_id: str | None,
+        metric_id: str | None = None,
     ) -> Op[EvaluationMetric]:
-        return self._create(METRICS, EvaluationMetric, metric, request_id)
+        params = {"evaluationMetricId": metric_id} if metric_id else None
+        return self._create(METRICS, EvaluationMetric, metric, request_id, params)
 
     def get_metric(self, metric: Any) -> Op[EvaluationMetric]:
         return self._get(METRICS, EvaluationMetric, metric)

@@ -499,10 +499,13 @@ class Client(_ClientBase):
         metric: EvaluationMetric | Mapping[str, Any],
         *,
         request_id: str | None = None,
+        metric_id: str | None = None,
     ) -> EvaluationMetric:
         """Registers a metric (an LLM-based or custom code one) that runs name by its
-        resource name (``EvaluationRunMetric.metric_resource_name``)."""
-        return self._run(self._ops.create_metric(metric, request_id))
+        resource name (``EvaluationRunMetric.metric_resource_name``); ``metric_id`` chooses
+        the last part of that name (1-63 of a-z, 0-9 and -, a letter first), else the
+        service does."""
+        return self._run(self._ops.create_metric(metric, request_id, metric_id))
 
     def get_metric(self, metric: Any) -> EvaluationMetric:
         return self._run(self._ops.get_metric(metric))
@@ -909,8 +912,9 @@ class AsyncClient(_ClientBase):
         metric: EvaluationMetric | Mapping[str, Any],
         *,
         request_id: str | None = None,
+        metric_id: str | None = None,
     ) -> EvaluationMetric:
-        return await self._run(self._ops.create_metric(metric, request_id))
+        return await self._run(self._ops.create_metric(metric, request_id, metric_id))
 
     async def get_metric(self, metric: Any) -> EvaluationMetric:
         return await self._run(self._ops.get_metric(metric))

@@ -98,3 +98,14 @@ def test_served_metrics_are_in_the_schema(version: str, emulator: Emulator, proj
         prefix = {"v1beta1": "GoogleCloudAiplatformV1beta1", "v1": "GoogleCloudAiplatformV1"}
         spec = _document(version)["schemas"][f"{prefix[version]}EvaluationMetric"]
         assert violations(served, spec, version) == []
+
+
+def test_a_chosen_metric_id_names_the_metric_and_a_taken_one_is_409(client: Any) -> None:
+    created = client.create_metric(LLM_METRIC, metric_id="politeness-v2")
+    assert created.name == f"{client.parent}/evaluationMetrics/politeness-v2"
+    with pytest.raises(errors.Conflict) as taken:
+        client.create_metric(LLM_METRIC, metric_id="politeness-v2")
+    assert "already exists" in str(taken.value)
+    for invalid in ("Politeness", "9lives", "ends-with-", "x" * 64, "under_score"):
+        with pytest.raises(errors.InvalidArgument, match="evaluationMetricId"):
+            client.create_metric(LLM_METRIC, metric_id=invalid)

@@ -223,3 +223,25 @@ def test_content_built_fast_is_the_content_google_genai_builds(value: dict[str, 
         assert fast.model_dump(mode="json") == slow.model_dump(mode="json")
         for ours, theirs in zip(fast.parts or [], slow.parts or [], strict=True):
             assert ours.model_fields_set == theirs.model_fields_set
+
+
+def test_a_google_genai_model_the_fast_path_does_not_fit_takes_the_normal_path() -> None:
+    """A google-genai release whose models changed (a default, a renamed field) must not break
+    ``import platform_eval``: such a model is built by google-genai itself."""
+    from google.genai import types as genai
+    from pydantic import BaseModel
+
+    from platform_eval.types import _fast_content as fast
+
+    class Renamed(BaseModel):
+        label: str | None = None
+
+    class Defaulted(BaseModel):
+        text: str | None = "x"
+
+    fields = fast._spellings(text=fast._string)
+    assert fast.fast_path_holds(genai.Part, fields)
+    for changed in (Renamed, Defaulted):
+        assert not fast.fast_path_holds(changed, fields)
+        build = fast._model(changed, fields)
+        assert build({"text": "hi"}) is fast._MISS

@@ -188,12 +188,16 @@ class EmulatorApp:
                 return self._list(request, parent, collection)
             if method == "POST":
                 body = await self._json_body(request)
+                if collection == METRICS:
+                    metric_id = request.query_params.get(
+                        "evaluationMetricId"
+                    ) or request.query_params.get("evaluation_metric_id")
+                    return _created(self.backend.create_metric(parent, body, request_id, metric_id))
                 create = {
                     ITEMS: self.backend.create_item,
                     SETS: self.backend.create_set,
                     RUNS: self.backend.create_run,
                     EXPERIMENTS: self.backend.create_experiment,
-                    METRICS: self.backend.create_metric,
                 }[collection]
                 return _created(create(parent, body, request_id))
             raise ApiError("NOT_FOUND", f"{method} is not a method of {collection}")

@@ -11,7 +11,9 @@ import functools
 import hashlib
 import json
 import logging
+import re
 import secrets
+import sqlite3
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -73,6 +75,9 @@ _HTTP_FOR_STATUS = {
     "DEADLINE_EXCEEDED": 504,
 }
 
+
+#: evaluationMetricId, as the discovery document describes it.
+_METRIC_ID = re.compile(r"[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?")
 
 #: The service's domain in ErrorInfo (AIP-193).
 ERROR_DOMAIN = "aiplatform.googleapis.com"
@@ -300,8 +305,9 @@ class Backend:
         body: dict[str, Any],
         request_id: str | None,
         annotations: dict[str, Any] | None = None,
+        rid: str | None = None,
     ) -> dict[str, Any]:
-        rid = new_id()
+        rid = rid or new_id()
         # Server-assigned fields win over whatever the caller sent for them.
         body = {**body, "name": f"{parent}/{collection}/{rid}", "createTime": now_rfc3339()}
         if collection in _UPDATABLE:
@@ -521,9 +527,20 @@ class Backend:
 
     # -- evaluationMetrics ----------------------------------------------------------------
 
-    def create_metric(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
+    def create_metric(
+        self, parent: str, body: Any, request_id: str | None, metric_id: str | None = None
+    ) -> dict[str, Any]:
         if request_id and (earlier := self.store.by_request_id(parent, METRICS, request_id)):
             return earlier
+        if metric_id is not None:
+            if not _METRIC_ID.fullmatch(metric_id):
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"evaluationMetricId {metric_id!r}: expected 1-63 characters of a-z, 0-9 and "
+                    "-, starting with a letter and ending with a letter or digit",
+                )
+            if self.store.get(parent, METRICS, metric_id) is not None:
+                raise ApiError("ALREADY_EXISTS", f"{parent}/{METRICS}/{metric_id} already exists")
         metric: EvaluationMetric = parse_body(EvaluationMetric, body)
         if not metric.display_name:
             raise ApiError("INVALID_ARGUMENT", "displayName is required")
@@ -538,7 +555,12 @@ class Backend:
             )
         if config is None and not metric.gcs_uri:
             raise ApiError("INVALID_ARGUMENT", "an EvaluationMetric needs metric or gcsUri")
-        return self._insert(parent, METRICS, metric.to_wire(), request_id)
+        try:
+            return self._insert(parent, METRICS, metric.to_wire(), request_id, rid=metric_id)
+        except sqlite3.IntegrityError:  # the same id, created at the same moment
+            raise ApiError(
+                "ALREADY_EXISTS", f"{parent}/{METRICS}/{metric_id} already exists"
+            ) from None
 
     def _registered(
         self, parent: str, index: int, metric: EvaluationRunMetric

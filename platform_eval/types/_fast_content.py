@@ -50,12 +50,29 @@ class _Miss:
 _MISS = _Miss()
 
 
+def fast_path_holds(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> bool:
+    """True when ``cls`` is as the fast path assumes: every field defaults to None, and every
+    field it builds is one of the model's."""
+    model_fields = getattr(cls, "model_fields", None)
+    if not isinstance(model_fields, dict):
+        return False
+    return all(f.default is None for f in model_fields.values()) and all(
+        name in model_fields for name, _ in fields.values()
+    )
+
+
+def _always_miss(value: Any) -> Any:
+    return _MISS
+
+
 def _model(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> Builder:
     """A builder of ``cls`` from a dict whose keys are ``fields`` (by wire or Python name)."""
     # What pydantic's model_construct does, without its per-call walk over the fields: every
     # field of these google-genai models defaults to None.
     defaults = {name: None for name in cls.model_fields}
-    assert all(f.default is None for f in cls.model_fields.values()), cls
+    if not fast_path_holds(cls, fields):
+        # A google-genai release whose model no longer fits these shortcuts: its own path.
+        return _always_miss
     new = object.__new__
     set_attribute = object.__setattr__
 
