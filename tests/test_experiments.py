@@ -65,3 +65,26 @@ def test_served_experiments_are_in_the_schema(
         served = client._transport.request(ApiCall("GET", str(created.name)))
         spec = _document(version)["schemas"]["GoogleCloudAiplatformV1beta1EvaluationExperiment"]
         assert violations(served, spec, version) == []
+
+
+def test_a_run_in_an_experiment_is_listed_in_it_and_a_missing_one_is_refused(
+    client: Any,
+) -> None:
+    from factories import request_item
+
+    item = client.create_item(request_item("x", candidates=[{"candidate": "a", "text": "hello"}]))
+    evaluation_set = client.create_set(display_name="s", items=[item])
+    experiment = client.create_experiment({"displayName": "prompt v3"})
+    body = {
+        "dataSource": {"evaluationSet": evaluation_set.name},
+        "evaluationConfig": {"metrics": [{"metric": "exact_match"}]},
+        "evaluationExperiment": experiment.name,
+    }
+    first, second = client.create_run(body), client.create_run(body)
+    assert client.get_experiment(experiment.name).evaluation_runs == [first.name, second.name]
+    missing = {**body, "evaluationExperiment": f"{client.parent}/evaluationExperiments/404"}
+    with pytest.raises(errors.NotFound, match="evaluationExperiment"):
+        client.create_run(missing)
+    other = {**body, "evaluationExperiment": "projects/other/locations/x/evaluationExperiments/1"}
+    with pytest.raises(errors.NotFound, match="evaluationExperiment"):
+        client.create_run(other)

@@ -260,6 +260,7 @@ class Backend:
         self.store = store
         self._run_listeners: list[Callable[[str], None]] = []
         self._run_lock = threading.Lock()
+        self._experiment_lock = threading.Lock()
         # Runs being executed that were asked to stop: they turn CANCELLED when the executor
         # stops at the next item boundary, together with the results written so far. Kept in
         # the store too, so that an accepted cancel survives a restart of the emulator.
@@ -606,6 +607,7 @@ class Backend:
         run: EvaluationRun = parse_body(EvaluationRun, body)
         source = self._run_source(parent, run)
         _refuse_inference(run)
+        experiment = self._run_experiment(parent, run)
         configured = run.evaluation_config.metrics if run.evaluation_config else None
         if not configured:
             raise ApiError("INVALID_ARGUMENT", "evaluationConfig.metrics needs at least one metric")
@@ -621,9 +623,42 @@ class Backend:
             }
         )
         stored = self._insert(parent, RUNS, pending.to_wire(), request_id)
+        if experiment is not None:
+            self._add_to_experiment(parent, experiment, stored["name"])
         for listener in self._run_listeners:
             listener(stored["name"])
         return stored
+
+    def _run_experiment(self, parent: str, run: EvaluationRun) -> str | None:
+        """The id of the experiment a run names, checked to exist in ``parent``."""
+        if not run.evaluation_experiment:
+            return None
+        field = "evaluationExperiment"
+        try:
+            experiment_parent, rid = split_name(run.evaluation_experiment, EXPERIMENTS)
+        except ApiError:
+            raise ApiError(
+                "INVALID_ARGUMENT", f"{field}: not an EvaluationExperiment name"
+            ) from None
+        if experiment_parent != parent or self.store.get(parent, EXPERIMENTS, rid) is None:
+            raise ApiError("NOT_FOUND", f"{field}: {run.evaluation_experiment} not found")
+        return rid
+
+    def _add_to_experiment(self, parent: str, rid: str, run_name: str) -> None:
+        """Setting a run's experiment adds the run to it (its ``evaluationRuns``)."""
+        with self._experiment_lock:
+            body = self.store.get(parent, EXPERIMENTS, rid)
+            if body is None:
+                return  # deleted meanwhile: the run keeps its name of it, as the service's
+            runs = list(body.get("evaluationRuns") or [])
+            if run_name not in runs:
+                runs.append(run_name)
+            self.store.replace(
+                parent,
+                EXPERIMENTS,
+                rid,
+                {**body, "evaluationRuns": runs, "updateTime": now_rfc3339()},
+            )
 
     def _run_source(self, parent: str, run: EvaluationRun) -> str:
         """The set or set revision a run evaluates, checked to exist in ``parent``."""
