@@ -196,9 +196,10 @@ class Operations:
         name = self.name(collection, obj)
         return Op(ApiCall("GET", name, resource=name), model.from_wire)
 
-    def _delete(self, collection: str, obj: Any) -> Op[Operation]:
+    def _delete(self, collection: str, obj: Any, force: bool = False) -> Op[Operation]:
         name = self.name(collection, obj)
-        return Op(ApiCall("DELETE", name, resource=name), _operation)
+        params = {"force": "true"} if force else {}
+        return Op(ApiCall("DELETE", name, params=params, resource=name), _operation)
 
     def list_page(
         self,
@@ -300,8 +301,8 @@ class Operations:
             )
         return item.model_copy(update={"evaluation_request": EvaluationRequest.from_wire(payload)})
 
-    def delete_item(self, item: Any) -> Op[Operation]:
-        return self._delete(ITEMS, item)
+    def delete_item(self, item: Any, force: bool = False) -> Op[Operation]:
+        return self._delete(ITEMS, item, force)
 
     def result_items_page(self, run_name: str, page_token: str | None) -> Op[Page[EvaluationItem]]:
         """A page of the items a run wrote, found by listing rather than one GET each."""
@@ -406,8 +407,8 @@ class Operations:
     def get_set(self, evaluation_set: Any) -> Op[EvaluationSet]:
         return self._get(SETS, EvaluationSet, evaluation_set)
 
-    def delete_set(self, evaluation_set: Any) -> Op[Operation]:
-        return self._delete(SETS, evaluation_set)
+    def delete_set(self, evaluation_set: Any, force: bool = False) -> Op[Operation]:
+        return self._delete(SETS, evaluation_set, force)
 
     def update_set(
         self, evaluation_set: EvaluationSet | Mapping[str, Any], update_mask: Sequence[str] | None

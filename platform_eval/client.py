@@ -340,9 +340,13 @@ class Client(_ClientBase):
     ) -> Pager[EvaluationItem]:
         return self._pager(self._page_op(ITEMS, EvaluationItem, filter, page_size, order_by))
 
-    def delete_item(self, item: Any, *, wait: bool = False) -> OperationFuture[None]:
-        """Deletes an item: a long-running operation, waited on with ``wait=True``."""
-        return self._deleting(self._ops.delete_item(item), wait)
+    def delete_item(
+        self, item: Any, *, wait: bool = False, force: bool = False
+    ) -> OperationFuture[None]:
+        """Deletes an item: a long-running operation, waited on with ``wait=True``. An item
+        with revisions is refused (FailedPrecondition) unless ``force`` deletes them too; one
+        a set revision still holds is refused even then."""
+        return self._deleting(self._ops.delete_item(item, force), wait)
 
     # -- evaluationSets -------------------------------------------------------------------
 
@@ -416,9 +420,12 @@ class Client(_ClientBase):
         """Patches a set; without ``update_mask``, the fields set on ``evaluation_set``."""
         return self._run(self._ops.update_set(evaluation_set, update_mask))
 
-    def delete_set(self, evaluation_set: Any, *, wait: bool = False) -> OperationFuture[None]:
-        """Deletes a set (not its items): a long-running operation."""
-        return self._deleting(self._ops.delete_set(evaluation_set), wait)
+    def delete_set(
+        self, evaluation_set: Any, *, wait: bool = False, force: bool = False
+    ) -> OperationFuture[None]:
+        """Deletes a set (not its items): a long-running operation. A set with revisions is
+        refused (FailedPrecondition) unless ``force`` deletes them too."""
+        return self._deleting(self._ops.delete_set(evaluation_set, force), wait)
 
     # -- revisions (v1beta1) ----------------------------------------------------------------
 
@@ -768,8 +775,11 @@ class AsyncClient(_ClientBase):
     ) -> AsyncPager[EvaluationItem]:
         return self._pager(self._page_op(ITEMS, EvaluationItem, filter, page_size, order_by))
 
-    async def delete_item(self, item: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
-        return await self._deleting(self._ops.delete_item(item), wait)
+    async def delete_item(
+        self, item: Any, *, wait: bool = False, force: bool = False
+    ) -> AsyncOperationFuture[None]:
+        """Deletes an item; see ``Client.delete_item``."""
+        return await self._deleting(self._ops.delete_item(item, force), wait)
 
     # -- evaluationSets -------------------------------------------------------------------
 
@@ -835,9 +845,10 @@ class AsyncClient(_ClientBase):
         return await self._run(self._ops.update_set(evaluation_set, update_mask))
 
     async def delete_set(
-        self, evaluation_set: Any, *, wait: bool = False
+        self, evaluation_set: Any, *, wait: bool = False, force: bool = False
     ) -> AsyncOperationFuture[None]:
-        return await self._deleting(self._ops.delete_set(evaluation_set), wait)
+        """Deletes a set; see ``Client.delete_set``."""
+        return await self._deleting(self._ops.delete_set(evaluation_set, force), wait)
 
     # -- revisions (v1beta1) ----------------------------------------------------------------
 

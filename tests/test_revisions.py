@@ -67,10 +67,13 @@ def test_a_run_on_a_revision_evaluates_the_frozen_items(client: Any) -> None:
     evaluation_set = client.create_set(display_name="arithmetic", items=[first, second])
     revision = client.create_set_revision(evaluation_set, wait=True).wait()
 
-    # The set changes and one of its items goes: the revision does not.
+    # The set changes: the revision does not. An item the revision holds cannot go, even
+    # with force, as the documents say (FAILED_PRECONDITION).
     later = client.create_item(_answered("4 + 4?", "8"))
     client.update_set({"name": evaluation_set.name, "evaluationItems": [later.name]})
-    client.delete_item(first, wait=True)
+    for force in (False, True):
+        with pytest.raises(errors.FailedPrecondition, match="held by the set revision"):
+            client.delete_item(first, wait=True, force=force)
 
     run = client.create_run(evaluation_set=revision, metrics=["exact_match"])
     assert run.data_source.evaluation_set_revision == revision.name
@@ -86,6 +89,22 @@ def test_a_run_on_a_revision_evaluates_the_frozen_items(client: Any) -> None:
         response = results[name]
         assert response.evaluation_request_revision == frozen
         assert [r.score for r in response.candidate_results] == [1.0]
+
+
+def test_deleting_a_set_with_revisions_needs_force_and_takes_them_along(client: Any) -> None:
+    item = client.create_item(_answered("2 + 2?", "4"))
+    evaluation_set = client.create_set(display_name="s", items=[item])
+    revision = client.create_set_revision(evaluation_set, wait=True).wait()
+    with pytest.raises(errors.FailedPrecondition, match="1 revision"):
+        client.delete_set(evaluation_set, wait=True)
+    client.get_set(evaluation_set.name)  # still there
+    client.delete_set(evaluation_set, wait=True, force=True)
+    with pytest.raises(errors.NotFound):
+        client.get_set_revision(revision.name)
+    # Its item revision went with the last set revision that held it: the item goes freely.
+    client.delete_item(item, wait=True)
+    with pytest.raises(errors.NotFound):
+        client.get_item(item.name)
 
 
 def test_unchanged_items_share_a_revision_kept_while_one_set_revision_uses_it(
@@ -112,11 +131,11 @@ def test_unchanged_items_share_a_revision_kept_while_one_set_revision_uses_it(
         client.get_item_revision(shared[0])
 
 
-def test_deleting_a_set_deletes_its_revisions(client: Any) -> None:
+def test_deleting_a_set_with_force_deletes_its_revisions(client: Any) -> None:
     item = client.create_item(_answered("2 + 2?", "4"))
     evaluation_set = client.create_set(display_name="s", items=[item])
     revision = client.create_set_revision(evaluation_set, wait=True).wait()
-    client.delete_set(evaluation_set, wait=True)
+    client.delete_set(evaluation_set, wait=True, force=True)
     with pytest.raises(errors.NotFound):
         client.get_set_revision(revision)
     with pytest.raises(errors.NotFound):

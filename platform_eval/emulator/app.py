@@ -210,9 +210,16 @@ class EmulatorApp:
         if method == "GET":
             return _json_text(self.backend.get_json(parent, collection, rid))
         if method == "DELETE":
+            name = f"{parent}/{collection}/{rid}"
+            if collection in (SETS, ITEMS):
+                force = request.query_params.get("force", "").lower() in ("true", "1")
+                self.backend.get(parent, collection, rid)  # NOT_FOUND before anything else
+                self.revisions.check_delete(name, collection, force)
             deleted = self.backend.delete(parent, collection, rid, match["version"])
             if collection == SETS:
-                self.revisions.forget_set(f"{parent}/{SETS}/{rid}")
+                self.revisions.forget_set(name)
+            elif collection == ITEMS:
+                self.revisions.forget_item(name)
             return JSONResponse(deleted)
         if method == "PATCH" and collection in (SETS, EXPERIMENTS):
             body = await self._json_body(request)

@@ -152,6 +152,44 @@ class Revisions:
             set_name, metadata=type_url(version, "DeleteOperationMetadata")
         )
 
+    def owned(self, owner: str) -> list[str]:
+        """The ids of the revisions of a set or an item."""
+        return [
+            str(body["name"]).rsplit("/", 1)[-1]
+            for found, body in self.store.scan(REVISIONS, under=owner)
+            if found == owner  # not a resource whose id merely starts with this one's
+        ]
+
+    def check_delete(self, name: str, collection: str, force: bool) -> None:
+        """As the documents say: a set or item with revisions is deleted only with ``force``,
+        and an item whose revision a set revision holds, not even then."""
+        revisions = self.owned(name)
+        if not revisions:
+            return
+        if collection == ITEMS:
+            location = name.split(f"/{ITEMS}/", 1)[0]
+            mine = {f"{name}/{REVISIONS}/{rid}" for rid in revisions}
+            for _owner, body in self.store.scan(REVISIONS, under=f"{location}/{SETS}/"):
+                held = mine & set(_item_revisions(body))
+                if held:
+                    raise ApiError(
+                        "FAILED_PRECONDITION",
+                        f"{name} has a revision held by the set revision {body['name']}: "
+                        "delete that set revision first",
+                    )
+        if not force:
+            what = "set" if collection == SETS else "item"
+            raise ApiError(
+                "FAILED_PRECONDITION",
+                f"{name} has {len(revisions)} revision(s): delete them, or delete the {what} "
+                "with force=true to delete them too",
+            )
+
+    def forget_item(self, item_name: str) -> None:
+        """A deleted item's revisions (none a set revision holds) go with it."""
+        for rid in self.owned(item_name):
+            self.store.delete(item_name, REVISIONS, rid)
+
     def forget_set(self, set_name: str) -> None:
         """A deleted set's revisions go with it."""
         dropped: list[str] = []
