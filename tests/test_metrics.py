@@ -290,6 +290,37 @@ def test_rouge_agrees_with_rouge_score(rouge_type: str, use_stemmer: bool) -> No
         )
 
 
+@pytest.mark.parametrize("text", ["the cat sat on the mat", "a", "hello world", "x y z w v"])
+def test_bleu_of_identical_text_is_one_never_above(text: str) -> None:
+    assert vertex_text.bleu(text, text) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("metric", "config"),
+    [
+        ("exact_match", {"bleuSpec": {}}),
+        ("bleu", {"rougeSpec": {"rougeType": "rouge1"}}),
+        ("rouge_1", {"computationBasedMetricSpec": {"type": "EXACT_MATCH"}}),
+        ("rouge_l", {"predefinedMetricSpec": {"metricSpecName": "bleu"}}),
+    ],
+)
+def test_a_metric_whose_name_and_spec_disagree_is_refused(
+    metric: str, config: dict[str, Any]
+) -> None:
+    with pytest.raises(metrics.MetricError, match="has a spec for another metric"):
+        metrics.resolve(
+            t.EvaluationRunMetric.model_validate({"metric": metric, "metricConfig": config})
+        )
+    # The same spec under its own metric's name is fine.
+    named = {
+        "bleuSpec": "bleu",
+        "rougeSpec": "rouge_1",
+        "computationBasedMetricSpec": "exact_match",
+        "predefinedMetricSpec": "bleu",
+    }[next(iter(config))]
+    metrics.resolve(t.EvaluationRunMetric.model_validate({"metric": named, "metricConfig": config}))
+
+
 def test_bleu_agrees_with_sacrebleu() -> None:
     sacrebleu = pytest.importorskip("sacrebleu")
     for candidate, reference in _random_texts(11, 600):
@@ -327,6 +358,7 @@ def test_registry_describes_every_metric() -> None:
             "final_response_match_v2",
             "hallucinations_v1",
             "per_turn_user_simulator_quality_v1",
+            "final_session_state_match",  # beyond ADK: the emulator's own
         )
         assert info.service_defined == (info.name not in adk_defined)
         assert info.needs_judge == (info.judged_scorer is not None)

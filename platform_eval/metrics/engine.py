@@ -508,6 +508,44 @@ def _metric_name(metric: EvaluationRunMetric) -> str | None:
     return None
 
 
+#: computationBasedMetricSpec.type -> the metric names it computes.
+_COMPUTATION_TYPES = {
+    "EXACT_MATCH": ("exact_match",),
+    "BLEU": ("bleu",),
+    "ROUGE": tuple(_ROUGE_TYPES),
+}
+
+
+def _spec_conflict(name: str, metric: EvaluationRunMetric) -> str | None:
+    """Why a metric's name and its spec name two different metrics (``exact_match`` with a
+    BLEU spec), or None: the spec is never silently taken over the name, nor the other way."""
+    config = metric.metric_config
+    specs: list[tuple[str, tuple[str, ...]]] = []
+    if config is not None:
+        if config.bleu_spec is not None:
+            specs.append(("metricConfig.bleuSpec", ("bleu",)))
+        if config.rouge_spec is not None:
+            specs.append(("metricConfig.rougeSpec", _COMPUTATION_TYPES["ROUGE"]))
+        if config.exact_match_spec is not None:
+            specs.append(("metricConfig.exactMatchSpec", ("exact_match",)))
+        predefined = config.predefined_metric_spec
+        if predefined is not None and predefined.metric_spec_name:
+            specs.append(("metricConfig.predefinedMetricSpec", (predefined.metric_spec_name,)))
+        computed = config.computation_based_metric_spec
+        if computed is not None and computed.type:
+            kinds = _COMPUTATION_TYPES.get(computed.type.upper(), (computed.type.lower(),))
+            specs.append(("metricConfig.computationBasedMetricSpec.type", kinds))
+    if metric.predefined_metric_spec and metric.predefined_metric_spec.metric_spec_name:
+        specs.append(("predefinedMetricSpec", (metric.predefined_metric_spec.metric_spec_name,)))
+    for where, names in specs:
+        if name not in names:
+            return (
+                f"metric {name!r} has a spec for another metric ({where} is "
+                f"{' or '.join(names)}): name the metric its spec computes, or drop the spec"
+            )
+    return None
+
+
 def _inline_rubrics(metric: EvaluationRunMetric) -> tuple[Rubric, ...]:
     spec = metric.rubric_based_metric_spec
     inline = spec.inline_rubrics if spec else None
@@ -547,6 +585,9 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     name = _metric_name(metric)
     if not name:
         raise MetricError("a metric needs a name in `metric` (or predefinedMetricSpec)")
+    conflict = _spec_conflict(name, metric)
+    if conflict:
+        raise MetricError(conflict)
     info = REGISTRY.get(name)
     if info is None:
         raise MetricError(

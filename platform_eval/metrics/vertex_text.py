@@ -68,7 +68,8 @@ def bleu(candidate: str, reference: str) -> float:
         else:
             precisions[n - 1] = 100.0 * correct[n - 1] / total[n - 1]
     logs = [math.log(p) if p > 0 else -9999999999 for p in precisions[:order]]
-    return brevity * math.exp(sum(logs) / order) / 100.0
+    # exp(log(100)) / 100 rounds to 1.0000000000000004: a score is never above 1.
+    return min(1.0, brevity * math.exp(sum(logs) / order) / 100.0)
 
 
 def _lcs_table(ref: Sequence[str], can: Sequence[str]) -> list[list[int]]:
