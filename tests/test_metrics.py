@@ -133,6 +133,31 @@ def test_engine_scores_trajectories_through_agent_data() -> None:
     assert _score("tool_trajectory_avg_score", request, match_type="IN_ORDER") == [0.0, 1.0]
 
 
+@pytest.mark.parametrize(
+    "metric",
+    [
+        "tool_name_match",
+        "tool_parameter_key_match",
+        "tool_parameter_kv_match",
+        "trajectory_exact_match",
+        "trajectory_in_order_match",
+        "trajectory_any_order_match",
+        "trajectory_precision",
+        "trajectory_recall",
+    ],
+)
+def test_the_services_tool_metrics_say_when_no_side_calls_a_tool(metric: str) -> None:
+    golden = {"agentData": agent_data([reply("hi")])}
+    none = {"candidate": "none", "agentData": agent_data([user("q"), reply("hi")])}
+    some = {"candidate": "some", "agentData": agent_data([user("q"), call("search"), reply("hi")])}
+    spec = metrics.resolve(t.EvaluationRunMetric(metric=metric))
+    without, made = metrics.evaluate_request([spec], _request(golden, none, some))
+    assert without.score is None and "neither the response nor the reference" in (
+        without.explanation or ""
+    )
+    assert made.score is not None  # one side called a tool: scored as before
+
+
 def test_ignore_args_and_json_equality() -> None:
     golden = {
         "agentData": agent_data(

@@ -244,6 +244,7 @@ def _per_turn_tool_metric(
     def scorer(spec: MetricSpec, subject: Subject) -> CandidateResult:
         extra = (_same_call(spec),) if takes_rules else ()
         pairs = aligned_invocations(subject)
+        _refuse_no_calls(spec, pairs)
         scores = [
             score_one(actual.tool_calls, expected.tool_calls, *extra) for actual, expected in pairs
         ]
@@ -252,6 +253,16 @@ def _per_turn_tool_metric(
         )
 
     return scorer
+
+
+def _refuse_no_calls(spec: MetricSpec, pairs: Sequence[tuple[Invocation, Invocation]]) -> None:
+    """The service's tool metrics compare calls: where neither the response nor the reference
+    makes one there is nothing to compare, and the service documents no score for it."""
+    if not any(actual.tool_calls or expected.tool_calls for actual, expected in pairs):
+        raise NotEvaluatedError(
+            f"{spec.name} compares tool calls, and neither the response nor the reference "
+            "calls a tool: no score (the service documents none for this case)"
+        )
 
 
 def _with_rules(spec: MetricSpec) -> str:
@@ -283,6 +294,7 @@ def _tool_call_valid(spec: MetricSpec, subject: Subject) -> CandidateResult:
 def _trajectory_metric(score_all: Callable[..., float], describe: str) -> Scorer:
     def scorer(spec: MetricSpec, subject: Subject) -> CandidateResult:
         pairs = aligned_invocations(subject)
+        _refuse_no_calls(spec, pairs)
         actual = [c for a, _ in pairs for c in a.tool_calls]
         expected = [c for _, e in pairs for c in e.tool_calls]
         value = score_all(actual, expected, _same_call(spec))
