@@ -245,3 +245,19 @@ def test_a_google_genai_model_the_fast_path_does_not_fit_takes_the_normal_path()
         assert not fast.fast_path_holds(changed, fields)
         build = fast._model(changed, fields)
         assert build({"text": "hi"}) is fast._MISS
+
+
+@pytest.mark.parametrize(
+    ("given", "served"),
+    [
+        ("2026-11-24T03:11:10.2742+01:00", "2026-11-24T02:11:10.274200Z"),
+        ("2026-11-24T02:11:10Z", "2026-11-24T02:11:10Z"),
+        ("2026-11-24T02:11:10.500+00:00", "2026-11-24T02:11:10.500Z"),
+        ("2026-11-23T20:11:10.000001-06:00", "2026-11-24T02:11:10.000001Z"),
+        ("2026-11-24T02:11:10", "2026-11-24T02:11:10Z"),
+    ],
+)
+def test_timestamps_come_back_in_utc_with_the_services_precision(given: str, served: str) -> None:
+    from platform_eval.types import AgentEvent
+
+    assert AgentEvent.model_validate({"eventTime": given}).to_wire() == {"eventTime": served}

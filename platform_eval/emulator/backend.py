@@ -38,7 +38,7 @@ from ..types import (
     Status,
     WireModel,
 )
-from ..types._base import clear_output_only, wire_name
+from ..types._base import clear_output_only, rfc3339, wire_name
 from .filters import FilterError, compile_filter, compile_order
 from .store import Store
 
@@ -132,7 +132,7 @@ def now() -> datetime:
 
 
 def now_rfc3339() -> str:
-    return now().isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return rfc3339(now())
 
 
 def new_id() -> str:

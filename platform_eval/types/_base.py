@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import functools
 import logging
+from datetime import UTC, datetime
 from typing import Annotated, Any, Self
 
 from google.genai import types as genai_types
@@ -21,6 +22,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
@@ -254,5 +256,25 @@ def _content(value: Any, handler: ValidatorFunctionWrapHandler, info: Validation
 
 
 Content = Annotated[genai_types.Content, WrapValidator(_content)]
+
+
+def rfc3339(value: datetime) -> str:
+    """A timestamp as the service writes one (proto3 JSON): in UTC with ``Z``, and 0, 3 or 6
+    fractional digits, the fewest that keep it exact. A time without a zone is taken as UTC."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    micro = value.microsecond
+    if micro == 0:
+        fraction = ""
+    elif micro % 1000 == 0:
+        fraction = f".{micro // 1000:03d}"
+    else:
+        fraction = f".{micro:06d}"
+    return f"{value:%Y-%m-%dT%H:%M:%S}{fraction}Z"
+
+
+#: A google.protobuf.Timestamp field: read in any RFC 3339 offset, written in UTC ``Z``.
+Timestamp = Annotated[datetime, PlainSerializer(rfc3339, when_used="json")]
 Tool = Annotated[genai_types.Tool, WrapValidator(_lenient_genai)]
 Schema = Annotated[genai_types.Schema, WrapValidator(_lenient_genai)]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from ._base import Content, Tool, WireModel
+from ._base import Content, Timestamp, Tool, WireModel
 
 
 class AgentConfig(WireModel):
@@ -20,7 +19,7 @@ class AgentConfig(WireModel):
 class AgentEvent(WireModel):
     author: str | None = None
     content: Content | None = None
-    event_time: datetime | None = None
+    event_time: Timestamp | None = None
     state_delta: dict[str, Any] | None = None
     active_tools: list[Tool] | None = None
 

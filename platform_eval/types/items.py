@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationInfo, model_validator
 
-from ._base import Content, WireModel, is_from_server, oneof, output_only
+from ._base import Content, Timestamp, WireModel, is_from_server, oneof, output_only
 from .agent_data import AgentData
 from .enums import OpenEvaluationItemType
 from .rubrics import RubricGroup, RubricVerdict
@@ -124,7 +123,7 @@ class EvaluationItem(WireModel):
     evaluation_response: EvaluationResult | None = output_only()
     gcs_uri: str | None = None
     harbor_task: HarborTask | None = output_only()
-    create_time: datetime | None = output_only()
+    create_time: Timestamp | None = output_only()
     error: Status | None = output_only()
 
     @model_validator(mode="after")

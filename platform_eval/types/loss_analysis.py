@@ -6,9 +6,7 @@ The emulator stores a run's ``lossAnalysisConfig``; it does not cluster, so it n
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from ._base import WireModel
+from ._base import Timestamp, WireModel
 from .items import EvaluationResult
 
 
@@ -52,5 +50,5 @@ class LossAnalysisResult(WireModel):
     """The clusters one analysis found, and the config it ran with."""
 
     config: LossAnalysisConfig | None = None
-    analysis_time: datetime | None = None
+    analysis_time: Timestamp | None = None
     clusters: list[LossCluster] | None = None

@@ -8,9 +8,7 @@ its items afterwards.
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from ._base import WireModel, output_only
+from ._base import Timestamp, WireModel, output_only
 from .items import EvaluationItem
 from .sets import EvaluationSet
 
@@ -19,7 +17,7 @@ class EvaluationItemRevision(WireModel):
     """``evaluationItems/{item}/revisions/{revision}``: one item as it was."""
 
     name: str | None = None
-    create_time: datetime | None = output_only()
+    create_time: Timestamp | None = output_only()
     #: The item as it was; ``snapshot.name`` names the item it was taken from.
     snapshot: EvaluationItem | None = output_only()
 
@@ -32,7 +30,7 @@ class EvaluationSetRevision(WireModel):
     """``evaluationSets/{set}/revisions/{revision}``: a set and its items as they were."""
 
     name: str | None = None
-    create_time: datetime | None = output_only()
+    create_time: Timestamp | None = output_only()
     #: The set as it was: ``snapshot.name`` names the set, and ``snapshot.evaluationItems``
     #: holds item revision names instead of item names.
     snapshot: EvaluationSet | None = output_only()

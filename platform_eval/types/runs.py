@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from ._base import WireModel, oneof, output_only
+from ._base import Timestamp, WireModel, oneof, output_only
 from .common import BigQueryDestination, CloudLoggingConfig, EncryptionSpec, GcsDestination
 from .enums import OpenEvaluationRunState, is_terminal_state
 from .inference import InferenceConfig, PromptTemplate
@@ -167,8 +166,8 @@ class EvaluationRun(WireModel):
     evaluation_config: EvaluationRunConfig | None = None
     #: How each candidate's responses are produced, by candidate name (inference mode).
     inference_configs: dict[str, InferenceConfig] | None = None
-    create_time: datetime | None = output_only()
-    completion_time: datetime | None = output_only()
+    create_time: Timestamp | None = output_only()
+    completion_time: Timestamp | None = output_only()
     error: Status | None = output_only()
     evaluation_results: EvaluationRunResults | None = output_only()
     evaluation_set_snapshot: str | None = output_only()
@@ -242,8 +241,8 @@ class EvaluationMetric(WireModel):
     gcs_uri: str | None = None
     labels: dict[str, str] | None = None
     encryption_spec: EncryptionSpec | None = None
-    create_time: datetime | None = output_only()
-    update_time: datetime | None = output_only()
+    create_time: Timestamp | None = output_only()
+    update_time: Timestamp | None = output_only()
 
     @property
     def id(self) -> str | None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from ._base import WireModel, output_only
+from ._base import Timestamp, WireModel, output_only
 from .agent_data import AgentConfig
 from .common import EncryptionSpec, GcsDestination
 
@@ -18,8 +17,8 @@ class EvaluationSet(WireModel):
     name: str | None = None
     display_name: str | None = None
     evaluation_items: list[str] | None = None
-    create_time: datetime | None = output_only()
-    update_time: datetime | None = output_only()
+    create_time: Timestamp | None = output_only()
+    update_time: Timestamp | None = output_only()
     metadata: Any = None
     #: The static configuration of each agent the items' AgentData names, by agent id.
     agent_configs: dict[str, AgentConfig] | None = None
@@ -89,8 +88,8 @@ class EvaluationExperiment(WireModel):
     metadata: Any = None
     #: Sent by the official client, though not in the discovery documents of 2026-11-06.
     merge_strategy: str | None = None
-    create_time: datetime | None = output_only()
-    update_time: datetime | None = output_only()
+    create_time: Timestamp | None = output_only()
+    update_time: Timestamp | None = output_only()
 
     @property
     def id(self) -> str | None:
