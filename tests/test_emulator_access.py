@@ -45,6 +45,17 @@ def test_every_route_wants_the_token(
     assert response.json()["error"]["status"] == "UNAUTHENTICATED"
 
 
+def test_a_401_carries_a_challenge_httplib2_reads_and_google_rpc_details(guarded: Emulator) -> None:
+    from httplib2 import auth
+
+    response = httpx.get(guarded.url + "/v1beta1/projects/p/locations/l/evaluationItems")
+    challenge = auth._parse_www_authenticate(dict(response.headers), "www-authenticate")
+    assert challenge == {"bearer": {"realm": "platform-eval emulator", "error": "invalid_token"}}
+    [detail] = response.json()["error"]["details"]
+    assert detail["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
+    assert detail["reason"] == "CREDENTIALS_MISSING"
+
+
 def test_the_token_opens_every_route(guarded: Emulator) -> None:
     headers = {"authorization": f"Bearer {TOKEN}"}
     for method, path in ROUTES:

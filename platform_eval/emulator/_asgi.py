@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from starlette.responses import JSONResponse
 from starlette.types import Send
@@ -23,9 +24,13 @@ async def send_rpc_error(
     status: str,
     message: str,
     headers: Sequence[tuple[bytes, bytes]] = (),
+    details: Sequence[dict[str, Any]] = (),
 ) -> None:
     """A google.rpc error body with HTTP status ``code``, as every emulator route answers."""
-    body = json.dumps({"error": {"code": code, "message": message, "status": status}}).encode()
+    error: dict[str, Any] = {"code": code, "message": message, "status": status}
+    if details:
+        error["details"] = list(details)
+    body = json.dumps({"error": error}).encode()
     start_headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

@@ -30,6 +30,21 @@ def exposure_warning(host: str, auth_token: str | None) -> str | None:
     )
 
 
+#: The challenge as Google's APIs send it (RFC 6750), which clients such as httplib2 parse.
+_CHALLENGE = [
+    (b"www-authenticate", b'Bearer realm="platform-eval emulator", error="invalid_token"')
+]
+#: The google.rpc details Google's APIs give a request without valid credentials.
+_DETAILS = [
+    {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "CREDENTIALS_MISSING",
+        "domain": "googleapis.com",
+        "metadata": {"service": "aiplatform.googleapis.com"},
+    }
+]
+
+
 class RequireToken:
     """ASGI middleware answering 401 UNAUTHENTICATED to requests without the token."""
 
@@ -40,8 +55,7 @@ class RequireToken:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorized(scope):
             message = "the emulator requires its auth token as a bearer token"
-            headers = [(b"www-authenticate", b"Bearer")]
-            await send_rpc_error(send, 401, "UNAUTHENTICATED", message, headers)
+            await send_rpc_error(send, 401, "UNAUTHENTICATED", message, _CHALLENGE, _DETAILS)
             return
         await self.app(scope, receive, send)
 
