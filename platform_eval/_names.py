@@ -11,7 +11,7 @@ _NAME = re.compile(
 )
 
 _OPERATION = re.compile(r"^projects/[^/]+/locations/[^/]+/(?:[A-Za-z]+/[^/]+/)*operations/[^/]+$")
-_OPERATIONS_OWNER = re.compile(r"^projects/[^/]+/locations/[^/]+/[A-Za-z]+/[^/]+$")
+_OPERATIONS_OWNER = re.compile(r"^projects/[^/]+/locations/[^/]+(?:/[A-Za-z]+/[^/]+)?$")
 _REVISION = re.compile(
     r"^projects/[^/]+/locations/[^/]+/(?P<collection>[A-Za-z]+)/[^/]+/revisions/(?P<id>[^/]+)$"
 )
@@ -74,7 +74,8 @@ def operation_name(value: str) -> str:
 
 
 def operations_owner(value: str) -> str:
-    """The full name of a resource whose operations are listed."""
+    """The full name of a resource whose operations are listed, or of a location (all of
+    its operations, ``projects.locations.operations.list``)."""
     return _matching(value, _OPERATIONS_OWNER, "a resource name", "{collection}/{id}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 import sqlite3
 from collections.abc import Callable
@@ -168,6 +169,8 @@ class EmulatorApp:
         collection, rid, verb = match["collection"], match["rid"], match["verb"]
         if not _PROJECT.match(project) or not _LOCATION.match(location):
             raise ApiError("INVALID_ARGUMENT", "invalid project or location in the resource name")
+        if collection == OPERATIONS and match["sub"] is None:
+            return self._location_operation(request, project, location, rid, verb)
         if collection not in COLLECTIONS:
             raise ApiError("NOT_FOUND", f"unknown collection {collection!r}")
         if rid is not None and not is_valid_id(rid):
@@ -264,6 +267,53 @@ class EmulatorApp:
             return JSONResponse({})
         raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")
 
+    def _location_operation(
+        self, request: Request, project: str, location: str, rid: str | None, verb: str | None
+    ) -> Response:
+        """``projects.locations.operations`` (get, list, delete, cancel, wait): every
+        operation of the location, found by its id whatever resource it belongs to."""
+        if not _PROJECT.match(project) or not _LOCATION.match(location):
+            raise ApiError("INVALID_ARGUMENT", "invalid project or location in the resource name")
+        parent = f"projects/{project}/locations/{location}"
+        method = request.method
+        if rid is None:
+            if method != "GET" or verb is not None:
+                raise ApiError("NOT_FOUND", f"{method} is not a method of {parent}/operations")
+            return JSONResponse(self._operations_page(request, parent))
+        if not is_valid_id(rid):
+            raise ApiError("INVALID_ARGUMENT", f"invalid operation id {rid!r}")
+        found = self.backend.store.find(OPERATIONS, f"{parent}/", rid)
+        if found is None:
+            raise ApiError("NOT_FOUND", f"{parent}/operations/{rid} not found")
+        owner, body = found
+        if verb is None and method == "GET":
+            return JSONResponse(body)
+        if verb == "wait" and method == "POST":
+            # Every operation of the emulator is done when it is answered: nothing to wait for.
+            return JSONResponse(body)
+        if verb == "cancel" and method == "POST":
+            return JSONResponse({})  # done already: there is nothing left to cancel
+        if verb is None and method == "DELETE":
+            self.backend.delete_operation(owner, rid)
+            return JSONResponse({})
+        raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")
+
+    def _operations_page(self, request: Request, parent: str) -> dict[str, Any]:
+        """A page of the location's operations, oldest first; the token is the last name."""
+        size = _page_size(request) or 100
+        token = request.query_params.get("pageToken") or request.query_params.get("page_token")
+        after = _operation_token(token, parent) if token else ""
+        names = sorted(
+            (str(body["name"]), body)
+            for _, body in self.backend.store.scan(OPERATIONS, under=f"{parent}/")
+        )
+        rest = [(name, body) for name, body in names if name > after]
+        page = rest[:size]
+        answer: dict[str, Any] = {"operations": [body for _, body in page]}
+        if len(rest) > size:
+            answer["nextPageToken"] = base64.urlsafe_b64encode(page[-1][0].encode()).decode()
+        return answer
+
     async def _revision(self, request: Request, owner: str, match: re.Match[str]) -> Response:
         """Set revisions (create, get, list, delete) and item revisions (get); v1beta1 only."""
         collection, subid, method = match["collection"], match["subid"], request.method
@@ -285,6 +335,16 @@ class EmulatorApp:
         if subid is not None and method == "DELETE":
             return JSONResponse(self.revisions.delete(owner, subid, match["version"]))
         raise ApiError("NOT_FOUND", f"no such method: {method} {request.url.path}")
+
+
+def _operation_token(token: str, parent: str) -> str:
+    try:
+        name = base64.urlsafe_b64decode(token.encode()).decode()
+    except (ValueError, UnicodeDecodeError):
+        name = ""
+    if not name.startswith(f"{parent}/"):
+        raise ApiError("INVALID_ARGUMENT", "pageToken: not a page token of this listing")
+    return name
 
 
 def _json_text(text: str) -> Response:

@@ -317,6 +317,17 @@ class Store:
             rows = self._db.execute(f"{sql} ORDER BY seq", args).fetchall()
         return [(parent, json.loads(body)) for parent, body in rows]
 
+    def find(self, collection: str, under: str, rid: str) -> tuple[str, dict[str, Any]] | None:
+        """The resource of a collection with id ``rid`` under any parent starting with
+        ``under`` (an operation found by its id alone), as (parent, body)."""
+        sql = (
+            "SELECT parent, body FROM resources WHERE collection=? AND rid=? "
+            "AND parent >= ? AND parent < ? ORDER BY seq LIMIT 1"
+        )
+        with self._lock:
+            row = self._db.execute(sql, (collection, rid, under, under + "\U0010ffff")).fetchone()
+        return (str(row[0]), json.loads(row[1])) if row else None
+
     def add_cancel_request(self, name: str) -> None:
         with self.transaction() as db:
             db.execute("INSERT OR IGNORE INTO cancel_requests (name) VALUES (?)", (name,))
