@@ -70,7 +70,7 @@ class PlatformEval:
             # A test's agent runs afresh each time: nothing is kept to resume from.
             resume=False,
         )
-        return fetch_results(  # type: ignore[no-any-return]
+        return fetch_results(
             self.client, evaluation.run, thresholds=evaluation.thresholds, items=evaluation.results
         )
 

@@ -466,8 +466,9 @@ def run(args: argparse.Namespace, target: Target) -> int:
         results.judge = usage_report(judging)
         refused = sum(judge.budget_refusals for judge in judging)
         if refused:
+            made = results.judge["calls"] if results.judge else 0
             note(
-                f"judge budget spent after {results.judge['calls']} model calls: {refused} "
+                f"judge budget spent after {made} model calls: {refused} "
                 "calls were not made and their results are NOT_EVALUATED; run the same command "
                 "again to go on (answers so far are in the judge cache)",
                 quiet=args.quiet,

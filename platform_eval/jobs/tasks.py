@@ -6,10 +6,10 @@ import functools
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack, overload
 
 from google.api_core import exceptions as core
 
@@ -272,6 +272,18 @@ class _Upload:
         return _finish_upload(result, conversion, self.report, self.matches)
 
 
+@overload
+def upload_eval_set(
+    client: Client, source: EvalSetSource, **options: Unpack[UploadOptions]
+) -> EvaluationSet: ...
+
+
+@overload
+def upload_eval_set(
+    client: AsyncClient, source: EvalSetSource, **options: Unpack[UploadOptions]
+) -> Coroutine[Any, Any, EvaluationSet]: ...
+
+
 def upload_eval_set(
     client: AnyClient,
     source: EvalSetSource,
@@ -411,6 +423,24 @@ def _run_name(candidate: str, eval_id: str, conversation_id: str, index: int) ->
     return f"{candidate}#{index + 1}"
 
 
+@overload
+def upload_traces(
+    client: Client,
+    eval_set_source: EvalSetSource,
+    traces: Sequence[str | Path | Conversation],
+    **options: Unpack[TraceUploadOptions],
+) -> EvaluationSet: ...
+
+
+@overload
+def upload_traces(
+    client: AsyncClient,
+    eval_set_source: EvalSetSource,
+    traces: Sequence[str | Path | Conversation],
+    **options: Unpack[TraceUploadOptions],
+) -> Coroutine[Any, Any, EvaluationSet]: ...
+
+
 def upload_traces(
     client: AnyClient,
     eval_set_source: EvalSetSource,
@@ -477,6 +507,51 @@ def _config(config: ConfigSource | None) -> EvalConfig | None:
     return config
 
 
+class UploadOptions(TypedDict, total=False):
+    """The keyword options of ``upload_eval_set``."""
+
+    manifest: str | Path | None
+    display_name: str | None
+    concurrency: int
+    on_progress: ProgressCallback | None
+    allow_partial: bool
+    report: UploadReport | None
+    bulk_import: bool | str
+
+
+class TraceUploadOptions(UploadOptions, total=False):
+    """The keyword options of ``upload_traces``."""
+
+    candidate: str
+    mapping: Mapping[str, str] | None
+
+
+class EvaluateOptions(TypedDict, total=False):
+    """The keyword options of ``evaluate``."""
+
+    traces: Sequence[str | Path | Conversation] | None
+    metrics: Sequence[MetricLike] | None
+    config: ConfigSource | None
+    candidate: str
+    manifest: str | Path | None
+    timeout: float | None
+    poll_interval: float
+    on_progress: ProgressCallback | None
+    mapping: Mapping[str, str] | None
+    wait: bool
+    on_run_progress: Callable[[EvaluationRun], None] | None
+    bulk_import: bool | str
+    thresholds: Mapping[str, float] | None
+    agent: Any
+    num_runs: int
+    agent_concurrency: int | None
+    save_sessions: str | Path | None
+    save_traces: str | Path | None
+    on_agent_progress: Callable[[Any], None] | None
+    resume: bool
+    inference_configs: Mapping[str, Any] | None
+
+
 def choose_metrics(
     metrics: Sequence[MetricLike] | None, config: ConfigSource | None
 ) -> tuple[list[MetricLike], dict[str, float]]:
@@ -495,6 +570,18 @@ def choose_metrics(
     if not chosen:
         raise ValueError("evaluate needs metrics=[...] or a config with criteria")
     return chosen, thresholds
+
+
+@overload
+def evaluate(
+    client: Client, eval_set_source: EvalSetSource, **options: Unpack[EvaluateOptions]
+) -> Evaluation: ...
+
+
+@overload
+def evaluate(
+    client: AsyncClient, eval_set_source: EvalSetSource, **options: Unpack[EvaluateOptions]
+) -> Coroutine[Any, Any, Evaluation]: ...
 
 
 def evaluate(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any, overload
 
 from google.api_core import exceptions as core
 
@@ -47,6 +47,28 @@ async def fetch_results_async(
     found = await asyncio.gather(*(case_of(n) for n in requests))
     case_ids = {name: case for name, case in found if case}
     return build(current, items, case_ids=case_ids, thresholds=thresholds)
+
+
+@overload
+def fetch_results(
+    client: Client,
+    run: Any,
+    *,
+    thresholds: Mapping[str, float] | None = None,
+    items: Sequence[EvaluationItem] | None = None,
+    recorded: bool = True,
+) -> RunResults: ...
+
+
+@overload
+def fetch_results(
+    client: AsyncClient,
+    run: Any,
+    *,
+    thresholds: Mapping[str, float] | None = None,
+    items: Sequence[EvaluationItem] | None = None,
+    recorded: bool = True,
+) -> Coroutine[Any, Any, RunResults]: ...
 
 
 def fetch_results(
