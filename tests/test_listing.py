@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import re
+import time
+from datetime import timedelta, timezone
 from typing import Any
 
 import pytest
@@ -57,10 +60,48 @@ def test_filters(client: Any) -> None:
 
 
 def test_bad_filter_is_invalid_argument(client: Any) -> None:
-    with pytest.raises(errors.InvalidArgument, match="filter"):
-        list(client.list_items(filter="display_name ="))
-    with pytest.raises(errors.InvalidArgument, match="only AND"):
-        list(client.list_items(filter='display_name = "a" OR display_name = "b"'))
+    for bad, says in (
+        ("display_name =", "filter"),
+        ('(display_name = "a"', "expected `)`"),
+        ('display_name ~ "a"', "cannot parse filter"),
+        ('display_name "a"', "expected a comparator"),
+        ('display_name = "a" )', "unexpected ')'"),
+        ("AND display_name = 1", "expected a field name"),
+    ):
+        with pytest.raises(errors.InvalidArgument, match=re.escape(says)):
+            list(client.list_items(filter=bad))
+
+
+def test_filters_as_aip_160_writes_them(client: Any) -> None:
+    for index in range(4):
+        labels = {"parity": "even" if index % 2 == 0 else "odd"}
+        client.create_item(request_item(f"item-{index}", labels=labels))
+        time.sleep(0.003)  # distinct creation times, to compare
+    names = sorted(i.display_name for i in client.list_items())
+
+    def listed(text: str) -> list[str]:
+        return sorted(i.display_name for i in client.list_items(filter=text))
+
+    assert listed('display_name = "item-0" OR display_name = "item-3"') == ["item-0", "item-3"]
+    assert listed('NOT display_name = "item-0"') == names[1:]
+    assert listed('-display_name = "item-0"') == names[1:]
+    assert listed(
+        '(display_name = "item-0" OR display_name = "item-1") AND labels.parity = "odd"'
+    ) == ["item-1"]
+    # OR binds tighter than AND, as AIP-160 says; terms side by side are ANDed.
+    assert listed('labels.parity = "odd" display_name = "item-1" OR display_name = "item-0"') == [
+        "item-1"
+    ]
+    assert listed('display_name >= "item-2"') == ["item-2", "item-3"]
+    assert listed('display_name < "item-1"') == ["item-0"]
+    created = sorted(client.list_items(), key=lambda i: i.create_time)
+    middle = created[1].create_time.isoformat()
+    after = listed(f'create_time > "{middle}"')
+    assert after == sorted(i.display_name for i in created[2:])
+    # The same instant in another offset is the same instant.
+    shifted = created[1].create_time.astimezone(timezone(timedelta(hours=5))).isoformat()
+    assert listed(f'create_time > "{shifted}"') == after
+    assert listed(f'create_time <= "{middle}"') == sorted(i.display_name for i in created[:2])
 
 
 def test_a_filter_on_a_field_the_resource_lacks_is_refused(client: Any) -> None:

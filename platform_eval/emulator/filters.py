@@ -1,10 +1,20 @@
-"""AIP-160 list filters, the subset the emulator serves, compiled to SQL over the JSON body.
+"""AIP-160 list filters, as far as the service documents them, compiled to SQL over the
+JSON body.
 
-Grammar: ``term (AND term)*`` where a term is ``field = value``, ``field != value`` or
-``field : value`` (has / contains for lists). Fields are dotted paths in snake_case or
-camelCase; ``labels.<key>`` addresses a label; ``evaluation_response.evaluation_run`` (or
-``evaluation_run`` for short) matches a RESULT item's run wherever its payload is kept. Values
-are quoted strings, numbers or bare words (enum values).
+Grammar, with AIP-160's precedence (OR binds tighter than AND)::
+
+    expression := sequence (AND sequence)*
+    sequence   := factor factor*            (terms side by side: AND)
+    factor     := term (OR term)*
+    term       := [NOT | -] (comparison | "(" expression ")")
+    comparison := field (= | != | < | <= | > | >= | :) value
+
+Fields are dotted paths in snake_case or camelCase; ``labels.<key>`` addresses a label;
+``evaluation_response.evaluation_run`` (or ``evaluation_run`` for short) matches a RESULT
+item's run wherever its payload is kept. Values are quoted strings, numbers, booleans or bare
+words (enum values); a timestamp (RFC 3339) compares as a time, whatever its offset. ``:`` is
+"has": presence for ``*``, membership for lists, equality for scalars. Anything else is an
+error that says what was expected.
 """
 
 from __future__ import annotations
@@ -17,8 +27,9 @@ from pydantic.alias_generators import to_camel
 _TOKEN = re.compile(
     r"""\s*(?:
         (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
-      | (?P<op>!=|=|:)
-      | (?P<word>[A-Za-z0-9_.\-/]+)
+      | (?P<op><=|>=|!=|=|<|>|:)
+      | (?P<paren>[()])
+      | (?P<word>[A-Za-z0-9_.\-/+*]+)
     )""",
     re.VERBOSE,
 )
@@ -130,56 +141,129 @@ def _check_field(field: str, known: frozenset[str] | None, where: str = "the fil
         )
 
 
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+_SQL_OPS = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+class _Parser:
+    """Recursive descent over the tokens, writing SQL as it goes."""
+
+    def __init__(self, text: str, known: frozenset[str] | None) -> None:
+        self.text = text
+        self.tokens = _tokens(text)
+        self.position = 0
+        self.known = known
+        self.args: list[Any] = []
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def take(self) -> tuple[str, str]:
+        token = self.peek()
+        if token is None:
+            raise FilterError(f"incomplete filter {self.text!r}: expected `field = value`")
+        self.position += 1
+        return token
+
+    def keyword(self, word: str) -> bool:
+        token = self.peek()
+        if token is not None and token[0] == "word" and token[1] == word:
+            self.position += 1
+            return True
+        return False
+
+    def expression(self) -> str:
+        parts = [self.sequence()]
+        while self.keyword("AND"):
+            parts.append(self.sequence())
+        return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+    def sequence(self) -> str:
+        parts = [self.factor()]
+        while (token := self.peek()) is not None and not (
+            token == ("paren", ")") or token in (("word", "AND"), ("word", "OR"))
+        ):
+            parts.append(self.factor())
+        return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+    def factor(self) -> str:
+        parts = [self.term()]
+        while self.keyword("OR"):
+            parts.append(self.term())
+        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+    def term(self) -> str:
+        negated = self.keyword("NOT")
+        token = self.peek()
+        if token is not None and token[0] == "word" and token[1].startswith("-") and not negated:
+            # `-field = x` negates, as NOT does; `-1` alone is a value, never a field here.
+            self.tokens[self.position] = ("word", token[1][1:])
+            negated = True
+        if self.peek() == ("paren", "("):
+            self.position += 1
+            inner = self.expression()
+            if self.peek() != ("paren", ")"):
+                raise FilterError(f"expected `)` in filter {self.text!r}")
+            self.position += 1
+        else:
+            inner = self.comparison()
+        return f"(NOT COALESCE({inner}, 0))" if negated else inner
+
+    def comparison(self) -> str:
+        fkind, field = self.take()
+        if fkind != "word" or field in ("AND", "OR", "NOT"):
+            raise FilterError(f"expected a field name in filter {self.text!r}, found {field!r}")
+        okind, op = self.take()
+        if okind != "op":
+            raise FilterError(
+                f"expected a comparator (=, !=, <, <=, >, >=, :) after {field!r} in filter "
+                f"{self.text!r}"
+            )
+        vkind, raw = self.take()
+        if vkind not in ("string", "word"):
+            raise FilterError(f"expected a value after `{field} {op}` in filter {self.text!r}")
+        _check_field(field, self.known)
+        return self._sql(field, op, _value(vkind, raw))
+
+    def _sql(self, field: str, op: str, value: Any) -> str:
+        expr, expr_args = _value_sql(field)
+        if isinstance(value, bool):
+            value = 1 if value else 0
+        if op == ":":
+            if value == "*":
+                self.args.extend(expr_args)
+                return f"({expr} IS NOT NULL)"
+            if not expr_args:
+                # A field the emulator reads from more than one place (the run of a result):
+                # one value, never a list, so "has" is equality.
+                self.args.append(value)
+                return f"({expr} = ?)"
+            path = expr_args[-1]
+            self.args.extend([*expr_args, value, path, value])
+            return f"({expr} = ? OR EXISTS (SELECT 1 FROM json_each(body, ?) WHERE value = ?))"
+        if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
+            # A time, whatever its offset or its number of fractional digits.
+            self.args.extend([*expr_args, value])
+            return f"(julianday({expr}) {_SQL_OPS[op]} julianday(?))"
+        if op == "!=":
+            self.args.extend([*expr_args, *expr_args, value])
+            return f"({expr} IS NULL OR {expr} != ?)"
+        self.args.extend([*expr_args, value])
+        return f"({expr} {_SQL_OPS[op]} ?)"
+
+
 def compile_filter(text: str | None, known: frozenset[str] | None = None) -> tuple[str, list[Any]]:
     """SQL condition and its arguments for a filter expression (empty for no filter).
 
     ``known``: the resource's fields (camelCase); a filter on another one is refused."""
     if not text or not text.strip():
         return "", []
-    tokens = _tokens(text)
-    clauses: list[str] = []
-    args: list[Any] = []
-    index = 0
-    while True:
-        if index + 3 > len(tokens):
-            raise FilterError(f"incomplete filter {text!r}: expected `field = value`")
-        (fkind, field), (okind, op), (vkind, raw) = tokens[index : index + 3]
-        if fkind != "word" or okind != "op" or vkind not in ("string", "word"):
-            raise FilterError(f"expected `field = value` in filter {text!r}")
-        _check_field(field, known)
-        expr, expr_args = _value_sql(field)
-        value = _value(vkind, raw)
-        if isinstance(value, bool):
-            value = 1 if value else 0
-        if op == "=":
-            clauses.append(f"{expr} = ?")
-            args.extend([*expr_args, value])
-        elif op == "!=":
-            clauses.append(f"({expr} IS NULL OR {expr} != ?)")
-            args.extend([*expr_args, *expr_args, value])
-        elif value == "*":
-            # `:` means "has": presence for "*", else membership for lists, equality for scalars.
-            clauses.append(f"{expr} IS NOT NULL")
-            args.extend(expr_args)
-        elif not expr_args:
-            # A field the emulator reads from more than one place (the run of a result): one
-            # value, never a list, so "has" is equality.
-            clauses.append(f"{expr} = ?")
-            args.append(value)
-        else:
-            path = expr_args[-1]
-            clauses.append(
-                f"({expr} = ? OR EXISTS (SELECT 1 FROM json_each(body, ?) WHERE value = ?))"
-            )
-            args.extend([*expr_args, value, path, value])
-        index += 3
-        if index == len(tokens):
-            break
-        kind, word = tokens[index]
-        if kind != "word" or word.upper() != "AND":
-            raise FilterError(f"only AND joins terms in filter {text!r}; found {word!r}")
-        index += 1
-    return " AND ".join(clauses), args
+    parser = _Parser(text, known)
+    sql = parser.expression()
+    if parser.peek() is not None:
+        _, word = parser.peek() or ("", "")
+        raise FilterError(f"unexpected {word!r} in filter {text!r}")
+    return sql, parser.args
 
 
 _ORDER_TERM = re.compile(r"\s*([A-Za-z0-9_.]+)(?:\s+(asc|desc))?\s*", re.IGNORECASE)
