@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 import sqlite3
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from starlette.types import ASGIApp
 
 from .._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS, is_valid_id
 from .._transport import REQUEST_ID_HEADER
+from ..types import EvaluationItem, EvaluationMetric, EvaluationRun, EvaluationSet, WireModel
 from ._asgi import error_response
 from .access import RequireToken
 from .backend import COLLECTIONS, OPERATIONS, ApiError, Backend
@@ -29,6 +31,7 @@ from .otlp import OtlpRoutes
 from .revisions import Revisions
 from .store import StoredJson
 from .store import failure as store_failure
+from .versions import V1BETA1_ONLY_COLLECTIONS, strip_for_v1, v1beta1_only
 
 _API_PATH = re.compile(
     r"^/(?P<version>v1beta1|v1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
@@ -157,9 +160,18 @@ class EmulatorApp:
 
     async def api(self, request: Request) -> Response:
         try:
-            return await self._dispatch(request)
+            response = await self._dispatch(request)
         except ApiError as error:
             return error_response(error)
+        match = _API_PATH.match(request.url.path)
+        if (
+            match
+            and match["version"] == "v1"
+            and match["sub"] is None
+            and response.status_code == 200
+        ):
+            return _as_v1(match["collection"], response)
+        return response
 
     async def _dispatch(self, request: Request) -> Response:
         match = _API_PATH.match(request.url.path)
@@ -173,6 +185,10 @@ class EmulatorApp:
             return self._location_operation(request, project, location, rid, verb)
         if collection not in COLLECTIONS:
             raise ApiError("NOT_FOUND", f"unknown collection {collection!r}")
+        if match["version"] == "v1" and collection in V1BETA1_ONLY_COLLECTIONS:
+            raise ApiError(
+                "NOT_FOUND", f"{collection} is not part of the v1 API: use v1beta1 for it"
+            )
         if rid is not None and not is_valid_id(rid):
             raise ApiError("INVALID_ARGUMENT", f"invalid resource id {rid!r}")
         parent = f"projects/{project}/locations/{location}"
@@ -191,6 +207,7 @@ class EmulatorApp:
                 return self._list(request, parent, collection)
             if method == "POST":
                 body = await self._json_body(request)
+                check_v1_body(match["version"], collection, body)
                 if collection == METRICS:
                     metric_id = request.query_params.get(
                         "evaluationMetricId"
@@ -226,6 +243,7 @@ class EmulatorApp:
             return JSONResponse(deleted)
         if method == "PATCH" and collection in (SETS, EXPERIMENTS):
             body = await self._json_body(request)
+            check_v1_body(match["version"], collection, body)
             mask = request.query_params.get("updateMask") or request.query_params.get("update_mask")
             patch = self.backend.patch_set if collection == SETS else self.backend.patch_experiment
             return JSONResponse(patch(parent, rid, body, mask))
@@ -345,6 +363,45 @@ def _operation_token(token: str, parent: str) -> str:
     if not name.startswith(f"{parent}/"):
         raise ApiError("INVALID_ARGUMENT", "pageToken: not a page token of this listing")
     return name
+
+
+_MODELS: dict[str, type[WireModel]] = {
+    ITEMS: EvaluationItem,
+    SETS: EvaluationSet,
+    RUNS: EvaluationRun,
+    METRICS: EvaluationMetric,
+}
+
+
+def check_v1_body(version: str, collection: str, body: Any) -> None:
+    """A v1 request that sets a field only v1beta1 has is refused, naming the field."""
+    model = _MODELS.get(collection)
+    if version != "v1" or model is None or not isinstance(body, dict):
+        return
+    try:
+        parsed = model.model_validate(body)
+    except ValueError:
+        return  # the create itself says what is wrong with it
+    found = next(v1beta1_only(parsed), None)
+    if found is not None:
+        raise ApiError("INVALID_ARGUMENT", f"{found}: not a field of the v1 API (v1beta1 has it)")
+
+
+def _as_v1(collection: str, response: Response) -> Response:
+    """A v1 answer: the resource (or each listed one) without fields only v1beta1 has."""
+    if collection not in (ITEMS, SETS, RUNS):
+        return response
+    try:
+        body = json.loads(bytes(response.body))
+    except ValueError:
+        return response
+    if not isinstance(body, dict):
+        return response
+    if isinstance(body.get(collection), list):
+        body[collection] = [strip_for_v1(collection, r) for r in body[collection]]
+    elif "name" in body:
+        body = strip_for_v1(collection, body)
+    return JSONResponse(body)
 
 
 def _json_text(text: str) -> Response:
