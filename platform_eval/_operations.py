@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -53,6 +54,11 @@ MetricLike = str | Mapping[str, Any] | EvaluationRunMetric
 class Op(Generic[T]):
     call: ApiCall
     parse: Callable[[Any], T]
+
+
+def _run_display_name() -> str:
+    """The service requires a run's display name: one that says when, unless one is given."""
+    return f"platform-eval {datetime.now(UTC):%Y-%m-%d %H:%M:%S}"
 
 
 def _coerce(model: type[M], value: M | Mapping[str, Any]) -> M:
@@ -477,7 +483,10 @@ class Operations:
         if run is not None:
             if evaluation_set is not None or metrics is not None:
                 raise ValueError("pass either a run or evaluation_set/metrics, not both")
-            return _coerce(EvaluationRun, run)
+            given = _coerce(EvaluationRun, run)
+            if given.display_name:
+                return given
+            return given.model_copy(update={"display_name": _run_display_name()})
         if evaluation_set is None:
             raise ValueError("create_run needs evaluation_set=...")
         if not metrics:
@@ -485,7 +494,7 @@ class Operations:
         if isinstance(metrics, str | Mapping | EvaluationRunMetric):
             raise TypeError("metrics must be a list, e.g. metrics=['exact_match']")
         return EvaluationRun(
-            display_name=display_name,
+            display_name=display_name or _run_display_name(),
             metadata=metadata,
             labels=dict(labels) if labels else None,
             data_source=self._data_source(evaluation_set),

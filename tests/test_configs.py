@@ -44,6 +44,7 @@ def _run_body(evaluation_set: str) -> dict[str, Any]:
 
 
 _RUN_BODY: dict[str, Any] = {
+    "displayName": "configs",
     "evaluationConfig": {
         "metrics": [{"metric": "exact_match"}],
         "autoraterConfig": {"autorater_model": "gemini-judge", "generation_config": GENERATION},

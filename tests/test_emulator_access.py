@@ -125,7 +125,9 @@ def test_a_bucket_belongs_to_the_project_that_used_it_first(emulator: Emulator) 
 def _evaluate_object(emulator: Emulator, project: str, uri: str) -> Any:
     """The one result of a run over one item whose payload is the object at ``uri``."""
     with emulator.client(project) as client:
-        item = client.create_item({"evaluationItemType": "REQUEST", "gcsUri": uri})
+        item = client.create_item(
+            {"displayName": "b", "evaluationItemType": "REQUEST", "gcsUri": uri}
+        )
         evaluation_set = client.create_set(display_name=project, items=[item])
         run = client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
         (result,) = client.get_results(client.wait_for_run(run, timeout=60, poll_interval=0.05))

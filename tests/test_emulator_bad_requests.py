@@ -244,3 +244,69 @@ def test_a_body_of_millions_of_tiny_values_is_refused_before_it_is_parsed(
     # A large but ordinary body still goes through.
     big_text = {"displayName": "x", "metadata": {"text": "a, b, c " * 100_000}}
     assert client.post(f"{base}/{SETS}", json=big_text).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("collection", "body", "field"),
+    [
+        (
+            "evaluationItems",
+            {"evaluationItemType": "REQUEST", "evaluationRequest": {"prompt": {"text": "q"}}},
+            "displayName",
+        ),
+        (
+            "evaluationItems",
+            {
+                "displayName": "x",
+                "evaluationItemType": "REQUEST",
+                "evaluationRequest": {
+                    "prompt": {"text": "q"},
+                    "candidateResponses": [{"text": "a"}],
+                },
+            },
+            "evaluationRequest.candidateResponses[0].candidate",
+        ),
+        ("evaluationSets", {"evaluationItems": []}, "displayName"),
+        ("evaluationExperiments", {}, "displayName"),
+        (
+            "evaluationMetrics",
+            {"metric": {"llmBasedMetricSpec": {"metricPromptTemplate": "x"}}},
+            "displayName",
+        ),
+    ],
+)
+def test_a_field_the_documents_require_is_required(
+    emulator: Emulator, project: str, collection: str, body: dict[str, Any], field: str
+) -> None:
+    url = f"{emulator.url}/v1beta1/projects/{project}/locations/us-central1/{collection}"
+    answer = httpx.post(url, json=body)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == f"{field} is required"
+
+
+def test_a_run_without_a_display_name_is_refused_and_our_client_gives_one(
+    emulator: Emulator, project: str
+) -> None:
+    with emulator.client(project) as client:
+        item = client.create_item(
+            {
+                "displayName": "x",
+                "evaluationItemType": "REQUEST",
+                "evaluationRequest": {
+                    "prompt": {"text": "q"},
+                    "candidateResponses": [{"candidate": "a", "text": "q"}],
+                },
+            }
+        )
+        evaluation_set = client.create_set(display_name="s", items=[item])
+        body = {
+            "dataSource": {"evaluationSet": evaluation_set.name},
+            "evaluationConfig": {"metrics": [{"metric": "exact_match"}]},
+        }
+        answer = httpx.post(f"{emulator.url}/v1beta1/{client.parent}/evaluationRuns", json=body)
+        assert (
+            answer.status_code == 400
+            and answer.json()["error"]["message"] == "displayName is required"
+        )
+        run = client.create_run(body)
+        assert (run.display_name or "").startswith("platform-eval ")

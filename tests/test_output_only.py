@@ -56,6 +56,7 @@ def test_a_result_item_cannot_bring_its_own_evaluation_response(
     sync_client: Any, emulator: Emulator
 ) -> None:
     body = {
+        "displayName": "r",
         "evaluationItemType": "RESULT",
         "evaluationResponse": {"candidateResults": [{"candidate": "a", "score": 1.0}]},
     }
@@ -63,7 +64,7 @@ def test_a_result_item_cannot_bring_its_own_evaluation_response(
     assert response.status_code == 400
     assert "evaluationResponse is output only" in response.json()["error"]["message"]
     # With its payload in Cloud Storage, a RESULT item is accepted.
-    gcs = {"evaluationItemType": "RESULT", "gcsUri": "gs://bucket/result.json"}
+    gcs = {"displayName": "r", "evaluationItemType": "RESULT", "gcsUri": "gs://bucket/result.json"}
     assert _post(emulator, sync_client.parent, "evaluationItems", gcs).status_code == 200
 
 

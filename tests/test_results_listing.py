@@ -113,7 +113,9 @@ def test_async_iter_results_yields_every_item_once(emulator: Emulator, project: 
     async def main() -> list[str]:
         async with emulator.async_client(project, retry=FAST_RETRY) as client:
             items = [
-                request_item(f"q{i}", golden={"text": "a"}, candidates=[{"text": "a"}])
+                request_item(
+                    f"q{i}", golden={"text": "a"}, candidates=[{"candidate": "a", "text": "a"}]
+                )
                 for i in range(1_200)
             ]
             created = await client.import_set(

@@ -90,6 +90,7 @@ def test_a_v1_request_with_a_v1beta1_field_is_refused_naming_it(
 ) -> None:
     experiment = sync_client.create_experiment({"displayName": "e"})
     body = {
+        "displayName": "r",
         "dataSource": {"evaluationSet": _set(sync_client)},
         "evaluationConfig": {"metrics": [{"metric": "exact_match"}]},
         "evaluationExperiment": experiment.name,

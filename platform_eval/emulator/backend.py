@@ -131,6 +131,12 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def _require(value: Any, field: str) -> None:
+    """A field the documents mark "Required." is refused when missing, naming it."""
+    if value is None or value == "":
+        raise ApiError("INVALID_ARGUMENT", f"{field} is required")
+
+
 def now_rfc3339() -> str:
     return rfc3339(now())
 
@@ -429,6 +435,12 @@ class Backend:
             raise ApiError(
                 "INVALID_ARGUMENT", "an EvaluationItem needs a payload: evaluationRequest or gcsUri"
             )
+        _require(item.display_name, "displayName")
+        request = item.evaluation_request
+        for index, candidate in enumerate((request.candidate_responses if request else None) or []):
+            _require(
+                candidate.candidate, f"evaluationRequest.candidateResponses[{index}].candidate"
+            )
         return item
 
     def create_result_item(
@@ -465,6 +477,7 @@ class Backend:
         if request_id and (earlier := self.store.by_request_id(parent, SETS, request_id)):
             return earlier
         evaluation_set: EvaluationSet = parse_body(EvaluationSet, body)
+        _require(evaluation_set.display_name, "displayName")
         self._check_items_exist(parent, evaluation_set.evaluation_items or [])
         return self._insert(parent, SETS, evaluation_set.to_wire(), request_id)
 
@@ -524,6 +537,7 @@ class Backend:
         if request_id and (earlier := self.store.by_request_id(parent, EXPERIMENTS, request_id)):
             return earlier
         experiment: EvaluationExperiment = parse_body(EvaluationExperiment, body)
+        _require(experiment.display_name, "displayName")
         return self._insert(parent, EXPERIMENTS, experiment.to_wire(), request_id)
 
     # -- evaluationMetrics ----------------------------------------------------------------
@@ -612,6 +626,7 @@ class Backend:
         if not configured:
             raise ApiError("INVALID_ARGUMENT", "evaluationConfig.metrics needs at least one metric")
         self.resolve_metrics(parent, configured)
+        _require(run.display_name, "displayName")
         pending = run.model_copy(
             update={
                 "state": EvaluationRunState.PENDING,
