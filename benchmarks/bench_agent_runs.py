@@ -70,6 +70,14 @@ def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, st
     return elapsed, done.stdout
 
 
+def _ours(bin_dir: Path) -> list[str]:
+    """``platform-eval run --agent`` as a user types it, the report as JSON."""
+    return [
+        str(bin_dir / "platform-eval"), "-q", "run", "bench.evalset.json", "--agent",
+        "travel_agent", "--config", "eval_config.json", "--format", "json",
+    ]  # fmt: skip
+
+
 def _same(out: str, theirs: dict[tuple[str, str], float]) -> bool:
     ours = {(r["evalCaseId"], r["metric"]): r["score"] for r in json.loads(out)["rows"]}
     return ours.keys() == theirs.keys() and all(abs(ours[k] - theirs[k]) < 1e-9 for k in ours)
@@ -120,22 +128,7 @@ def main() -> None:
             env,
         )
         adk_calls = len(fake.seen)
-        ours_time, out = timed(
-            [
-                str(bin_dir / "platform-eval"),
-                "-q",
-                "run",
-                "bench.evalset.json",
-                "--agent",
-                "travel_agent",
-                "--config",
-                "eval_config.json",
-                "--format",
-                "json",
-            ],
-            folder,
-            env,
-        )
+        ours_time, out = timed(_ours(bin_dir), folder, env)
         ours_calls = len(fake.seen) - adk_calls
         theirs = adk_scores(folder)
         same = _same(out, theirs)
@@ -144,22 +137,7 @@ def main() -> None:
             shutil.rmtree(folder / ".platform-eval", ignore_errors=True)
             before = len(fake.seen)
             elapsed, out = timed(
-                [
-                    str(bin_dir / "platform-eval"),
-                    "-q",
-                    "run",
-                    "bench.evalset.json",
-                    "--agent",
-                    "travel_agent",
-                    "--config",
-                    "eval_config.json",
-                    "--format",
-                    "json",
-                    "--agent-concurrency",
-                    str(concurrency),
-                ],
-                folder,
-                env,
+                [*_ours(bin_dir), "--agent-concurrency", str(concurrency)], folder, env
             )
             more.append((concurrency, len(fake.seen) - before, elapsed, _same(out, theirs)))
         floor = ours_calls * args.latency_ms / 1000 / 4

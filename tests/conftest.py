@@ -213,3 +213,29 @@ def sync_client(emulator: Emulator, project: str) -> Iterator[Client]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def agent_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A project folder holding the sample travel agent and its eval sets under ``agents/``,
+    as the current directory, with the fake Gemini server answering the agent by
+    tests/agent_script.py (and any judge as fake_gemini.adk_judge_rule does)."""
+    import shutil
+
+    pytest.importorskip("google.adk")
+    from agent_script import travel_rule
+    from fake_gemini import fake_gemini
+
+    monkeypatch.chdir(tmp_path)
+    for name in (
+        "PLATFORM_EVAL_EMULATOR_HOST",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    agents = Path(__file__).resolve().parents[1] / "samples" / "agent"
+    shutil.copytree(agents, tmp_path / "agents", ignore=shutil.ignore_patterns("__pycache__"))
+    with fake_gemini(travel_rule) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        yield fake

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from agent_script import travel_rule
-from fake_gemini import FakeGemini, fake_gemini
+from fake_gemini import FakeGemini
 
 from platform_eval.cli import main
 
@@ -50,21 +48,11 @@ SCENARIO_CONFIG = {
 
 
 @pytest.fixture
-def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "PLATFORM_EVAL_EMULATOR_HOST",
-        "GOOGLE_CLOUD_PROJECT",
-        "GOOGLE_GENAI_USE_VERTEXAI",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    shutil.copytree(AGENTS, tmp_path / "agents", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "eval_config.json").write_text(json.dumps(CONFIG))
-    (tmp_path / "scenario_config.json").write_text(json.dumps(SCENARIO_CONFIG))
-    with fake_gemini(travel_rule) as fake:
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
-        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
-        yield fake
+def model(agent_project: FakeGemini) -> FakeGemini:
+    """The agent project (conftest), with this module's eval configs."""
+    (Path.cwd() / "eval_config.json").write_text(json.dumps(CONFIG))
+    (Path.cwd() / "scenario_config.json").write_text(json.dumps(SCENARIO_CONFIG))
+    return agent_project
 
 
 def adk_eval(eval_set: str, config: str) -> dict[tuple[str, str], float | None]:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
-from collections.abc import Iterator
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from agent_script import travel_rule
-from fake_gemini import FakeGemini, fake_gemini
+from fake_gemini import FakeGemini
 
 from platform_eval import jobs
 from platform_eval.cli import main
@@ -40,21 +38,10 @@ EXPECTED = {
 
 
 @pytest.fixture
-def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
-    """A project folder with the test agent and its eval sets, and the fake model serving."""
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "PLATFORM_EVAL_EMULATOR_HOST",
-        "GOOGLE_CLOUD_PROJECT",
-        "GOOGLE_GENAI_USE_VERTEXAI",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    shutil.copytree(AGENTS, tmp_path / "agents", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "eval_config.json").write_text(json.dumps(CONFIG))
-    with fake_gemini(travel_rule) as fake:
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
-        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
-        yield fake
+def model(agent_project: FakeGemini) -> FakeGemini:
+    """The agent project (conftest), with this module's eval configs."""
+    (Path.cwd() / "eval_config.json").write_text(json.dumps(CONFIG))
+    return agent_project
 
 
 def _run(*args: str) -> int:
@@ -224,8 +211,11 @@ def test_an_interrupted_agent_run_resumes_without_running_finished_cases(
     model: FakeGemini, tmp_path: Path
 ) -> None:
     def stop_after_two(progress: Any) -> None:
-        if progress.done == 2:
-            raise KeyboardInterrupt
+        if progress.done == 2 and not stopped:
+            stopped.append(True)
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, as a user presses it
+
+    stopped: list[bool] = []
 
     with connect(db=tmp_path / "store.sqlite") as target:
         with pytest.raises(KeyboardInterrupt):
