@@ -28,6 +28,7 @@ from .access import exposure_warning
 from .app import EmulatorApp
 from .backend import Backend
 from .bodies import DEFAULT_MAX_BODY_BYTES
+from .connections import protocol_options
 from .faults import DroppedConnectionError, Fault, FaultRegistry
 from .gcs import ObjectStore
 from .runner import RunExecutor
@@ -92,7 +93,11 @@ class Emulator:
     def _config(self) -> uvicorn.Config:
         _install_log_filter()
         return uvicorn.Config(
-            self.app.asgi, log_level=self._log_level, lifespan="off", access_log=False
+            self.app.asgi,
+            log_level=self._log_level,
+            lifespan="off",
+            access_log=False,
+            **protocol_options(),
         )
 
     def _bind(self) -> socket.socket:

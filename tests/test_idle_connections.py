@@ -1,0 +1,48 @@
+"""Connections that never send a request are closed, and beyond the cap new ones are closed at
+once: idle sockets cannot exhaust the emulator's file descriptors or starve its health check."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import httpx
+import pytest
+
+from platform_eval.emulator import Emulator, connections
+
+
+def _idle(emulator: Emulator, count: int) -> list[socket.socket]:
+    host, port = emulator.host_port.rsplit(":", 1)
+    return [socket.create_connection((host, int(port))) for _ in range(count)]
+
+
+def _closed(sock: socket.socket) -> bool:
+    sock.settimeout(3)
+    try:
+        return sock.recv(1) == b""
+    except (ConnectionResetError, TimeoutError):
+        return False
+
+
+def test_a_connection_that_sends_nothing_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connections, "FIRST_REQUEST_SECONDS", 0.5)
+    with Emulator() as emulator:
+        idle = _idle(emulator, 20)
+        time.sleep(0.8)
+        assert all(_closed(sock) for sock in idle)
+        assert httpx.get(f"{emulator.url}/_emulator/health").status_code == 200
+
+
+def test_beyond_the_cap_new_connections_are_closed_and_the_server_still_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(connections, "MAX_CONNECTIONS", 30)
+    with Emulator() as emulator:
+        idle = _idle(emulator, 40)
+        time.sleep(0.3)
+        assert sum(_closed(sock) for sock in idle[30:]) == 10
+        for sock in idle[:30]:
+            sock.close()
+        time.sleep(0.3)
+        assert httpx.get(f"{emulator.url}/_emulator/health").status_code == 200
