@@ -396,3 +396,31 @@ async def test_sync_jobs_work_inside_a_running_event_loop(
     with emulator.client(project) as client:
         evaluation_set = jobs.upload_eval_set(client, TRAJECTORY, manifest=tmp_path / "m.jsonl")
     assert len(evaluation_set.evaluation_items) == 5
+
+
+def test_a_journal_naming_another_set_leaves_that_set_alone(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    """An edited (or copied) journal that names a set this upload did not make: that set
+    keeps its items, and the upload makes or finds its own."""
+    manifest = tmp_path / "m.jsonl"
+    with emulator.client(project) as client:
+        other_item = client.create_item(
+            {
+                "displayName": "theirs",
+                "evaluationItemType": "REQUEST",
+                "evaluationRequest": {"prompt": {"text": "q"}},
+            }
+        )
+        theirs = client.create_set(display_name="someone else's", items=[other_item])
+        report = jobs.UploadReport()
+        ours = jobs.upload_eval_set(client, _eval_set(2), manifest=manifest, report=report)
+        # Point the journal's record of our set at theirs, as a hand edit would.
+        lines = manifest.read_text().splitlines()
+        edited = [line.replace(ours.name, theirs.name) for line in lines]
+        manifest.write_text("\n".join(edited) + "\n")
+        again = jobs.UploadReport()
+        rerun = jobs.upload_eval_set(client, _eval_set(2), manifest=manifest, report=again)
+        assert client.get_set(theirs.name).evaluation_items == [other_item.name]
+        assert rerun.name != theirs.name
+        assert any("not this upload's set" in note for note in again.notes)

@@ -153,9 +153,19 @@ async def _find_set(
     remembered = manifest.sets.get(set_id)
     if remembered:
         try:
-            return await client.get_set(remembered)
+            known = await client.get_set(remembered)
         except core.NotFound:
             notes.append(f"{remembered} is gone from the target; the set is made again")
+        else:
+            metadata = known.metadata if isinstance(known.metadata, dict) else {}
+            if metadata.get(SET_MARKER) == set_id:
+                return known
+            # The journal names a set this upload did not make (an edited or copied journal):
+            # that set is left alone, and this upload's own set is looked for.
+            notes.append(
+                f"the journal names {remembered}, which is not this upload's set: it is left "
+                "as it is"
+            )
     found: EvaluationSet | None = None
     async for candidate in client.list_sets(page_size=LIST_PAGE_SIZE):
         metadata = candidate.metadata if isinstance(candidate.metadata, dict) else {}
