@@ -247,6 +247,7 @@ def test_adk_and_platform_eval_send_the_same_prompts_and_give_the_same_scores(
     assert len({score for score in adk_scores.values()}) > 3
 
 
+@pytest.mark.slow
 def test_a_second_run_makes_no_model_call_and_gives_the_same_scores(
     recorded: list[tuple[dict[str, Any], Any]], judge: FakeGemini, tmp_path: Path
 ) -> None:

@@ -90,6 +90,7 @@ def test_session_state_and_tools_reach_the_agent(model: FakeGemini, tmp_path: Pa
     assert booking["id"] == "weather_then_booking"
 
 
+@pytest.mark.slow
 def test_num_runs_gives_candidates_and_a_spread_in_every_format(
     model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -135,6 +136,7 @@ def test_num_runs_gives_candidates_and_a_spread_in_every_format(
     assert {r["caseStdev"] for r in oslo} == {"0.0"}
 
 
+@pytest.mark.slow
 def test_saved_sessions_and_traces_give_the_same_scores_without_the_agent(
     model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:

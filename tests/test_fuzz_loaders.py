@@ -78,6 +78,7 @@ def test_any_bytes(raw: bytes, suffix: str) -> None:
         path.unlink()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", SUFFIXES)
 @pytest.mark.parametrize(
     "text",

@@ -91,6 +91,7 @@ def _upload_in_a_child(
     )
 
 
+@pytest.mark.slow
 def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:
@@ -132,6 +133,7 @@ def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
             assert client.get_item(members[index]).metadata["evalCaseId"] == f"case-{index}"
 
 
+@pytest.mark.slow
 def test_an_upload_killed_during_its_import_ends_with_every_item_exactly_once(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:

@@ -178,6 +178,7 @@ def test_a_run_with_a_custom_code_metric_is_refused_with_the_reason(sync_client:
         sync_client.create_run(evaluation_set=evaluation_set, metrics=[code])
 
 
+@pytest.mark.slow
 def test_the_official_clients_llm_metric_runs_on_the_emulator(
     judged_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:

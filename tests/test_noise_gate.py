@@ -121,6 +121,7 @@ def test_fifteen_worse_cases_of_forty_are_a_regression(
     assert "rouge_1" in table and "within noise" in table and "[-0." in table
 
 
+@pytest.mark.slow
 def test_the_same_inputs_give_the_same_interval(
     runs: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -138,6 +139,7 @@ def test_the_same_inputs_give_the_same_interval(
         assert expect in out and "regressed" in out
 
 
+@pytest.mark.slow
 def test_several_runs_a_side_use_each_cases_mean_and_spread(
     runs: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

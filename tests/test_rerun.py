@@ -192,6 +192,7 @@ def test_a_cut_header_does_not_block_the_job(sync_client: Client, tmp_path: Path
     assert len(evaluation_set.evaluation_items) == 3
 
 
+@pytest.mark.slow
 def test_evaluate_after_a_timeout_attaches_to_its_run(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:

@@ -70,6 +70,7 @@ def test_sample_runs_with_a_project(
         assert list(client.list_sets()), "the sample wrote nothing to the project it was given"
 
 
+@pytest.mark.slow
 def test_quickstart_prints_every_candidate_score(tmp_path: Path) -> None:
     done = _run("quickstart.py", cwd=tmp_path)
     scores = {
@@ -180,6 +181,7 @@ def test_ci_gate_fails_on_a_missed_threshold(tmp_path: Path) -> None:
     assert "response_match_score" in done.stdout and "0.963 < 0.99" in done.stdout
 
 
+@pytest.mark.slow
 def test_judged_eval_judges_with_the_model_then_replays_from_the_cache(tmp_path: Path) -> None:
     from fake_gemini import adk_judge_rule, fake_gemini
 
@@ -199,6 +201,7 @@ def test_judged_eval_judges_with_the_model_then_replays_from_the_cache(tmp_path:
     assert "rubric states_the_weather:" in second and "NOT_EVALUATED" not in second
 
 
+@pytest.mark.slow
 def test_run_agent_runs_the_agent_and_shows_each_cases_spread(tmp_path: Path) -> None:
     pytest.importorskip("google.adk")
     from agent_script import travel_rule
@@ -219,6 +222,7 @@ def test_run_agent_runs_the_agent_and_shows_each_cases_spread(tmp_path: Path) ->
     assert folder and len(list(Path(folder.group(1)).glob("*.json"))) == 8
 
 
+@pytest.mark.slow
 def test_a_sample_sees_the_runs_the_cli_made_in_the_same_folder(tmp_path: Path) -> None:
     data = ROOT / "samples" / "data"
     cli = subprocess.run(
