@@ -35,6 +35,9 @@ class MetricSpec:
     rubrics: tuple[Rubric, ...] = ()
     #: How a metric defined by its spec (a custom LLM metric), not by a registered name, scores.
     scorer: JudgedScorer | None = field(default=None, compare=False)
+    #: The value rules its options give (``args_match``/``extra_args``: an ``ArgRules``;
+    #: ``keys_match``: a ``ValueRules``), parsed once when the metric is resolved.
+    rules: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

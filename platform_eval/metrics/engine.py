@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -134,22 +133,8 @@ def _per_turn_result(
 
 
 def arg_rules(spec: MetricSpec) -> ArgRules | None:
-    """The metric's ``args_match``/``extra_args`` (checked when the metric was resolved)."""
-    return _parsed_rules(spec.params.get("args_match"), spec.params.get("extra_args"))
-
-
-def _parsed_rules(args_match: Any, extra_args: Any) -> ArgRules | None:
-    if args_match is None and extra_args is None:
-        return None
-    key = json.dumps([args_match, extra_args], sort_keys=True, default=str)
-    found = _RULES.get(key)
-    if found is None:
-        found = _RULES[key] = (ArgRules.parse(args_match, extra_args),)
-    return found[0]
-
-
-#: Parsed rules by their JSON: a metric's rules are parsed once, not once per candidate.
-_RULES: dict[str, tuple[ArgRules | None]] = {}
+    """The metric's ``args_match``/``extra_args``, parsed when the metric was resolved."""
+    return spec.rules if isinstance(spec.rules, ArgRules) else None
 
 
 def _same_call(spec: MetricSpec) -> trajectory.SameCall:
@@ -626,11 +611,12 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
         if not isinstance(rouge_type, str) or rouge_type.lower() not in _ROUGE_SPELLINGS:
             raise MetricError(f"rouge_type must be one of {list(_ROUGE_SPELLINGS.values())}")
         params["rouge_type"] = _ROUGE_SPELLINGS[rouge_type.lower()]
+    rules: Any = None
     if "args_match" in params or "extra_args" in params:
-        _parsed_rules(params.get("args_match"), params.get("extra_args"))  # MetricError if bad
-    if "keys_match" in params:
-        state.rules_of(MetricSpec(name, params))  # MetricError naming a bad rule
-    return MetricSpec(name, params, rubrics)
+        rules = ArgRules.parse(params.get("args_match"), params.get("extra_args"))
+    elif name == "final_session_state_match":
+        rules = state.parse_keys_match(params.get("keys_match"))
+    return MetricSpec(name, params, rubrics, rules=rules)
 
 
 DEFAULT_JUDGES: tuple[Judge, ...] = (LocalJudge(),)

@@ -36,8 +36,8 @@ def final_state(subject: Subject) -> dict[str, Any]:
     return state
 
 
-def rules_of(spec: MetricSpec) -> ValueRules:
-    raw = spec.params.get("keys_match")
+def parse_keys_match(raw: Any) -> ValueRules:
+    """``keys_match`` as rules (MetricError naming a bad one); extra keys never count."""
     return ValueRules(parse_rules(raw, "keys_match") if raw is not None else {}, extra="ignore")
 
 
@@ -49,7 +49,7 @@ def final_session_state_match(spec: MetricSpec, subject: Subject) -> CandidateRe
         )
     if subject.candidate.agent_data is None:
         raise NotEvaluatedError("the final state is read from a candidate's AgentData events")
-    rules = rules_of(spec)
+    rules = spec.rules if isinstance(spec.rules, ValueRules) else parse_keys_match(None)
     actual = final_state(subject)
     leaves = rules.leaves(golden)
     if not leaves:
