@@ -24,6 +24,8 @@ from typing import Any
 from google.genai import types as genai_types
 
 from ..types import (
+    FINAL_SESSION_STATE_KEY,
+    SESSION_INPUT_KEY,
     AgentData,
     AgentEvent,
     CandidateResponse,
@@ -264,7 +266,7 @@ def case_to_item(
     request, report = case_to_request(eval_case, agent=agent)
     metadata: dict[str, Any] = {"evalSetId": eval_set_id, "evalCaseId": eval_case.eval_id}
     if eval_case.session_input is not None:
-        metadata["sessionInput"] = eval_case.session_input.model_dump(
+        metadata[SESSION_INPUT_KEY] = eval_case.session_input.model_dump(
             mode="json", exclude_none=True
         )
         if eval_case.session_input.state:
@@ -273,7 +275,7 @@ def case_to_item(
                 "sessions from it)"
             )
     if eval_case.final_session_state:
-        metadata["finalSessionState"] = eval_case.final_session_state
+        metadata[FINAL_SESSION_STATE_KEY] = eval_case.final_session_state
         report.not_carried.append(
             "final_session_state (kept in item metadata, where the emulator's "
             "final_session_state_match reads it; the service has no field for it)"

@@ -12,19 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..types import CandidateResult
+from ..types import FINAL_SESSION_STATE_KEY, SESSION_INPUT_KEY, CandidateResult
 from ._invocations import Subject
 from ._spec import MetricSpec, NotEvaluatedError
 from .arguments import ValueRules, parse_rules
 
-#: The item metadata keys ``formats.convert`` writes an eval case's states under.
-GOLDEN_KEY = "finalSessionState"
-INPUT_KEY = "sessionInput"
-
 
 def final_state(subject: Subject) -> dict[str, Any]:
     """The candidate's final state: the case's initial state, then its events' deltas."""
-    given = subject.metadata.get(INPUT_KEY)
+    given = subject.metadata.get(SESSION_INPUT_KEY)
     state: dict[str, Any] = dict(given.get("state") or {}) if isinstance(given, dict) else {}
     data = subject.candidate.agent_data
     for turn in (data.turns if data else None) or []:
@@ -42,7 +38,7 @@ def parse_keys_match(raw: Any) -> ValueRules:
 
 
 def final_session_state_match(spec: MetricSpec, subject: Subject) -> CandidateResult:
-    golden = subject.metadata.get(GOLDEN_KEY)
+    golden = subject.metadata.get(FINAL_SESSION_STATE_KEY)
     if not isinstance(golden, dict) or not golden:
         raise NotEvaluatedError(
             "the eval case has no final_session_state: nothing to compare the final state with"

@@ -58,6 +58,8 @@ from .inference import (
     UserSimulatorConfig,
 )
 from .items import (
+    FINAL_SESSION_STATE_KEY,
+    SESSION_INPUT_KEY,
     CandidateResponse,
     CandidateResult,
     EvaluationItem,
@@ -139,6 +141,8 @@ from .sets import (
 from .status import Status
 
 __all__ = [
+    "FINAL_SESSION_STATE_KEY",
+    "SESSION_INPUT_KEY",
     "AgentConfig",
     "AgentData",
     "AgentDataPreprocessor",

@@ -113,6 +113,12 @@ class HarborTask(WireModel):
     task: str | None = None
 
 
+#: Where an item's metadata keeps an ADK eval case's session input and golden final state
+#: (the API has no field for either): written by formats, read by final_session_state_match.
+SESSION_INPUT_KEY = "sessionInput"
+FINAL_SESSION_STATE_KEY = "finalSessionState"
+
+
 class EvaluationItem(WireModel):
     name: str | None = None
     display_name: str | None = None
