@@ -5,7 +5,6 @@ an agent run, whose tools write the state."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -137,24 +136,11 @@ def test_an_unknown_keys_match_rule_is_an_error_naming_it() -> None:
 
 
 def test_an_agent_runs_tools_write_the_state_that_is_checked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    agent_project: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("google.adk")
-    from agent_script import travel_rule
-    from fake_gemini import fake_gemini
-
     from platform_eval.cli import main
 
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "PLATFORM_EVAL_EMULATOR_HOST",
-        "GOOGLE_CLOUD_PROJECT",
-        "GOOGLE_GENAI_USE_VERTEXAI",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    agent = Path(__file__).resolve().parents[1] / "samples" / "agent"
-    shutil.copytree(agent / "travel_agent", tmp_path / "travel_agent")
-    eval_set = json.loads((agent / "travel.evalset.json").read_text())
+    eval_set = json.loads((tmp_path / "agents" / "travel.evalset.json").read_text())
     case = eval_set["eval_cases"][1]  # weather, then a booking
     case["session_input"] = {"app_name": "travel", "user_id": "u", "state": {"user_name": "Ada"}}
     case["final_session_state"] = {
@@ -172,22 +158,19 @@ def test_an_agent_runs_tools_write_the_state_that_is_checked(
         }
     }
     (tmp_path / "eval_config.json").write_text(json.dumps(config))
-    with fake_gemini(travel_rule) as fake:
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
-        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
-        code = main(
-            [
-                "-q",
-                "run",
-                "booking.evalset.json",
-                "--agent",
-                "travel_agent",
-                "--config",
-                "eval_config.json",
-                "--format",
-                "json",
-            ]
-        )
+    code = main(
+        [
+            "-q",
+            "run",
+            "booking.evalset.json",
+            "--agent",
+            "agents/travel_agent",
+            "--config",
+            "eval_config.json",
+            "--format",
+            "json",
+        ]
+    )
     [row] = json.loads(capsys.readouterr().out)["rows"]
     assert code == 1
     assert row["score"] == pytest.approx(3 / 4)

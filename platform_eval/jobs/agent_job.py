@@ -22,6 +22,7 @@ from ..agents.saving import save_sessions, save_traces
 from ..formats import adk
 from ..traces.adk_session import session_to_conversation
 from ..types import CandidateResponse
+from .upload import candidate_name
 
 _logger = logging.getLogger("platform_eval.jobs")
 
@@ -39,11 +40,6 @@ class AgentOptions:
     on_progress: AgentProgressCallback | None = None
     #: Keep finished runs as they finish, so that an interrupted evaluation resumes.
     resume: bool = True
-
-
-def candidate_name(candidate: str, run: int, num_runs: int) -> str:
-    """``agent`` for a single run, ``agent#2`` for the second of several."""
-    return candidate if num_runs == 1 else f"{candidate}#{run}"
 
 
 @dataclass

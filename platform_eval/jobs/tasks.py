@@ -25,6 +25,7 @@ from ..formats.load import load_eval_config, load_eval_set
 from ..formats.stream import EvalCases, InMemoryCases, read_eval_cases
 from ..metrics import threshold_problem
 from ..traces import Conversation, MatchReport, load_traces, match_conversations
+from ..traces.matching import split_run
 from ..types import (
     CandidateResponse,
     EvaluationItem,
@@ -41,6 +42,7 @@ from .upload import (
     PendingItem,
     ProgressCallback,
     UploadResult,
+    candidate_name,
     default_manifest_path,
     import_destination_for,
     set_identity,
@@ -400,27 +402,24 @@ def _candidates(matches: MatchReport, candidate: str) -> dict[str, list[Candidat
         grouped.setdefault(match.eval_id, []).append(match.conversation)
     out: dict[str, list[CandidateResponse]] = {}
     for eval_id, conversations in grouped.items():
-        names = (
-            [candidate]
-            if len(conversations) == 1
-            else [_run_name(candidate, eval_id, c.id, i) for i, c in enumerate(conversations)]
-        )
-        if len(set(names)) < len(names):
-            names = [f"{candidate}#{i + 1}" for i in range(len(conversations))]
+        count = len(conversations)
+        runs = [_run_of(eval_id, c.id, i) for i, c in enumerate(conversations)]
+        if len(set(runs)) < count:
+            runs = list(range(1, count + 1))
         out[eval_id] = [
-            CandidateResponse(candidate=name, agent_data=c.agent_data)
-            for name, c in zip(names, conversations, strict=True)
+            CandidateResponse(
+                candidate=candidate_name(candidate, run, count), agent_data=c.agent_data
+            )
+            for run, c in zip(runs, conversations, strict=True)
         ]
     return out
 
 
-def _run_name(candidate: str, eval_id: str, conversation_id: str, index: int) -> str:
-    """``agent#<n>`` for the session ``run --agent`` ran n-th (its id says which), else by
-    order: the saved runs of an agent are the candidates the agent run had."""
-    base, sep, run = conversation_id.rpartition("#")
-    if sep and base == eval_id and run.isdigit():
-        return f"{candidate}#{int(run)}"
-    return f"{candidate}#{index + 1}"
+def _run_of(eval_id: str, conversation_id: str, index: int) -> int:
+    """The run a session of ``run --agent`` was (its id says which), else its place in order:
+    the saved runs of an agent are the candidates the agent run had."""
+    base, run = split_run(conversation_id)
+    return run if run is not None and base == eval_id else index + 1
 
 
 @overload

@@ -83,6 +83,11 @@ ProgressCallback = Callable[[Progress], None]
 PendingItem = tuple[str, Callable[[], EvaluationItem]]
 
 
+def candidate_name(candidate: str, run: int, runs: int) -> str:
+    """``agent`` for a case's only candidate, ``agent#2`` for the second of several."""
+    return candidate if runs == 1 else f"{candidate}#{run}"
+
+
 def set_identity(scope: str) -> str:
     """The label value naming one set: an eval set's id and the kind of upload."""
     return key_label(scope)

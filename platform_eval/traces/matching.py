@@ -46,14 +46,21 @@ class MatchReport:
         return "\n".join(lines)
 
 
+def split_run(conversation_id: str) -> tuple[str, int | None]:
+    """``case#3`` -> (``case``, 3), as ``run --agent`` names the n-th session of a case; any
+    other id -> (the id, None)."""
+    base, sep, run = conversation_id.rpartition("#")
+    if sep and run.isdigit():
+        return base, int(run)
+    return conversation_id, None
+
+
 def _named_case(conversation_id: str, case_ids: set[str]) -> str | None:
     """The eval case a conversation's id names: the id itself, or ``<eval id>#<n>``."""
     if conversation_id in case_ids:
         return conversation_id
-    base, sep, run = conversation_id.rpartition("#")
-    if sep and run.isdigit() and base in case_ids:
-        return base
-    return None
+    base, run = split_run(conversation_id)
+    return base if run is not None and base in case_ids else None
 
 
 def match_conversations(
