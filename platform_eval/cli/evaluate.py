@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
 from ..formats import adk, load_eval_config, load_eval_set
+from ..formats.config import EvalConfig
 from ..judges import Judging, usage_report
 from ..metrics.judges import LOCAL_TYPES
 from ..metrics.llm_metrics import Grader
@@ -223,7 +224,9 @@ def _check_thresholds(
             raise UsageError(f"--threshold {metric}={value:g}: {problem}")
 
 
-def _chosen_metrics(args: argparse.Namespace) -> tuple[list[MetricLike], dict[str, float]]:
+def _chosen_metrics(
+    args: argparse.Namespace,
+) -> tuple[list[MetricLike], dict[str, float], EvalConfig | None]:
     named = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
     # Read first, so that a config file's own problem (missing, not JSON, a bad value) is
     # reported as that, naming the file, and not as "no metrics".
@@ -235,7 +238,7 @@ def _chosen_metrics(args: argparse.Namespace) -> tuple[list[MetricLike], dict[st
     given = _thresholds(args.threshold or [])
     names = [str(to_metric(m).metric) for m in chosen]
     _check_thresholds(given, from_config, names, args.config)
-    return chosen, {**from_config, **given}
+    return chosen, {**from_config, **given}, config
 
 
 JUDGE_HOW = (
@@ -384,7 +387,7 @@ def _wait(
 
 
 def run(args: argparse.Namespace, target: Target) -> int:
-    chosen, thresholds = _chosen_metrics(args)
+    chosen, thresholds, config = _chosen_metrics(args)
     source = Path(args.evalset)
     is_file = source.exists()
     looks_like_file = args.evalset.endswith((".json", ".yaml")) or (
@@ -400,8 +403,8 @@ def run(args: argparse.Namespace, target: Target) -> int:
             "--agent and --traces, which give recorded ones"
         )
     if inference and target.computes_locally:
-        for candidate, config in inference.items():
-            if (field := config.inference_field()) is not None:
+        for candidate, inference_config in inference.items():
+            if (field := inference_config.inference_field()) is not None:
                 raise UsageError(
                     f"--inference-config {args.inference_config}: {candidate}.{field}: "
                     "the emulator does not run inference; evaluate recorded responses "
@@ -417,7 +420,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
         evaluation = jobs.evaluate(
             client,
             eval_set,
-            config=args.config,
+            config=config,  # read once, above
             inference_configs=inference,
             **agent,
             traces=None if agent else trace_sources(args.traces, target),
