@@ -43,6 +43,8 @@ class Span:
     start_ns: int
     attributes: dict[str, Any]
     events: tuple[SpanEvent, ...] = field(default=())
+    #: When the span ended (0 when the file does not say): a tool's answer comes then.
+    end_ns: int = 0
 
     @property
     def operation(self) -> str:
@@ -234,6 +236,7 @@ def _otlp_spans(resource_spans: Any, source: str | None, path: str) -> Iterator[
                     start_ns=_time_ns(
                         raw.get("startTimeUnixNano") or raw.get("start_time_unix_nano")
                     ),
+                    end_ns=_time_ns(raw.get("endTimeUnixNano") or raw.get("end_time_unix_nano")),
                     attributes=_otlp_attributes(raw.get("attributes")),
                     events=_flat_events(raw.get("events")),
                 )
@@ -298,6 +301,7 @@ def _jaeger_spans(traces: Any, source: str | None, path: str) -> Iterator[Span]:
                 parent_id=_hex_id(parents[0], 16) if parents else None,
                 name=str(raw.get("operationName") or ""),
                 start_ns=_time_us(raw.get("startTime")),
+                end_ns=_jaeger_end(raw),
                 attributes=_jaeger_fields(raw.get("tags")),
                 events=tuple(events),
             )
@@ -307,6 +311,12 @@ def _time_us(value: Any) -> int:
     """Jaeger's microseconds since the epoch, in nanoseconds (0 when it is not a number)."""
     number = _int(value)
     return number * 1000 if isinstance(number, int) and not isinstance(number, bool) else 0
+
+
+def _jaeger_end(raw: dict[str, Any]) -> int:
+    """Jaeger writes a start and a duration (microseconds); 0 when either is missing."""
+    start, duration = _time_us(raw.get("startTime")), _time_us(raw.get("duration"))
+    return start + duration if start and duration else 0
 
 
 # -- flat span lists ---------------------------------------------------------------------------
@@ -355,6 +365,7 @@ def _flat_span(raw: dict[str, Any]) -> Span:
         parent_id=_hex_id(parent_id, 16) or None,
         name=str(raw.get("name") or ""),
         start_ns=_time_ns(_first(raw, "start_time", "startTime", "startTimeUnixNano")),
+        end_ns=_time_ns(_first(raw, "end_time", "endTime", "endTimeUnixNano")),
         attributes=attributes if isinstance(attributes, dict) else {},
         events=_flat_events(_first(raw, "span_events", "events")),
     )

@@ -42,6 +42,9 @@ _MESSAGE_EVENTS = {
     "gen_ai.tool.message": "tool",
 }
 _LEGACY_ADK = re.compile(r"^(agent_run|invocation) \[(.+)\]$")
+#: A handoff span's name (OpenInference, Sentry): ``handoff to B``, ``handoff from A to B``.
+_HANDOFF = re.compile(r"^handoff (?:from (?P<source>.+) )?to (?P<target>.+)$")
+HANDOFF = "handoff"
 
 
 def _text_part(text: str) -> dict[str, Any]:
@@ -70,7 +73,8 @@ def _openai_message(raw: dict[str, Any], role: str | None = None) -> dict[str, A
             {
                 "type": "tool_call_response",
                 "id": raw.get("tool_call_id") or raw.get("id"),
-                "response": parse_json(content) if isinstance(content, str) else content,
+                # A tool's answer in plain text is kept as text, not read as broken JSON.
+                "response": content,
             }
         )
     elif isinstance(content, str) and content:
@@ -237,11 +241,21 @@ def _agent_io(attributes: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _openinference(span: Span, kind: str, is_root: bool) -> dict[str, Any]:
+def _openinference(span: Span, kind: str, is_root: bool, has_agents: bool) -> dict[str, Any]:
     attributes = span.attributes
     operation = _OPENINFERENCE_OPERATIONS.get(kind)
     if kind == "CHAIN" and is_root:
-        operation = "invoke_agent"  # a chain at the top is the agent (LangGraph's graph)
+        # A chain at the top is the agent (LangGraph's graph), or, with agent spans below it
+        # (the OpenAI Agents SDK's trace), the workflow that ran them.
+        operation = "invoke_workflow" if has_agents else "invoke_agent"
+    if (
+        operation == "execute_tool"
+        and not attributes.get("tool.name")
+        and _HANDOFF.match(span.name)
+    ):
+        # The OpenAI Agents SDK's handoff, which OpenInference writes as a TOOL span with the
+        # agents it moves between: a handoff, not a tool the model called.
+        return {OPERATION: HANDOFF}
     if operation is None:
         return {}
     found: dict[str, Any] = {OPERATION: operation}
@@ -271,15 +285,16 @@ def _openinference(span: Span, kind: str, is_root: bool) -> dict[str, Any]:
     return found
 
 
-def normalize(span: Span, *, is_root: bool = False) -> Span:
+def normalize(span: Span, *, is_root: bool = False, has_agents: bool = False) -> Span:
     """The span with its dialect's attributes added as GenAI semantic-convention ones.
 
-    ``is_root``: the span has no parent in its trace (a top-level chain is then the agent).
+    ``is_root``: the span has no parent in its trace (a top-level chain is then the agent, or
+    with ``has_agents``, OpenInference agent spans in the trace, the workflow).
     """
     attributes = span.attributes
     added: dict[str, Any] = {}
     legacy = _LEGACY_ADK.match(span.name)
-    kind = str(attributes.get(OPENINFERENCE_KIND) or "").upper()
+    kind = _kind(span)
     if legacy and OPERATION not in attributes:
         # Before the OpenInference kind: VeADK marks ADK's invocation a CHAIN, not an agent.
         if legacy.group(1) == "agent_run":
@@ -290,7 +305,7 @@ def normalize(span: Span, *, is_root: bool = False) -> Span:
     elif attributes.get("traceloop.span.kind") == "workflow" and OPERATION not in attributes:
         added[OPERATION] = "invoke_workflow"
     elif kind and OPERATION not in attributes:
-        added.update(_openinference(span, kind, is_root))
+        added.update(_openinference(span, kind, is_root, has_agents))
     if attributes.get(OPERATION, added.get(OPERATION)) == "invoke_agent":
         # Whatever the dialect, an agent span's own input and output are its messages.
         for key, value in _agent_io(attributes).items():
@@ -309,4 +324,40 @@ def normalize(span: Span, *, is_root: bool = False) -> Span:
 def normalize_trace(spans: list[Span]) -> list[Span]:
     """Every span of one trace normalized; a span whose parent is not in the trace is a root."""
     ids = {s.span_id for s in spans}
-    return [normalize(s, is_root=not s.parent_id or s.parent_id not in ids) for s in spans]
+    has_agents = _agents_hold_every_llm(spans)
+    return [
+        normalize(s, is_root=not s.parent_id or s.parent_id not in ids, has_agents=has_agents)
+        for s in spans
+    ]
+
+
+def _kind(span: Span) -> str:
+    return str(span.attributes.get(OPENINFERENCE_KIND) or "").upper()
+
+
+def _agents_hold_every_llm(spans: list[Span]) -> bool:
+    """Every OpenInference LLM span of the trace is below an AGENT span (there is one at least):
+    the agents, not the chain at the top, are who spoke."""
+    by_id = {s.span_id: s for s in spans}
+    llm = [s for s in spans if _kind(s) == "LLM"]
+
+    def under_agent(span: Span) -> bool:
+        seen: set[str] = set()
+        current = by_id.get(span.parent_id or "")
+        while current is not None and current.span_id not in seen:
+            if _kind(current) == "AGENT":
+                return True
+            seen.add(current.span_id)
+            current = by_id.get(current.parent_id or "")
+        return False
+
+    return bool(llm) and all(under_agent(s) for s in llm)
+
+
+def handoff_target(span: Span) -> str | None:
+    """The agent a handoff span hands to: OpenInference's ``output.value``, else its name."""
+    target = span.attributes.get("output.value")
+    if isinstance(target, str) and target:
+        return target
+    named = _HANDOFF.match(span.name)
+    return named["target"] if named else None

@@ -42,6 +42,13 @@ def _as_object(value: Any) -> dict[str, Any]:
     return {} if decoded is None else {"result": decoded}
 
 
+def _as_result(value: Any) -> dict[str, Any]:
+    """A tool's answer as an object: JSON as decoded, plain text as ``{"result": text}``."""
+    if isinstance(value, str) and value.strip() and parse_json(value) is None:
+        return {"result": value}
+    return _as_object(value)
+
+
 def _part(raw: Any, where: str, notes: list[str]) -> genai_types.Part | None:
     if not isinstance(raw, dict):
         notes.append(f"{where}: a part that is not an object was dropped")
@@ -69,7 +76,7 @@ def _part(raw: Any, where: str, notes: list[str]) -> genai_types.Part | None:
         response = genai_types.FunctionResponse(
             id=str(raw["id"]) if raw.get("id") else None,
             name=str(raw.get("name") or ""),
-            response=_as_object(result),
+            response=_as_result(result),
         )
         return genai_types.Part(function_response=response)
     notes.append(f"{where}: a part of type {kind!r} was dropped")
