@@ -71,6 +71,13 @@ def chaos(session: nox.Session) -> None:
 
 
 @nox.session(python="3.11")
+def soak(session: nox.Session) -> None:
+    """Two emulators on one database, CLI runs three at a time, SIGKILLs, a full disk (root)."""
+    session.install("-e", ".[test]")
+    session.run("python", "tools/soak.py", *(session.posargs or ["--rounds", "12"]))
+
+
+@nox.session(python="3.11")
 def record_adk(session: nox.Session) -> None:
     """Records tests/recordings/adk-<version>/ with a real google-adk of that version:
     `nox -s record_adk -- 1.10.0` (versions the test environment cannot install beside 2.x)."""

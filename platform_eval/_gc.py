@@ -1,4 +1,4 @@
-"""The cyclic garbage collector, paused while a large JSON response becomes objects.
+"""The cyclic garbage collector, held back while a large JSON response becomes objects.
 
 Decoding a page of a thousand items and building their models allocates hundreds of thousands
 of objects that all survive until the page is done. Each allocation burst sets off the
@@ -6,34 +6,72 @@ collector, which then walks every young object again and again without finding a
 and the models built from it hold none): measured on a page of 1,000 result items, 4.6x the
 decode time and 5x the model time (issue 11, benchmarks/bench_results.py).
 
-The pause covers only that CPU-bound work, never a wait on the network, and is shared by
-threads: the collector runs again when the last one is done, and only if it ran before.
+The collector is the process's, not a thread's, so the hold is kept to our own work:
+
+* it is taken only when every other running thread is one of ours (named ``platform-eval-*``:
+  the client's page readers, the embedded emulator): a program with threads of its own keeps
+  its collector as it was, and pays the slower decode instead;
+* it covers only the CPU-bound decode, never a wait on the network, and is shared by our
+  threads: it ends when the last one is done;
+* it raises the collector's first threshold and never calls ``gc.disable()`` or
+  ``gc.enable()``, so a program's own ``gc.disable()`` is never undone; and if the program
+  sets thresholds of its own meanwhile, those are kept;
+* ``PLATFORM_EVAL_GC_HOLD=0`` turns it off.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+#: The name every thread platform-eval starts begins with.
+OUR_THREADS = "platform-eval"
+#: A first-generation threshold no decode reaches: allocations never set off a collection.
+HELD_THRESHOLD = 2**30
+ENV = "PLATFORM_EVAL_GC_HOLD"
+
 _lock = threading.Lock()
 _depth = 0
-_was_enabled = False
+#: The thresholds before the hold, and the ones it set (to tell whether anyone changed them).
+_saved: tuple[int, ...] | None = None
+_held: tuple[int, ...] | None = None
+
+
+#: The running threads (a name tests can point elsewhere).
+_running_threads = threading.enumerate
+
+
+def _only_ours() -> bool:
+    me = threading.current_thread()
+    return all(t is me or t.name.startswith(OUR_THREADS) for t in _running_threads())
+
+
+def _wanted() -> bool:
+    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    global _depth, _was_enabled
+    """No automatic collection inside, when that touches nobody's work but ours."""
+    global _depth, _saved, _held
     with _lock:
-        if _depth == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
-        _depth += 1
+        holding = _depth > 0 or (_wanted() and _only_ours())
+        if holding:
+            if _depth == 0:
+                _saved = gc.get_threshold()
+                _held = (HELD_THRESHOLD, *_saved[1:])
+                gc.set_threshold(*_held)
+            _depth += 1
     try:
         yield
     finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _was_enabled:
-                gc.enable()
+        if holding:
+            with _lock:
+                _depth -= 1
+                if _depth == 0:
+                    if _saved is not None and gc.get_threshold() == _held:
+                        gc.set_threshold(*_saved)
+                    _saved = _held = None

@@ -22,6 +22,7 @@ import httpx
 from . import errors
 from ._auth import Authenticator, may_carry_token
 from ._config import shown_url
+from ._deadline import bounded_transport, deadline_of
 from ._gc import collector_paused
 from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retry_status
 from ._version import __version__
@@ -30,6 +31,13 @@ _logger = logging.getLogger("platform_eval.http")
 
 #: Responses at least this large are decoded with the garbage collector paused (``_gc``).
 LARGE_BODY = 64 * 1024
+
+#: The largest answer a client reads (decoded), unless ``max_response_bytes`` says otherwise:
+#: far above any page of the API (a page of 100 items with their agent data is a few MiB).
+DEFAULT_MAX_RESPONSE_BYTES = 256 * 2**20
+
+#: The environment variable that sets the response cap, in MiB, when the client is not told.
+MAX_RESPONSE_MB_ENV = "PLATFORM_EVAL_MAX_RESPONSE_MB"
 
 #: Header carrying the id that lets a server deduplicate a retried create.
 REQUEST_ID_HEADER = "x-platform-eval-request-id"
@@ -76,6 +84,8 @@ class TransportConfig:
     trusted_plain_hosts: frozenset[str] = frozenset()
     #: URLs under this prefix (a Cloud Storage emulator) get no token at all.
     anonymous_prefix: str | None = None
+    #: An answer larger than this (decoded) is refused rather than read into memory.
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 class _TransportBase:
@@ -246,6 +256,53 @@ class _TransportBase:
             raise self.api_error(call, response, self._past_deadline(delay))
         return self.parse(call, response, retried=attempt > 0)
 
+    def body_started(self, call: ApiCall, response: httpx.Response) -> None:
+        """Refuses an answer whose announced length is over the cap before reading any of it."""
+        announced = response.headers.get("content-length", "")
+        if announced.isdigit() and int(announced) > self.config.max_response_bytes:
+            raise self._too_large(call, response, int(announced))
+
+    def body_chunk(
+        self,
+        call: ApiCall,
+        response: httpx.Response,
+        body: bytearray,
+        chunk: bytes,
+        deadline: float,
+    ) -> None:
+        """Adds one chunk of the answer, within the cap and the call's deadline."""
+        body += chunk
+        if len(body) > self.config.max_response_bytes:
+            raise self._too_large(call, response, None)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise httpx.ReadTimeout("the answer was still arriving at the call's deadline")
+        # httpcore reads the read timeout from the request's extensions at every read: each
+        # read waits at most what is left of the call, so a trickling body ends at the deadline.
+        timeouts = response.request.extensions.get("timeout")
+        if isinstance(timeouts, dict):
+            timeouts["read"] = left
+
+    def read_response(self, response: httpx.Response, body: bytearray) -> httpx.Response:
+        """The answer with its body read: decoded, so its content-encoding no longer applies."""
+        headers = [
+            (k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"
+        ]
+        return httpx.Response(
+            response.status_code, headers=headers, content=bytes(body), request=response.request
+        )
+
+    def _too_large(
+        self, call: ApiCall, response: httpx.Response, announced: int | None
+    ) -> errors.ResponseTooLargeError:
+        limit = self.config.max_response_bytes
+        size = f"{announced / 2**20:.1f} MiB" if announced is not None else "more than that"
+        return errors.ResponseTooLargeError(
+            f"{shown_url(self.config.base_url)} answered {call.method} "
+            f"{call.resource or call.path} with {size}, over the client's limit of "
+            f"{limit / 2**20:g} MiB (max_response_bytes, or {MAX_RESPONSE_MB_ENV})"
+        )
+
     def _invalid(
         self, call: ApiCall, response: httpx.Response, what: str
     ) -> errors.InvalidResponseError:
@@ -282,7 +339,10 @@ class SyncTransport(_TransportBase):
     def __init__(self, config: TransportConfig, http_client: httpx.Client | None = None) -> None:
         super().__init__(config)
         self._owns_client = http_client is None
-        self._http = http_client or httpx.Client(timeout=config.timeout)
+        # Our own client's connections hold every read to the call's deadline (``_deadline``).
+        self._http = http_client or httpx.Client(
+            timeout=config.timeout, transport=bounded_transport()
+        )
 
     def request(self, call: ApiCall) -> Any:
         call = _with_request_id(call)
@@ -292,8 +352,8 @@ class SyncTransport(_TransportBase):
             headers = self.base_headers(call)
             started = time.monotonic()
             try:
-                response: httpx.Response | httpx.HTTPError = self._http.request(
-                    **self.request_args(call, headers, deadline)
+                response: httpx.Response | httpx.HTTPError = self._send(
+                    call, self.request_args(call, headers, deadline), deadline
                 )
             except httpx.HTTPError as exc:
                 response = exc
@@ -302,6 +362,14 @@ class SyncTransport(_TransportBase):
                 return outcome
             time.sleep(outcome.delay)
             attempt += 1
+
+    def _send(self, call: ApiCall, args: dict[str, Any], deadline: float) -> httpx.Response:
+        with deadline_of(deadline), self._http.stream(**args) as response:
+            self.body_started(call, response)
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                self.body_chunk(call, response, body, chunk, deadline)
+            return self.read_response(response, body)
 
     def close(self) -> None:
         if self._owns_client:
@@ -329,7 +397,14 @@ class AsyncTransport(_TransportBase):
                 args = self.request_args(call, headers, deadline)
             started = time.monotonic()
             try:
-                response: httpx.Response | httpx.HTTPError = await self._http.request(**args)
+                # The event loop can stop an attempt anywhere: the deadline holds for the
+                # answer's headers too, however slowly a server sends them.
+                async with asyncio.timeout(max(deadline - time.monotonic(), 0.001)):
+                    response: httpx.Response | httpx.HTTPError = await self._send(
+                        call, args, deadline
+                    )
+            except TimeoutError:
+                response = httpx.ReadTimeout("no complete answer by the call's deadline")
             except httpx.HTTPError as exc:
                 response = exc
             outcome = self.outcome(call, response, attempt, started, deadline)
@@ -337,6 +412,14 @@ class AsyncTransport(_TransportBase):
                 return outcome
             await asyncio.sleep(outcome.delay)
             attempt += 1
+
+    async def _send(self, call: ApiCall, args: dict[str, Any], deadline: float) -> httpx.Response:
+        async with self._http.stream(**args) as response:
+            self.body_started(call, response)
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                self.body_chunk(call, response, body, chunk, deadline)
+            return self.read_response(response, body)
 
     async def close(self) -> None:
         if self._owns_client:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import time
 from collections.abc import (
     AsyncIterator,
@@ -31,7 +32,14 @@ from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
 from ._result_items import ExpectedResults, is_result, result_set_name
 from ._retry import RetryPolicy
-from ._transport import ApiCall, AsyncTransport, SyncTransport, TransportConfig
+from ._transport import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    MAX_RESPONSE_MB_ENV,
+    ApiCall,
+    AsyncTransport,
+    SyncTransport,
+    TransportConfig,
+)
 from ._waiting import Waiter
 from .errors import (
     ConfigurationError,
@@ -63,6 +71,28 @@ RESULTS_CONCURRENCY = 16
 ProgressCallback = Callable[[EvaluationRun], None]
 
 
+def _response_cap(max_response_bytes: int | None) -> int:
+    """The cap on one answer: as given, else ``PLATFORM_EVAL_MAX_RESPONSE_MB``, else 256 MiB."""
+    if max_response_bytes is None:
+        raw = os.environ.get(MAX_RESPONSE_MB_ENV, "").strip()
+        if not raw:
+            return DEFAULT_MAX_RESPONSE_BYTES
+        try:
+            megabytes = float(raw)
+        except ValueError:
+            megabytes = math.nan
+        if not 0 < megabytes < math.inf:
+            raise ConfigurationError(
+                f"{MAX_RESPONSE_MB_ENV} must be a positive number of MiB, got {raw!r}"
+            )
+        return int(megabytes * 2**20)
+    if isinstance(max_response_bytes, bool) or max_response_bytes <= 0:
+        raise ValueError(
+            f"max_response_bytes must be a positive number, got {max_response_bytes!r}"
+        )
+    return max_response_bytes
+
+
 class _ClientBase:
     """Configuration and everything that does no I/O, shared by both clients."""
 
@@ -81,6 +111,7 @@ class _ClientBase:
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry: RetryPolicy | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
@@ -105,6 +136,7 @@ class _ClientBase:
             anonymous_prefix=self._settings.storage_url
             if self._settings.storage_emulator
             else None,
+            max_response_bytes=_response_cap(max_response_bytes),
         )
         self._ops = Operations(self._settings.parent, self._settings.storage_url)
 
@@ -241,6 +273,7 @@ class Client(_ClientBase):
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry: RetryPolicy | None = None,
         http_client: httpx.Client | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
         super().__init__(
             project,
@@ -251,6 +284,7 @@ class Client(_ClientBase):
             timeout=timeout,
             max_retries=max_retries,
             retry=retry,
+            max_response_bytes=max_response_bytes,
         )
         self._transport = SyncTransport(self._transport_config, http_client)
 
@@ -694,6 +728,7 @@ class AsyncClient(_ClientBase):
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry: RetryPolicy | None = None,
         http_client: httpx.AsyncClient | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
         super().__init__(
             project,
@@ -704,6 +739,7 @@ class AsyncClient(_ClientBase):
             timeout=timeout,
             max_retries=max_retries,
             retry=retry,
+            max_response_bytes=max_response_bytes,
         )
         self._transport = AsyncTransport(self._transport_config, http_client)
 

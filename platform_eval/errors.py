@@ -49,10 +49,13 @@ __all__ = [
     "InternalServerError",
     "InvalidArgument",
     "InvalidRequestError",
+    "InvalidResponseError",
     "NotFound",
     "PermissionDenied",
     "PlatformEvalError",
+    "RepeatedPageTokenError",
     "ResourceExhausted",
+    "ResponseTooLargeError",
     "ServiceUnavailable",
     "TooManyRequests",
     "Unauthenticated",
@@ -97,6 +100,10 @@ class InvalidRequestError(PlatformEvalError, ValueError):
 class InvalidResponseError(PlatformEvalError):
     """The server answered with a body that is not what the API answers (not JSON, or not a
     JSON object)."""
+
+
+class ResponseTooLargeError(InvalidResponseError):
+    """The server's answer is larger than the client reads (``max_response_bytes``)."""
 
 
 class RepeatedPageTokenError(PlatformEvalError):

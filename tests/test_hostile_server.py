@@ -3,8 +3,10 @@ a loopback HTTP server whose answers no emulator would give."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -165,3 +167,146 @@ def test_a_body_that_is_not_an_api_answer_is_a_typed_error(body: bytes, what: st
         pytest.raises(errors.InvalidResponseError, match=what),
     ):
         client.get_item("i1")
+
+
+@contextmanager
+def _misbehaving(handler: Any) -> Iterator[str]:
+    """A loopback server whose GET is ``handler(request_handler)``; its URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            with contextlib.suppress(OSError):  # the client hung up, as it should
+                handler(self)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _trickle_body(handler: BaseHTTPRequestHandler) -> None:
+    """Headers at once, then the body a byte every 0.2 s: no single read ever times out."""
+    body = json.dumps({"name": "x" * 1000}).encode()
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(body)))
+    handler.end_headers()
+    for byte in body:
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        time.sleep(0.2)
+
+
+def _trickle_headers(handler: BaseHTTPRequestHandler) -> None:
+    """The status line and headers a byte every 0.2 s."""
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" + b"x-pad: " + b"p" * 200
+    for byte in head:
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        time.sleep(0.2)
+
+
+def _client(kind: str, url: str, **kwargs: Any) -> Any:
+    common = {"project": "p", "api_endpoint": url, "max_retries": 0, **kwargs}
+    return Client(**common) if kind == "sync" else AsyncAsSync(AsyncClient(**common))
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_timeout_is_a_deadline_for_a_body_that_trickles(kind: str) -> None:
+    # Before: each byte reset the read timeout, and the call went on for minutes.
+    with _misbehaving(_trickle_body) as url:
+        client = _client(kind, url, timeout=1.5)
+        started = time.monotonic()
+        with pytest.raises(errors.APITimeoutError, match=r"1\.5 s timeout"):
+            client.get_item("projects/p/locations/us-central1/evaluationItems/1")
+        assert time.monotonic() - started < 3.0
+        client.close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_timeout_is_a_deadline_for_headers_that_trickle(kind: str) -> None:
+    # Async: the event loop stops an attempt anywhere. Sync: every socket read of our own
+    # connections waits at most what is left of the call.
+    with _misbehaving(_trickle_headers) as url:
+        client = _client(kind, url, timeout=1.5)
+        started = time.monotonic()
+        with pytest.raises(errors.APITimeoutError):
+            client.get_item("projects/p/locations/us-central1/evaluationItems/1")
+        assert time.monotonic() - started < 3.0
+        client.close()
+
+
+def _huge_unannounced(handler: BaseHTTPRequestHandler) -> None:
+    """An answer with no length, chunk after chunk of 1 MiB, without end."""
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("transfer-encoding", "chunked")
+    handler.end_headers()
+    chunk = b" " * 2**20
+    while True:
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+
+
+def _huge_announced(handler: BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(2**31))
+    handler.end_headers()
+    handler.wfile.write(b"{")
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("serve", [_huge_unannounced, _huge_announced])
+def test_an_answer_over_the_size_cap_is_refused_not_read(kind: str, serve: Any) -> None:
+    with _misbehaving(serve) as url:
+        client = _client(kind, url, max_response_bytes=8 * 2**20)
+        with pytest.raises(errors.ResponseTooLargeError, match="limit of 8 MiB"):
+            client.get_item("projects/p/locations/us-central1/evaluationItems/1")
+        client.close()
+
+
+def test_the_size_cap_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLATFORM_EVAL_MAX_RESPONSE_MB", "0.5")
+    big = json.dumps({"name": "x" * 2**20}).encode()
+    with (
+        _serving(big) as url,
+        Client("p", api_endpoint=url, max_retries=0) as client,
+        pytest.raises(errors.ResponseTooLargeError, match="PLATFORM_EVAL_MAX_RESPONSE_MB"),
+    ):
+        client.get_item("projects/p/locations/us-central1/evaluationItems/1")
+    monkeypatch.setenv("PLATFORM_EVAL_MAX_RESPONSE_MB", "lots")
+    with pytest.raises(errors.ConfigurationError, match="PLATFORM_EVAL_MAX_RESPONSE_MB"):
+        Client("p", api_endpoint="http://127.0.0.1:9")
+
+
+def test_a_gzip_answer_is_read_decoded_and_capped_decoded() -> None:
+    import gzip
+
+    def gzipped(handler: BaseHTTPRequestHandler) -> None:
+        body = gzip.compress(json.dumps({"name": "n", "displayName": "y" * 3 * 2**20}).encode())
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-encoding", "gzip")
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    with _misbehaving(gzipped) as url:
+        with Client("p", api_endpoint=url, max_retries=0) as client:
+            item = client.get_item("projects/p/locations/us-central1/evaluationItems/1")
+            assert item.display_name == "y" * 3 * 2**20
+        # A bomb: a few KiB on the wire, over the cap once decoded.
+        with (
+            Client("p", api_endpoint=url, max_retries=0, max_response_bytes=2**20) as client,
+            pytest.raises(errors.ResponseTooLargeError),
+        ):
+            client.get_item("projects/p/locations/us-central1/evaluationItems/1")
