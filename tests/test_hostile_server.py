@@ -23,29 +23,17 @@ def _serving(body: bytes, asked: list[str] | None = None) -> Iterator[str]:
     """A loopback server answering every GET with 200 and ``body``; its URL. The paths asked
     are kept in ``asked``."""
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        if asked is not None:
+            asked.append(handler.path)
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
 
-        def do_GET(self) -> None:
-            if asked is not None:
-                asked.append(self.path)
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _misbehaving(answer) as url:
+        yield url
 
 
 @pytest.fixture
@@ -175,6 +163,7 @@ def _misbehaving(handler: Any) -> Iterator[str]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
             with contextlib.suppress(OSError):  # the client hung up, as it should
