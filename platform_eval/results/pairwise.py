@@ -23,8 +23,8 @@ from google.genai import types as genai_types
 
 from ..metrics.model_judge import CallLabel, JudgeUnavailableError, ModelJudge
 from ..types import AgentData
-from .model import CaseRecord, RunResults
-from .significance import DEFAULT_SEED, RESAMPLES
+from .model import RunResults
+from .significance import DEFAULT_SEED, RESAMPLES, sign_test_p
 
 PROMPT = """You compare two answers of an AI agent to the same user request.
 
@@ -123,21 +123,6 @@ def final_answer(data: AgentData | str | None) -> str | None:
     return None
 
 
-def _request(record: CaseRecord) -> str | None:
-    if record.prompt:
-        return record.prompt
-    return None
-
-
-def _sign_test(wins: int, losses: int) -> float:
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    k = min(wins, losses)
-    tail: float = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2**n
-    return min(1.0, 2.0 * tail)
-
-
 def _interval(outcomes: list[int], seed: int) -> tuple[float, float]:
     rng = random.Random(f"{seed}:pairwise")
     draws = sorted(
@@ -166,24 +151,23 @@ def pairwise(
     """Asks ``judge`` which run answered each case better; see the module's docstring."""
     chosen = model or judge.model
     report = PairwiseReport(before.run.name or "", after.run.name or "", chosen)
-    asks: list[tuple[str, str, str]] = []
+    asks: list[tuple[str, str, str, str]] = []
     for case, record in after.conversations.items():
         earlier = before.conversations.get(case)
         if earlier is None:
             continue
-        request = _request(record) or _request(earlier)
+        request = earlier.prompt or record.prompt or None
         old = next(filter(None, map(final_answer, earlier.candidates.values())), None)
         new = next(filter(None, map(final_answer, record.candidates.values())), None)
         if request is None or old is None or new is None:
             missing = "request" if request is None else "answer"
             report.skipped.append(f"{case}: no {missing} to show the judge")
             continue
-        asks.append((case, old, new))
+        asks.append((case, request, old, new))
 
-    async def judge_case(case: str, old: str, new: str) -> Preference:
+    async def judge_case(case: str, request: str, old: str, new: str) -> Preference:
         label = CallLabel("pairwise", case, "before|after")
         swapped = CallLabel("pairwise", case, "after|before")
-        request = before.conversations[case].prompt or after.conversations[case].prompt or ""
         first, second = await asyncio.gather(
             _ask(judge, chosen, PROMPT.format(request=request, first=old, second=new), label),
             _ask(judge, chosen, PROMPT.format(request=request, first=new, second=old), swapped),
@@ -198,11 +182,9 @@ def pairwise(
         return Preference(case, outcome, (first[0], second[0]), (first[1], second[1]))
 
     async def everything() -> list[Preference | BaseException]:
-        return await asyncio.gather(
-            *(judge_case(case, old, new) for case, old, new in asks), return_exceptions=True
-        )
+        return await asyncio.gather(*(judge_case(*ask) for ask in asks), return_exceptions=True)
 
-    for (case, _, _), found in zip(asks, judge.run(everything()), strict=True):
+    for (case, *_), found in zip(asks, judge.run(everything()), strict=True):
         if isinstance(found, JudgeUnavailableError):
             report.skipped.append(f"{case}: {found}")
         elif isinstance(found, BaseException):
@@ -212,7 +194,7 @@ def pairwise(
     if report.preferences:
         outcomes = [{"win": 1, "loss": -1}.get(p.outcome, 0) for p in report.preferences]
         report.ci95 = _interval(outcomes, seed)
-        report.p_value = _sign_test(report.count("win"), report.count("loss"))
+        report.p_value = sign_test_p(report.count("win"), report.count("loss"))
     return report
 
 

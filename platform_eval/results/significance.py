@@ -150,14 +150,20 @@ def permutation_p(differences: Sequence[float], rng: random.Random) -> float:
     return (extreme + 1) / (RESAMPLES + 1)
 
 
-def mcnemar_p(flipped_to_fail: int, flipped_to_pass: int) -> float:
-    """McNemar's exact (binomial) test, two-sided, on the discordant cases."""
-    n = flipped_to_fail + flipped_to_pass
+def sign_test_p(ups: int, downs: int) -> float:
+    """The exact two-sided sign (binomial) test: how likely a split at least this uneven is
+    when each of the ``ups + downs`` changes goes either way with even odds."""
+    n = ups + downs
     if n == 0:
         return 1.0
-    k = min(flipped_to_fail, flipped_to_pass)
+    k = min(ups, downs)
     tail: float = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2.0 * tail)
+
+
+def mcnemar_p(flipped_to_fail: int, flipped_to_pass: int) -> float:
+    """McNemar's exact test, two-sided: the sign test on the discordant cases."""
+    return sign_test_p(flipped_to_fail, flipped_to_pass)
 
 
 def assess(
