@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .model import Row, RunResults, format_score
@@ -88,19 +88,21 @@ class Comparison:
         p = f"{test.p_value:.3g}" if test.p_value is not None else "-"
         return ci, p, test.verdict
 
+    def _rows(self) -> Iterator[tuple[str, str, str, str, str, str, str]]:
+        """Each metric's cells, as every format shows them: metric, before, after, delta,
+        95% interval, p-value, verdict."""
+        for metric, (a, b) in self.deltas.items():
+            delta = "-" if a is None or b is None else f"{b - a:+.3f}"
+            yield (metric, format_score(a), format_score(b), delta, *self._test_cells(metric))
+
     def to_table(self) -> str:
         width = max([len("metric"), *map(len, self.deltas)])
         lines = [
             f"{'metric':{width}} {'before':>8} {'after':>8} {'delta':>8}  "
             f"{'95% CI (paired)':<18} {'p':>7}  verdict"
         ]
-        for metric, (a, b) in self.deltas.items():
-            delta = "-" if a is None or b is None else f"{b - a:+.3f}"
-            ci, p, verdict = self._test_cells(metric)
-            lines.append(
-                f"{metric:{width}} {format_score(a):>8} {format_score(b):>8} {delta:>8}  "
-                f"{ci:<18} {p:>7}  {verdict}"
-            )
+        for metric, a, b, delta, ci, p, verdict in self._rows():
+            lines.append(f"{metric:{width}} {a:>8} {b:>8} {delta:>8}  {ci:<18} {p:>7}  {verdict}")
         for test in self.tests.values():
             if test.moved_most and test.verdict in ("regressed", "improved"):
                 moved = ", ".join(
@@ -145,13 +147,8 @@ class Comparison:
             "| metric | before | after | delta | 95% CI (paired) | p | verdict |",
             "|---|---|---|---|---|---|---|",
         ]
-        for metric, (a, b) in self.deltas.items():
-            delta = "-" if a is None or b is None else f"{b - a:+.3f}"
-            ci, p, verdict = self._test_cells(metric)
-            lines.append(
-                f"| {metric} | {format_score(a)} | {format_score(b)} | {delta} | {ci} | {p} | "
-                f"{verdict} |"
-            )
+        for metric, a, b, delta, ci, p, verdict in self._rows():
+            lines.append(f"| {metric} | {a} | {b} | {delta} | {ci} | {p} | {verdict} |")
         for title, changes in (("Regressed", self.regressions), ("Improved", self.improvements)):
             if changes:
                 lines += ["", f"**{title}**", ""] + [f"- {_describe(c)}" for c in changes]
@@ -164,12 +161,10 @@ class Comparison:
         from html import escape
 
         rows = []
-        for metric, (a, b) in self.deltas.items():
-            delta = "-" if a is None or b is None else f"{b - a:+.3f}"
-            ci, p, verdict = self._test_cells(metric)
+        for metric, a, b, delta, ci, p, verdict in self._rows():
             rows.append(
-                f"<tr><td>{escape(metric)}</td><td>{format_score(a)}</td>"
-                f"<td>{format_score(b)}</td><td>{delta}</td><td>{escape(ci)}</td><td>{p}</td>"
+                f"<tr><td>{escape(metric)}</td><td>{a}</td>"
+                f"<td>{b}</td><td>{delta}</td><td>{escape(ci)}</td><td>{p}</td>"
                 f'<td class="{verdict.replace(" ", "-")}">{verdict}</td></tr>'
             )
         changes = "".join(
