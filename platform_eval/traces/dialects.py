@@ -26,6 +26,7 @@ from typing import Any
 
 from .containers import Span, SpanEvent
 from .genai_semconv import INPUT_MESSAGES, OUTPUT_MESSAGES, SYSTEM_INSTRUCTIONS, parse_json
+from .span_tree import SpanTree
 
 OPENINFERENCE_KIND = "openinference.span.kind"
 OPERATION = "gen_ai.operation.name"
@@ -338,20 +339,11 @@ def _kind(span: Span) -> str:
 def _agents_hold_every_llm(spans: list[Span]) -> bool:
     """Every OpenInference LLM span of the trace is below an AGENT span (there is one at least):
     the agents, not the chain at the top, are who spoke."""
-    by_id = {s.span_id: s for s in spans}
     llm = [s for s in spans if _kind(s) == "LLM"]
-
-    def under_agent(span: Span) -> bool:
-        seen: set[str] = set()
-        current = by_id.get(span.parent_id or "")
-        while current is not None and current.span_id not in seen:
-            if _kind(current) == "AGENT":
-                return True
-            seen.add(current.span_id)
-            current = by_id.get(current.parent_id or "")
-        return False
-
-    return bool(llm) and all(under_agent(s) for s in llm)
+    tree = SpanTree(spans) if llm else None
+    return tree is not None and all(
+        any(_kind(a) == "AGENT" for a in tree.ancestors(s)) for s in llm
+    )
 
 
 def handoff_target(span: Span) -> str | None:

@@ -25,7 +25,8 @@ from ..types import AgentConfig, AgentData, AgentEvent, ConversationTurn
 from ._conversation import Conversation
 from .containers import Span
 from .dialects import HANDOFF, handoff_target, normalize_trace
-from .mappers import SpanTree, Turn, adk_v1, genai, register_agent, span_time, transcript
+from .mappers import Turn, adk_v1, agent_input, genai, register_agent, span_time, transcript
+from .span_tree import SpanTree
 
 #: Attributes naming the session a trace belongs to: its traces are one conversation.
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id", "session.id")
@@ -60,7 +61,7 @@ def _read_turn(
     tree: SpanTree, agents: dict[str, AgentConfig], notes: list[str], roots: list[Span]
 ) -> Turn:
     """The events of one turn: the user's message, then what each agent said and called."""
-    turn = Turn(tree, agents, notes, roots[0])
+    turn = Turn(tree, agents, notes)
     spans = _turn_spans(tree, roots)
     agent_spans = [*roots, *(s for s in spans if s.operation == "invoke_agent" and s not in roots)]
     read_tools: set[str] = set()
@@ -80,7 +81,7 @@ def _read_turn(
             turn.handoff(span, handoff_target(span))
     turn.finish()
     if turn.user is None:
-        turn.user = turn.agent_input(agent_spans)
+        turn.user = agent_input(agent_spans, notes)
     if not any(e.author != "user" and _has_text(e) for e in turn.events):
         turn.agent_output(agent_spans)
     if turn.user is not None:
@@ -98,20 +99,17 @@ def _has_text(event: AgentEvent) -> bool:
 
 
 def _question(tree: SpanTree, span: Span) -> str | None:
-    """The user's text an agent span starts from, read from its first request (for telling a
-    handoff, which answers the same question, from a new turn)."""
-    scratch = Turn(tree, {}, [], span)
-    asked = scratch.agent_input([span])
+    """The user's text an agent span starts from (for telling a handoff, which answers the
+    same question, from a new turn): its own input, else its first request that has one."""
+    notes: list[str] = []  # reading the turn reports them
+    asked = agent_input([span], notes)
     for inner in tree.descendants(span):
         if asked is not None:
             break
         if adk_v1.is_llm(inner):
-            adk_v1.read_llm(scratch, inner)
+            asked = adk_v1.user_message(inner)
         elif genai.is_read(inner, tree):
-            genai.read_llm(scratch, inner)
-        else:
-            continue
-        asked = scratch.user
+            asked = genai.user_message(inner, notes)
     if asked is None:
         return None
     return "\n".join(p.text for p in asked.parts or [] if p.text)
@@ -156,6 +154,8 @@ def _turn_roots(tree: SpanTree, spans: list[Span]) -> list[list[Span]]:
         ),
         key=lambda s: s.start_ns,
     )
+    if len(agents) == 1:
+        return [agents]
     if agents:
         groups: list[list[Span]] = []
         asked: str | None = None

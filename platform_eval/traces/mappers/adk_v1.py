@@ -32,6 +32,11 @@ def _user_message(request: Any) -> genai_types.Content | None:
     return latest_user_text(read_content(raw) for raw in reversed(contents))
 
 
+def user_message(span: Span) -> genai_types.Content | None:
+    """The newest user text of the span's request."""
+    return _user_message(semconv.parse_json(span.attributes.get(LLM_REQUEST)))
+
+
 def read_llm(turn: Turn, span: Span) -> None:
     # None when absent, or cut short by an attribute length limit.
     request = semconv.parse_json(span.attributes.get(LLM_REQUEST))

@@ -13,8 +13,7 @@ by the agent that made the call (as ADK authors a function response).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,42 +23,10 @@ from google.genai import types as genai_types
 from ...types import AgentConfig, AgentEvent
 from .. import genai_semconv as semconv
 from ..containers import Span
+from ..span_tree import SpanTree
 
 TOOL_ARGS_KEYS = ("gcp.vertex.agent.tool_call_args", "gen_ai.tool.call.arguments")
 TOOL_RESULT_KEYS = ("gcp.vertex.agent.tool_response", "gen_ai.tool.call.result")
-
-
-class SpanTree:
-    """The spans of one trace, each with its parent and children."""
-
-    def __init__(self, spans: list[Span]) -> None:
-        self.by_id = {s.span_id: s for s in spans}
-        self.children: dict[str, list[Span]] = defaultdict(list)
-        for span in spans:
-            if span.parent_id and span.parent_id in self.by_id:
-                self.children[span.parent_id].append(span)
-
-    def ancestors(self, span: Span) -> Iterator[Span]:
-        seen = set()
-        current = self.by_id.get(span.parent_id or "")
-        while current is not None and current.span_id not in seen:
-            seen.add(current.span_id)
-            yield current
-            current = self.by_id.get(current.parent_id or "")
-
-    def descendants(self, span: Span) -> list[Span]:
-        out, stack, seen = [], list(self.children.get(span.span_id, [])), {span.span_id}
-        while stack:
-            child = stack.pop()
-            if child.span_id in seen:
-                continue  # a file whose parents loop
-            seen.add(child.span_id)
-            out.append(child)
-            stack.extend(self.children.get(child.span_id, []))
-        return sorted(out, key=lambda s: s.start_ns)
-
-    def depth(self, span: Span) -> int:
-        return sum(1 for _ in self.ancestors(span))
 
 
 def agent_name(span: Span) -> str | None:
@@ -100,6 +67,17 @@ def latest_user_text(
     return None
 
 
+def agent_input(agents: Iterable[Span], notes: list[str]) -> genai_types.Content | None:
+    """The user's message as an agent span recorded it (its input messages)."""
+    for span in agents:
+        inputs = semconv.messages(
+            span.attributes.get(semconv.INPUT_MESSAGES), f"span {span.span_id} input", notes
+        )
+        if found := latest_user_text(reversed(inputs)):
+            return found
+    return None
+
+
 def tool_name(span: Span) -> str:
     return str(span.attributes.get("gen_ai.tool.name") or span.name.split(" ", 1)[-1])
 
@@ -133,10 +111,8 @@ class _Call:
 class Turn:
     """The events of one turn as its spans are read, oldest first."""
 
-    def __init__(
-        self, tree: SpanTree, agents: dict[str, AgentConfig], notes: list[str], span: Span
-    ) -> None:
-        self.tree, self.agents, self.notes, self.span = tree, agents, notes, span
+    def __init__(self, tree: SpanTree, agents: dict[str, AgentConfig], notes: list[str]) -> None:
+        self.tree, self.agents, self.notes = tree, agents, notes
         self.events: list[AgentEvent] = []
         self.user: genai_types.Content | None = None
         #: Calls a model made whose tool span has not been read yet, oldest first.
@@ -284,11 +260,9 @@ class Turn:
         event; the span adds none of its own. Without that call, the move is only in the
         authors of what follows, and a note says so."""
         author = self.author_of(span)
-        made = [c for c in self.called.values() if c.author == author]
-        calls = [c for c, a in self.pending if a == author] + [
-            genai_types.FunctionCall(name=c.name) for c in made
-        ]
-        if target and any(target in (c.name or "") for c in calls):
+        names = [c.name for c, a in self.pending if a == author]
+        names += [c.name for c in self.called.values() if c.author == author]
+        if target and any(target in (name or "") for name in names):
             return
         self.notes.append(
             f"span {span.span_id}: a handoff from {author} to {target or 'another agent'} that "
@@ -296,18 +270,6 @@ class Turn:
         )
 
     # -- an agent span's own record ---------------------------------------------------------
-
-    def agent_input(self, agents: list[Span]) -> genai_types.Content | None:
-        """The user's message as an agent span recorded it (its input messages)."""
-        for span in agents:
-            inputs = semconv.messages(
-                span.attributes.get(semconv.INPUT_MESSAGES),
-                f"span {span.span_id} input",
-                self.notes,
-            )
-            if found := latest_user_text(reversed(inputs)):
-                return found
-        return None
 
     def agent_output(self, agents: list[Span]) -> None:
         """The final answer as the outermost agent span that recorded one gives it."""
