@@ -1,4 +1,4 @@
-"""What every mapper shares: the span tree, and the state of one turn as it is read.
+"""What every mapper shares: the state of one turn as it is read, and how it reads agents.
 
 A turn's events come in the order things happened: a model's text and calls when its span
 starts, a tool's answer when its span ends. That keeps nested agents in place: an agent used
