@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -110,7 +110,7 @@ def _item(text: str) -> dict[str, Any]:
     )
 
 
-def _sub_operations(call: Calls, collection: str, resource: str, done: Callable[..., Any]) -> None:
+def _sub_operations(call: Calls, collection: str, resource: str) -> None:
     """A resource's own operations: its delete's operation is listed, read, waited on and
     deleted under the resource's name."""
     operations = call(f"{collection}.operations.list", name=resource)
@@ -120,7 +120,7 @@ def _sub_operations(call: Calls, collection: str, resource: str, done: Callable[
     assert name.startswith(f"{resource}/operations/")
     call(f"{collection}.operations.get", name=name)
     if f"{collection}.operations.wait" in _documented(call.version):
-        done(call(f"{collection}.operations.wait", name=name, timeout="5s"))
+        call.done(call(f"{collection}.operations.wait", name=name, timeout="5s"))
     call(f"{collection}.operations.delete", name=name)
 
 
@@ -171,13 +171,13 @@ def test_a_discovery_built_client_calls_every_method(
     metric = call(
         "evaluationMetrics.create",
         parent=parent,
-        evaluationMetricId="my-exact-match",
+        evaluationMetricId="politeness",
         body={
             "displayName": "politeness",
             "metric": {"llmBasedMetricSpec": {"metricPromptTemplate": "Is {response} polite?"}},
         },
     )
-    assert metric["name"] == f"{parent}/evaluationMetrics/my-exact-match"
+    assert metric["name"] == f"{parent}/evaluationMetrics/politeness"
     assert call("evaluationMetrics.get", name=metric["name"]) == metric
     assert call("evaluationMetrics.list", parent=parent)["evaluationMetrics"] == [metric]
 
@@ -252,10 +252,10 @@ def test_a_discovery_built_client_calls_every_method(
     if beta:
         assert experiment is not None
         call.done(call("evaluationExperiments.delete", name=experiment["name"]))
-        _sub_operations(call, "evaluationRuns", cancelled["name"], call.done)
-        _sub_operations(call, "evaluationMetrics", metric["name"], call.done)
-        _sub_operations(call, "evaluationSets", evaluation_set["name"], call.done)
-        _sub_operations(call, "evaluationItems", first["name"], call.done)
+        _sub_operations(call, "evaluationRuns", cancelled["name"])
+        _sub_operations(call, "evaluationMetrics", metric["name"])
+        _sub_operations(call, "evaluationSets", evaluation_set["name"])
+        _sub_operations(call, "evaluationItems", first["name"])
 
     # The location's operations: each operation by its id, whatever resource it belongs to.
     by_location = f"{parent}/operations/{import_operation['name'].rsplit('/', 1)[1]}"

@@ -29,13 +29,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import httpx
+from platform_eval import Client
+from platform_eval.types import EvaluationRun, EvaluationRunState
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chaos import EmulatorProcess, _eval_set, _free_port
 
 PROJECT = "soak-project"
-TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 
 
 def _mount_small_disk(where: Path, megabytes: int) -> bool:
@@ -115,61 +115,40 @@ def _cli_run(workdir: Path, evalset: Path, port: int, index: int) -> subprocess.
     )
 
 
-def _settle(url: str, deadline: float) -> list[dict[str, object]]:
+def _settle(client: Client, deadline: float) -> list[EvaluationRun]:
     """Every run of the project, once none is still pending or running (or the deadline)."""
-    runs: list[dict[str, object]] = []
+    runs: list[EvaluationRun] = []
     while time.monotonic() < deadline:
-        runs = _all_runs(url)
-        if all(r.get("state") in TERMINAL for r in runs):
-            return runs
+        runs = list(client.list_runs())
+        if all(run.done for run in runs):
+            break
         time.sleep(0.5)
     return runs
 
 
-def _all_runs(url: str) -> list[dict[str, object]]:
-    runs: list[dict[str, object]] = []
-    token = ""
-    parent = f"{url}/v1beta1/projects/{PROJECT}/locations/us-central1/evaluationRuns"
-    while True:
-        params = {"pageSize": "100", **({"pageToken": token} if token else {})}
-        page = httpx.get(parent, params=params, timeout=30).json()
-        runs += page.get("evaluationRuns", [])
-        token = page.get("nextPageToken", "")
-        if not token:
-            return runs
-
-
-def _check(url: str, runs: list[dict[str, object]]) -> tuple[list[str], Counter[str]]:
-    from platform_eval import Client
-
+def _check(client: Client, runs: list[EvaluationRun]) -> tuple[list[str], Counter[str]]:
     problems: list[str] = []
     states: Counter[str] = Counter()
-    with Client(PROJECT, api_endpoint=url) as client:
-        for raw in runs:
-            name, state = str(raw["name"]), str(raw.get("state"))
-            states[state] += 1
-            if state == "FAILED":
-                error = raw.get("error")
-                if not isinstance(error, dict) or not error.get("message"):
-                    problems.append(f"{name} FAILED without a reason")
-                continue
-            if state != "SUCCEEDED":
-                problems.append(f"{name} ended {state}")
-                continue
-            run = client.get_run(name)
-            assert run.data_source is not None and run.data_source.evaluation_set
-            items = client.get_set(run.data_source.evaluation_set).evaluation_items or []
-            results = client.get_results(run)
-            scored = Counter(
-                str(r.evaluation_response.evaluation_request)
-                for r in results
-                if r.evaluation_response
-            )
-            twice = [item for item, count in scored.items() if count > 1]
-            if twice:
-                problems.append(f"{name}: {len(twice)} items with more than one result")
-            if sorted(scored) != sorted(items):
-                problems.append(f"{name}: {len(results)} results for {len(items)} items")
+    for run in runs:
+        states[str(run.state)] += 1
+        if run.state == EvaluationRunState.FAILED:
+            if run.error is None or not run.error.message:
+                problems.append(f"{run.name} FAILED without a reason")
+            continue
+        if run.state != EvaluationRunState.SUCCEEDED:
+            problems.append(f"{run.name} ended {run.state}")
+            continue
+        assert run.data_source is not None and run.data_source.evaluation_set
+        items = client.get_set(run.data_source.evaluation_set).evaluation_items or []
+        results = client.get_results(run)
+        scored = Counter(
+            str(r.evaluation_response.evaluation_request) for r in results if r.evaluation_response
+        )
+        twice = [item for item, count in scored.items() if count > 1]
+        if twice:
+            problems.append(f"{run.name}: {len(twice)} items with more than one result")
+        if sorted(scored) != sorted(items):
+            problems.append(f"{run.name}: {len(results)} results for {len(items)} items")
     return problems, states
 
 
@@ -230,8 +209,11 @@ def main(argv: list[str] | None = None) -> int:
                     if command.returncode not in (0, -signal.SIGKILL):
                         # A CLI run that failed says why in one line: keep the last of them.
                         cli_errors.append(err.strip().splitlines()[-1] if err.strip() else "")
-            runs = _settle(emulators[0].url, time.monotonic() + 300)
-            problems, states = _check(emulators[1].url, runs)
+            # Listed through one emulator, read through the other: both see one database.
+            with Client(PROJECT, api_endpoint=emulators[0].url) as first:
+                runs = _settle(first, time.monotonic() + 300)
+            with Client(PROJECT, api_endpoint=emulators[1].url) as second:
+                problems, states = _check(second, runs)
         finally:
             for emulator in emulators:
                 emulator.stop()
