@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 import traceback
@@ -117,34 +118,27 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
+def _number(kind: str, accepts: Callable[[float], bool], within: str) -> Callable[[str], float]:
+    """An argparse type: a number that ``accepts`` takes, else an error saying what was
+    expected (``kind`` when it is not a number at all, ``within`` when it is out of range)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from None
+        if not accepts(value):  # NaN is refused by every comparison below
+            raise argparse.ArgumentTypeError(f"expected {within}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number 0 or more, got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
+_probability = _number("a number", lambda v: 0 < v < 1, "a number between 0 and 1")
+_non_negative = _number("a number", lambda v: 0 <= v < math.inf, "a number 0 or more")
+_seconds = _number(
+    "a number of seconds", lambda v: 0 < v < math.inf, "a positive number of seconds"
+)
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
