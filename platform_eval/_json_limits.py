@@ -12,32 +12,50 @@ import math
 import re
 from typing import Any
 
+from . import _env
+
 #: Deeper than any format we read (an AgentData event is about 12 levels); protobuf's JSON
-#: parser stops at 100 as well.
+#: parser, and so the service, stops at 100 as well.
 MAX_DEPTH = 100
+#: Raises (or lowers) the nesting files and the emulator's bodies may have.
+MAX_DEPTH_ENV = "PLATFORM_EVAL_MAX_JSON_DEPTH"
+#: Beyond this, Python's own recursion limit (json, pydantic, re-encoding) is the one hit.
+DEEPEST_ALLOWED = 500
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
 
 
-TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep; no format or resource is"
+def max_depth() -> int:
+    """The nesting allowed: ``PLATFORM_EVAL_MAX_JSON_DEPTH``, else 100."""
+    return _env.whole_number(MAX_DEPTH_ENV, MAX_DEPTH, maximum=DEEPEST_ALLOWED)
+
+
+def too_deep(limit: int) -> str:
+    return (
+        f"nested more than {limit} levels deep; no format or resource is ({MAX_DEPTH_ENV}, "
+        "or the emulator's --max-json-depth, raises the limit)"
+    )
+
+
 LONE_SURROGATE = "holds an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape): not valid Unicode"
 
 
-def limit_problem(value: Any, text: str) -> tuple[str, str] | None:
+def limit_problem(value: Any, text: str, depth: int | None = None) -> tuple[str, str] | None:
     """(JSON path, what is wrong) when parsed JSON breaks a limit, else None.
 
     ``text`` is what ``value`` was parsed from: surrogates are only looked for when it has an
-    escape that could make one.
+    escape that could make one. ``depth`` is the nesting allowed (``max_depth()`` if None).
     """
+    limit = max_depth() if depth is None else depth
     # Each level of nesting opens a bracket: text with few of them cannot nest too deep, and
     # counting them in C is much cheaper than walking the parsed value (every request body).
-    if text.count("{") + text.count("[") > MAX_DEPTH and depth_exceeds(value):
-        return "$", TOO_DEEP
+    if text.count("{") + text.count("[") > limit and depth_exceeds(value, limit):
+        return "$", too_deep(limit)
     where = lone_surrogate_path(value) if may_hold_surrogates(text) else None
     return (where, LONE_SURROGATE) if where is not None else None
 
 
-def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+def depth_exceeds(value: Any, limit: int) -> bool:
     """True when lists and objects nest more than ``limit`` levels (iterative: never recurses).
 
     Walked a level at a time, keeping only containers: every file load pays for this walk, and

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import time
 from collections.abc import (
     AsyncIterator,
@@ -27,6 +26,7 @@ from google.auth import credentials as ga_credentials
 
 from ._auth import Authenticator
 from ._config import Settings, resolve_settings, shown_url
+from ._env import mebibytes
 from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
 from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
@@ -74,18 +74,7 @@ ProgressCallback = Callable[[EvaluationRun], None]
 def _response_cap(max_response_bytes: int | None) -> int:
     """The cap on one answer: as given, else ``PLATFORM_EVAL_MAX_RESPONSE_MB``, else 256 MiB."""
     if max_response_bytes is None:
-        raw = os.environ.get(MAX_RESPONSE_MB_ENV, "").strip()
-        if not raw:
-            return DEFAULT_MAX_RESPONSE_BYTES
-        try:
-            megabytes = float(raw)
-        except ValueError:
-            megabytes = math.nan
-        if not 0 < megabytes < math.inf:
-            raise ConfigurationError(
-                f"{MAX_RESPONSE_MB_ENV} must be a positive number of MiB, got {raw!r}"
-            )
-        return int(megabytes * 2**20)
+        return mebibytes(MAX_RESPONSE_MB_ENV, DEFAULT_MAX_RESPONSE_BYTES / 2**20)
     if isinstance(max_response_bytes, bool) or max_response_bytes <= 0:
         raise ValueError(
             f"max_response_bytes must be a positive number, got {max_response_bytes!r}"

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from platform_eval import errors
-from platform_eval._json_limits import MAX_DEPTH, TOO_DEEP, limit_problem
+from platform_eval._json_limits import MAX_DEPTH, limit_problem, too_deep
 from platform_eval.emulator import Emulator
 
 SETS = "evaluationSets"
@@ -66,7 +66,7 @@ def test_nesting_is_judged_by_depth_not_by_the_number_of_brackets() -> None:
     at_the_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
     assert limit_problem(json.loads(at_the_limit), at_the_limit) is None
     deeper = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
-    assert limit_problem(json.loads(deeper), deeper) == ("$", TOO_DEEP)
+    assert limit_problem(json.loads(deeper), deeper) == ("$", too_deep(MAX_DEPTH))
 
 
 def test_a_surrogate_pair_is_a_valid_string(http: tuple[httpx.Client, str]) -> None:

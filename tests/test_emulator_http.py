@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -107,13 +108,48 @@ def test_bad_project_is_rejected(emulator: Emulator) -> None:
     assert response.status_code == 400
 
 
-def test_request_id_header_deduplicates(base: str) -> None:
+def _bodies(base: str) -> dict[str, dict[str, Any]]:
+    evaluation_set = httpx.post(f"{base}/evaluationSets", json={"displayName": "s"}).json()
+    template = {"llmBasedMetricSpec": {"metricPromptTemplate": "Rate {response}."}}
+    return {
+        "evaluationItems": request_item("x"),
+        "evaluationSets": {"displayName": "s"},
+        "evaluationExperiments": {"displayName": "e"},
+        "evaluationMetrics": {"displayName": "m", "metric": template},
+        "evaluationRuns": {
+            "displayName": "r",
+            "dataSource": {"evaluationSet": evaluation_set["name"]},
+            "evaluationConfig": {"metrics": [{"metric": "exact_match"}]},
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "collection",
+    [
+        "evaluationItems",
+        "evaluationSets",
+        "evaluationExperiments",
+        "evaluationMetrics",
+        "evaluationRuns",
+    ],
+)
+def test_request_id_header_deduplicates(base: str, collection: str) -> None:
+    body = _bodies(base)[collection]
+    before = len(httpx.get(f"{base}/{collection}").json().get(collection, []))
     headers = {"x-platform-eval-request-id": "abc-123"}
-    first = httpx.post(f"{base}/evaluationItems", json=request_item("x"), headers=headers).json()
-    second = httpx.post(f"{base}/evaluationItems", json=request_item("x"), headers=headers).json()
-    assert first == second
-    listed = httpx.get(f"{base}/evaluationItems").json()["evaluationItems"]
-    assert len(listed) == 1
+    first = httpx.post(f"{base}/{collection}", json=body, headers=headers).json()
+    # The repeat is answered with what the first created, whatever it carries this time.
+    again = {**body, "displayName": "changed"}
+    second = httpx.post(f"{base}/{collection}", json=again, headers=headers).json()
+    # (A run's answer is the run as it is now: it may have run meanwhile.)
+    assert second["name"] == first["name"] and second["displayName"] == body["displayName"]
+    listed = httpx.get(f"{base}/{collection}").json()[collection]
+    assert len(listed) == before + 1
+    # Another request id creates another resource.
+    other = {"x-platform-eval-request-id": "abc-124"}
+    third = httpx.post(f"{base}/{collection}", json=body, headers=other).json()
+    assert third["name"] != first["name"]
 
 
 def test_page_size_is_capped_and_validated(base: str) -> None:

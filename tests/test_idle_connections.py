@@ -7,9 +7,8 @@ import socket
 import time
 
 import httpx
-import pytest
 
-from platform_eval.emulator import Emulator, connections
+from platform_eval.emulator import Emulator
 
 
 def _idle(emulator: Emulator, count: int) -> list[socket.socket]:
@@ -25,20 +24,16 @@ def _closed(sock: socket.socket) -> bool:
         return False
 
 
-def test_a_connection_that_sends_nothing_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(connections, "FIRST_REQUEST_SECONDS", 0.5)
-    with Emulator() as emulator:
+def test_a_connection_that_sends_nothing_is_closed() -> None:
+    with Emulator(first_request_seconds=0.5) as emulator:
         idle = _idle(emulator, 20)
         time.sleep(0.8)
         assert all(_closed(sock) for sock in idle)
         assert httpx.get(f"{emulator.url}/_emulator/health").status_code == 200
 
 
-def test_beyond_the_cap_new_connections_are_closed_and_the_server_still_answers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(connections, "MAX_CONNECTIONS", 30)
-    with Emulator() as emulator:
+def test_beyond_the_cap_new_connections_are_closed_and_the_server_still_answers() -> None:
+    with Emulator(max_connections=30) as emulator:
         idle = _idle(emulator, 40)
         time.sleep(0.3)
         assert sum(_closed(sock) for sock in idle[30:]) == 10

@@ -143,3 +143,26 @@ def test_experiments_are_not_served_on_v1(sync_client: Any, emulator: Emulator) 
     )
     assert answer.status_code == 404
     assert "not part of the v1 API" in answer.json()["error"]["message"]
+
+
+def test_every_v1beta1_only_field_a_resource_can_hold_is_left_out_on_v1(
+    sync_client: Any, emulator: Emulator
+) -> None:
+    # The golden response's events: a place the hand-written table of paths had missed.
+    events = [{"role": "model", "parts": [{"text": "x"}]}]
+    item = {
+        "displayName": "y",
+        "evaluationItemType": "REQUEST",
+        "evaluationRequest": {
+            "prompt": {"text": "q"},
+            "goldenResponse": {"text": "a", "events": events},
+            "candidateResponses": [{"candidate": "a", "text": "a", "events": events}],
+        },
+    }
+    beta = f"{emulator.url}/v1beta1/{sync_client.parent}/evaluationItems"
+    name = httpx.post(beta, json=item).json()["name"]
+    one = httpx.get(f"{emulator.url}/v1/{name}").json()["evaluationRequest"]
+    assert one["goldenResponse"] == {"text": "a"}
+    assert one["candidateResponses"] == [{"candidate": "a", "text": "a"}]
+    stored = httpx.get(f"{emulator.url}/v1beta1/{name}").json()
+    assert stored["evaluationRequest"] == item["evaluationRequest"]

@@ -139,6 +139,7 @@ _non_negative = _number("a number", lambda v: 0 <= v < math.inf, "a number 0 or 
 _seconds = _number(
     "a number of seconds", lambda v: 0 < v < math.inf, "a positive number of seconds"
 )
+_megabytes = _number("a number of MiB", lambda v: 0 < v < 2**20, "a positive number of MiB")
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
@@ -399,13 +400,44 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="require this bearer token on every request (or set PLATFORM_EVAL_EMULATOR_TOKEN)",
     )
-    start.add_argument(
+    _limit_options(start)
+    return parser
+
+
+def _limit_options(start: argparse.ArgumentParser) -> None:
+    limits = start.add_argument_group("limits (what one request or connection may ask)")
+    limits.add_argument(
         "--max-body-mb",
-        type=float,
+        type=_megabytes,
         default=32,
+        metavar="MIB",
         help="largest request body accepted, in MiB (default 32)",
     )
-    return parser
+    limits.add_argument(
+        "--max-json-values",
+        type=_positive,
+        metavar="N",
+        help="values one JSON body may hold: objects, arrays and members (default 1,000,000)",
+    )
+    limits.add_argument(
+        "--max-json-depth",
+        type=_positive,
+        metavar="N",
+        help="nesting of a JSON body (default 100, as the service; or "
+        "PLATFORM_EVAL_MAX_JSON_DEPTH)",
+    )
+    limits.add_argument(
+        "--first-request-seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help="close a connection that sends no request within this long (default 10)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=_positive,
+        metavar="N",
+        help="connections open at once; beyond, new ones are closed (default 1,000)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

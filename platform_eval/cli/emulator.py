@@ -7,6 +7,7 @@ import os
 import sys
 
 from .._config import EMULATOR_TOKEN_ENV
+from .._json_limits import DEEPEST_ALLOWED
 from ._common import EXIT_OK, EXIT_USAGE, error
 from ._target import judge_settings
 
@@ -21,20 +22,32 @@ def emulator_start(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         error("--port must be between 0 and 65535")
         return EXIT_USAGE
-    if args.max_body_mb <= 0:
-        error("--max-body-mb must be a positive number")
+    if args.max_json_depth is not None and args.max_json_depth > DEEPEST_ALLOWED:
+        error(
+            f"--max-json-depth must be at most {DEEPEST_ALLOWED}: deeper, Python's own recursion "
+            "limit is the one that stops a body"
+        )
         return EXIT_USAGE
     # The environment rather than the flag keeps the token out of the process list.
     token = args.auth_token or os.environ.get(EMULATOR_TOKEN_ENV, "").strip() or None
-    emulator = Emulator(
-        host=args.host,
-        port=args.port,
-        db=args.db,
-        log_level=args.log_level,
-        max_body_bytes=int(args.max_body_mb * 1024 * 1024),
-        auth_token=token,
-        judges=judge_settings(args, db=args.db).judges(),
-    )
+    try:
+        emulator = Emulator(
+            host=args.host,
+            port=args.port,
+            db=args.db,
+            log_level=args.log_level,
+            max_body_bytes=max(1, int(args.max_body_mb * 2**20)),
+            max_json_values=args.max_json_values,
+            max_json_depth=args.max_json_depth,
+            first_request_seconds=args.first_request_seconds,
+            max_connections=args.max_connections,
+            auth_token=token,
+            judges=judge_settings(args, db=args.db).judges(),
+        )
+    except ValueError as exc:
+        # PLATFORM_EVAL_MAX_JSON_DEPTH, when it is not a depth.
+        error(str(exc))
+        return EXIT_USAGE
     where = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     warning = exposure_warning(args.host, token)
     if warning:

@@ -41,6 +41,7 @@ from ..types import (
 from ..types._base import clear_output_only, rfc3339, wire_name
 from .filters import FilterError, compile_filter, compile_order
 from .store import Store
+from .versions import v1beta1_only
 
 _logger = logging.getLogger("platform_eval.emulator")
 
@@ -166,20 +167,21 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(f"{where}: {message}" for where, message in _violations(error))
 
 
-def parse_body(model: type[M], body: Any) -> M:
-    """A request body as ``model``: INVALID_ARGUMENT naming each bad field otherwise.
+def parse_body(model: type[M], body: Any, version: str = "v1beta1") -> M:
+    """A request body as ``model``: INVALID_ARGUMENT naming each bad field otherwise, and on
+    ``v1`` naming a field only v1beta1 has.
 
     Output-only fields it sets are ignored (AIP-203): a resource read and sent back as it was
     is accepted, and what only the service writes stays the service's.
     """
-    return _parse_body(model, body)[0]
+    return _parse_body(model, body, version)[0]
 
 
 #: The wire name of a RESULT item's payload, which only runs write.
 _RESPONSE_FIELD = wire_name(EvaluationItem, "evaluation_response")
 
 
-def _parse_body(model: type[M], body: Any) -> tuple[M, list[str]]:
+def _parse_body(model: type[M], body: Any, version: str) -> tuple[M, list[str]]:
     """``parse_body``, and the JSON paths of the output-only fields it ignored."""
     what = model.__name__
     if not isinstance(body, dict):
@@ -190,6 +192,8 @@ def _parse_body(model: type[M], body: Any) -> tuple[M, list[str]]:
         raise ApiError(
             "INVALID_ARGUMENT", f"invalid {what}: {_describe(error)}", _violations(error)
         ) from None
+    if version == "v1" and (found := next(v1beta1_only(parsed), None)) is not None:
+        raise ApiError("INVALID_ARGUMENT", f"{found}: not a field of the v1 API (v1beta1 has it)")
     ignored = clear_output_only(parsed)
     if ignored:
         _logger.debug("ignoring output-only fields of a %s request: %s", what, ignored)
@@ -410,15 +414,46 @@ class Backend:
 
     # -- evaluationItems ------------------------------------------------------------------
 
-    def create_item(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
-        if request_id and (earlier := self.store.by_request_id(parent, ITEMS, request_id)):
+    def create(
+        self,
+        parent: str,
+        collection: str,
+        body: Any,
+        request_id: str | None = None,
+        *,
+        version: str = "v1beta1",
+        resource_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Creates a resource of ``collection`` from a request's body (``resource_id``: the id
+        a metric's create chose, ``evaluationMetricId``).
+
+        A create that repeats the request id of an earlier one answers what that one created,
+        without checking or creating anything again (AIP-155): a client retrying a create whose
+        answer it lost gets the resource, never a second one or an error the first did not get.
+        """
+        if request_id and (earlier := self.store.by_request_id(parent, collection, request_id)):
             return earlier
-        return self._insert(parent, ITEMS, self.new_item(body).to_wire(), request_id)
+        if collection == METRICS:
+            return self._create_metric(parent, body, request_id, version, resource_id)
+        creators = {
+            ITEMS: self._create_item,
+            SETS: self._create_set,
+            RUNS: self._create_run,
+            EXPERIMENTS: self._create_experiment,
+        }
+        if collection not in creators:
+            raise ApiError("NOT_FOUND", f"{collection} cannot be created")
+        return creators[collection](parent, body, request_id, version)
+
+    def _create_item(
+        self, parent: str, body: Any, request_id: str | None, version: str
+    ) -> dict[str, Any]:
+        return self._insert(parent, ITEMS, self.new_item(body, version).to_wire(), request_id)
 
     @staticmethod
-    def new_item(body: Any) -> EvaluationItem:
+    def new_item(body: Any, version: str) -> EvaluationItem:
         """An item as a create or an import receives it, checked as the service checks it."""
-        item, ignored = _parse_body(EvaluationItem, body)
+        item, ignored = _parse_body(EvaluationItem, body, version)
         if item.evaluation_item_type not in (EvaluationItemType.REQUEST, EvaluationItemType.RESULT):
             raise ApiError(
                 "INVALID_ARGUMENT",
@@ -473,44 +508,50 @@ class Backend:
             if rid not in found:
                 raise ApiError("NOT_FOUND", f"evaluationItems[{index}]: {names[index]} not found")
 
-    def create_set(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
-        if request_id and (earlier := self.store.by_request_id(parent, SETS, request_id)):
-            return earlier
-        evaluation_set: EvaluationSet = parse_body(EvaluationSet, body)
+    def _create_set(
+        self, parent: str, body: Any, request_id: str | None, version: str
+    ) -> dict[str, Any]:
+        evaluation_set: EvaluationSet = parse_body(EvaluationSet, body, version)
         _require(evaluation_set.display_name, "displayName")
         self._check_items_exist(parent, evaluation_set.evaluation_items or [])
         return self._insert(parent, SETS, evaluation_set.to_wire(), request_id)
 
-    def patch_set(
-        self, parent: str, rid: str, body: Any, update_mask: str | None
+    def patch(
+        self,
+        parent: str,
+        collection: str,
+        rid: str,
+        body: Any,
+        update_mask: str | None,
+        version: str = "v1beta1",
     ) -> dict[str, Any]:
-        def check(updated: Any) -> None:
-            self._check_items_exist(parent, updated.evaluation_items or [])
+        """AIP-134: the fields the mask names (``*``: every updatable one; no mask: those the
+        body sets) take the body's values; a masked field the body leaves out is cleared."""
+        if collection == SETS:
 
-        return self._patch(parent, SETS, rid, EvaluationSet, body, update_mask, _SET_MUTABLE, check)
+            def check(updated: Any) -> None:
+                self._check_items_exist(parent, updated.evaluation_items or [])
 
-    def patch_experiment(
-        self, parent: str, rid: str, body: Any, update_mask: str | None
-    ) -> dict[str, Any]:
-        return self._patch(
-            parent, EXPERIMENTS, rid, EvaluationExperiment, body, update_mask, _EXPERIMENT_MUTABLE
-        )
+            new_set = parse_body(EvaluationSet, body, version)
+            return self._patch(parent, SETS, rid, new_set, update_mask, _SET_MUTABLE, check)
+        if collection == EXPERIMENTS:
+            experiment = parse_body(EvaluationExperiment, body, version)
+            return self._patch(
+                parent, EXPERIMENTS, rid, experiment, update_mask, _EXPERIMENT_MUTABLE
+            )
+        raise ApiError("NOT_FOUND", f"{collection} cannot be updated")
 
     def _patch(
         self,
         parent: str,
         collection: str,
         rid: str,
-        model: type[WireModel],
-        body: Any,
+        patch: WireModel,
         update_mask: str | None,
         mutable: tuple[str, ...],
         check: Callable[[Any], None] | None = None,
     ) -> dict[str, Any]:
-        """AIP-134: the fields the mask names (``*``: every updatable one; no mask: those the
-        body sets) take the body's values; a masked field the body leaves out is cleared."""
-        current: Any = model.from_wire(self._get(parent, collection, rid))
-        patch = parse_body(model, body)
+        current: Any = type(patch).from_wire(self._get(parent, collection, rid))
         paths = [f.strip() for f in (update_mask or "").split(",") if f.strip()]
         if paths == ["*"]:
             fields = list(mutable)
@@ -533,20 +574,18 @@ class Backend:
 
     # -- evaluationExperiments (the official client makes one before each run) -----------
 
-    def create_experiment(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
-        if request_id and (earlier := self.store.by_request_id(parent, EXPERIMENTS, request_id)):
-            return earlier
-        experiment: EvaluationExperiment = parse_body(EvaluationExperiment, body)
+    def _create_experiment(
+        self, parent: str, body: Any, request_id: str | None, version: str
+    ) -> dict[str, Any]:
+        experiment: EvaluationExperiment = parse_body(EvaluationExperiment, body, version)
         _require(experiment.display_name, "displayName")
         return self._insert(parent, EXPERIMENTS, experiment.to_wire(), request_id)
 
     # -- evaluationMetrics ----------------------------------------------------------------
 
-    def create_metric(
-        self, parent: str, body: Any, request_id: str | None, metric_id: str | None = None
+    def _create_metric(
+        self, parent: str, body: Any, request_id: str | None, version: str, metric_id: str | None
     ) -> dict[str, Any]:
-        if request_id and (earlier := self.store.by_request_id(parent, METRICS, request_id)):
-            return earlier
         if metric_id is not None:
             if not _METRIC_ID.fullmatch(metric_id):
                 raise ApiError(
@@ -556,7 +595,7 @@ class Backend:
                 )
             if self.store.get(parent, METRICS, metric_id) is not None:
                 raise ApiError("ALREADY_EXISTS", f"{parent}/{METRICS}/{metric_id} already exists")
-        metric: EvaluationMetric = parse_body(EvaluationMetric, body)
+        metric: EvaluationMetric = parse_body(EvaluationMetric, body, version)
         if not metric.display_name:
             raise ApiError("INVALID_ARGUMENT", "displayName is required")
         config = metric.metric
@@ -615,10 +654,10 @@ class Backend:
 
     # -- evaluationRuns -------------------------------------------------------------------
 
-    def create_run(self, parent: str, body: Any, request_id: str | None) -> dict[str, Any]:
-        if request_id and (earlier := self.store.by_request_id(parent, RUNS, request_id)):
-            return earlier
-        run: EvaluationRun = parse_body(EvaluationRun, body)
+    def _create_run(
+        self, parent: str, body: Any, request_id: str | None, version: str
+    ) -> dict[str, Any]:
+        run: EvaluationRun = parse_body(EvaluationRun, body, version)
         source = self._run_source(parent, run)
         _refuse_inference(run)
         experiment = self._run_experiment(parent, run)

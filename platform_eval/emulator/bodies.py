@@ -16,12 +16,9 @@ from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 
-from .._json_limits import TOO_DEEP, limit_problem, non_finite_path
+from .._json_limits import limit_problem, non_finite_path, too_deep
 from .backend import ApiError
-
-#: Bodies above this are refused with INVALID_ARGUMENT naming the limit; ``--max-body-mb``
-#: changes it.
-DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+from .limits import Limits
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -43,7 +40,9 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 def _too_large(limit: int) -> ApiError:
     return ApiError(
-        "INVALID_ARGUMENT", f"the request body is larger than the emulator's limit of {limit} bytes"
+        "INVALID_ARGUMENT",
+        f"the request body is larger than the emulator's limit of {limit} bytes "
+        "(emulator start --max-body-mb)",
     )
 
 
@@ -69,13 +68,7 @@ _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite
 _LENIENT = json.JSONDecoder()
 
 
-#: Values one body may hold (objects, arrays and list or object members). Parsed JSON takes
-#: about 150 bytes per value: a 32 MB body of ``[{},{},...]`` took 1.2 GB and held the server
-#: for 13 s. No resource comes near this (a thousand-turn conversation holds some 50,000).
-MAX_JSON_VALUES = 1_000_000
-
-
-def parse_json(raw: bytes, *, what: str = "the request body") -> Any:
+def parse_json(raw: bytes, *, limits: Limits, what: str = "the request body") -> Any:
     """The JSON value of ``raw``, or ApiError(INVALID_ARGUMENT) saying what is wrong with it."""
     try:
         text = raw.decode("utf-8")
@@ -83,19 +76,20 @@ def parse_json(raw: bytes, *, what: str = "the request body") -> Any:
         raise ApiError(
             "INVALID_ARGUMENT", f"{what} is not valid UTF-8 (byte {exc.start})"
         ) from None
-    # Counted in C before anything is built (commas inside strings count too: an upper bound).
-    if len(text) > MAX_JSON_VALUES and (
-        text.count(",") + text.count("{") + text.count("[") > MAX_JSON_VALUES
-    ):
+    # Counted in C before anything is built, since parsed JSON takes some 150 bytes a value
+    # (commas inside strings count too: an upper bound).
+    values = limits.json_values
+    if len(text) > values and text.count(",") + text.count("{") + text.count("[") > values:
         raise ApiError(
             "INVALID_ARGUMENT",
-            f"{what} holds more than {MAX_JSON_VALUES} values; no resource has that many",
+            f"{what} holds more than {values} values; no resource has that many "
+            "(emulator start --max-json-values)",
         )
     try:
         value = _DECODER.decode(text)
-        problem = limit_problem(value, text)
+        problem = limit_problem(value, text, limits.json_depth)
     except RecursionError:
-        problem = "$", TOO_DEEP
+        problem = "$", too_deep(limits.json_depth)
     except _NonFiniteError as number:
         problem = (
             _non_finite_path(text),
@@ -114,10 +108,12 @@ def _non_finite_path(text: str) -> str:
     return where if where is not None else "$"
 
 
-def parse_json_object(raw: bytes, *, what: str = "the request body") -> dict[str, Any]:
+def parse_json_object(
+    raw: bytes, *, limits: Limits, what: str = "the request body"
+) -> dict[str, Any]:
     if not raw.strip():
         return {}
-    value = parse_json(raw, what=what)
+    value = parse_json(raw, what=what, limits=limits)
     if not isinstance(value, dict):
         raise ApiError(
             "INVALID_ARGUMENT", f"{what} must be a JSON object, not {type(value).__name__}"

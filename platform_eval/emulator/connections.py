@@ -3,8 +3,8 @@
 uvicorn closes an idle keep-alive connection after a response, but a connection that never
 sends a request is kept for good: enough of them exhaust the process's file descriptors, and
 then the health check cannot connect. Here a connection must send its first request within
-``FIRST_REQUEST_SECONDS``, and beyond ``MAX_CONNECTIONS`` open at once a new one is closed
-straight away (a client's retry then finds room once idle ones are gone).
+``Limits.first_request_seconds``, and beyond ``Limits.connections`` open at once a new one is
+closed straight away (a client's retry then finds room once idle ones are gone).
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-FIRST_REQUEST_SECONDS = 10.0
-MAX_CONNECTIONS = 1000
+from .limits import Limits
 
 _logger = logging.getLogger("platform_eval.emulator")
 
@@ -46,21 +45,27 @@ _TOO_MANY = _RateLimitedLog()
 class BoundedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     """uvicorn's HTTP protocol, with a deadline for the first request and a connection cap."""
 
+    #: Set on the subclass ``protocol_options`` makes for one emulator.
+    limits: ClassVar[Limits]
+
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
-        if len(self.connections) > MAX_CONNECTIONS:
+        cap = self.limits.connections
+        if len(self.connections) > cap:
             _TOO_MANY.warning(
-                f"more than {MAX_CONNECTIONS} connections open: new ones are closed until idle "
-                "ones go"
+                f"more than {cap} connections open: new ones are closed until idle ones go "
+                "(emulator start --max-connections)"
             )
             transport.close()
             return
         # The keep-alive timer uvicorn cancels when data arrives: armed from the start.
         self.timeout_keep_alive_task = self.loop.call_later(
-            FIRST_REQUEST_SECONDS, self.timeout_keep_alive_handler
+            self.limits.first_request_seconds, self.timeout_keep_alive_handler
         )
 
 
-def protocol_options() -> dict[str, Any]:
-    """uvicorn.Config arguments for the bounded protocol."""
-    return {"http": BoundedHTTPProtocol}
+def protocol_options(limits: Limits) -> dict[str, Any]:
+    """uvicorn.Config arguments for the protocol bounded by ``limits`` (uvicorn builds one
+    protocol object per connection from the class, so the limits ride on a subclass)."""
+    bounded = type("BoundedHTTPProtocol", (BoundedHTTPProtocol,), {"limits": limits})
+    return {"http": bounded}

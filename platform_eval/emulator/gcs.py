@@ -23,6 +23,7 @@ from starlette.routing import Route
 from . import multipart
 from .backend import ApiError
 from .bodies import parse_json, parse_json_object, read_body
+from .limits import Limits
 from .store import Store, encode
 
 
@@ -44,8 +45,10 @@ def parse_gs_prefix(prefix: str) -> tuple[str, str]:
 
 
 class ObjectStore:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, limits: Limits) -> None:
         self.store = store
+        #: A stored payload is read as a request body is, with the same bounds.
+        self.limits = limits
 
     def put(self, bucket: str, name: str, data: bytes, content_type: str | None) -> dict[str, Any]:
         generation = time.time_ns()
@@ -90,7 +93,7 @@ class ObjectStore:
         self.claim(bucket, project)
         data, _ = self.get(bucket, name)
         # Checked as a request body is: a payload is stored and queried like one.
-        return parse_json(data, what=uri)
+        return parse_json(data, what=uri, limits=self.limits)
 
     def write_json(self, uri: str, payload: Any, project: str) -> None:
         bucket, name = parse_gs_uri(uri)
@@ -128,10 +131,12 @@ def _gcs_error(error: ApiError) -> JSONResponse:
     )
 
 
-def _multipart(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes, str | None]:
+def _multipart(
+    body: bytes, content_type: str, limits: Limits
+) -> tuple[dict[str, Any], bytes, str | None]:
     metadata_part, media_part = multipart.parse(body, content_type)
     metadata = (
-        parse_json_object(metadata_part.data, what="the upload's metadata part")
+        parse_json_object(metadata_part.data, what="the upload's metadata part", limits=limits)
         if metadata_part.data.strip()
         else {}
     )
@@ -146,9 +151,8 @@ def _string(metadata: dict[str, Any], key: str) -> str | None:
 
 
 class GcsRoutes:
-    def __init__(self, objects: ObjectStore, max_body_bytes: int) -> None:
+    def __init__(self, objects: ObjectStore) -> None:
         self.objects = objects
-        self.max_body_bytes = max_body_bytes
 
     def routes(self) -> list[Route]:
         return [
@@ -178,10 +182,10 @@ class GcsRoutes:
         upload_type = request.query_params.get("uploadType", "media")
         try:
             self._check_project(request, bucket)
-            body = await read_body(request, self.max_body_bytes)
+            body = await read_body(request, self.objects.limits.body_bytes)
             if upload_type == "multipart":
                 metadata, data, media_type = _multipart(
-                    body, request.headers.get("content-type", "")
+                    body, request.headers.get("content-type", ""), self.objects.limits
                 )
                 name = _string(metadata, "name") or request.query_params.get("name")
                 content_type = _string(metadata, "contentType") or media_type

@@ -26,6 +26,7 @@ from .backend import (
 )
 from .bodies import parse_json
 from .gcs import ObjectStore, parse_gs_prefix, parse_gs_uri
+from .limits import Limits
 from .store import encode
 
 #: Sources the emulator reads; the others need a cloud service behind them.
@@ -54,12 +55,12 @@ class SetImporter:
             earlier := self.backend.store.by_request_id(parent, _ANSWERED, request_id)
         ):
             return earlier
-        request = self._request(body)
+        request = self._request(body, version)
         set_id = new_id()
         owner = f"{parent}/{SETS}/{set_id}"
         metadata = type_url(version, "GenericOperationMetadata")
         try:
-            resources, objects, stored = self._read(parent, set_id, request)
+            resources, objects, stored = self._read(parent, set_id, request, version)
         except UnusableImportError as failure:
             error = rpc_status("INVALID_ARGUMENT", str(failure))
             resources, objects = [], []
@@ -74,8 +75,8 @@ class SetImporter:
         return operation
 
     @staticmethod
-    def _request(body: Any) -> ImportEvaluationSetRequest:
-        request = parse_body(ImportEvaluationSetRequest, body)
+    def _request(body: Any, version: str) -> ImportEvaluationSetRequest:
+        request = parse_body(ImportEvaluationSetRequest, body, version)
         sources = request.sources()
         if len(sources) != 1:
             raise ApiError(
@@ -120,7 +121,7 @@ class SetImporter:
         return data
 
     def _read(
-        self, parent: str, set_id: str, request: ImportEvaluationSetRequest
+        self, parent: str, set_id: str, request: ImportEvaluationSetRequest, version: str
     ) -> tuple[list[Row], list[tuple[str, str, bytes, str]], dict[str, Any]]:
         """The rows and objects the import writes, and the new set."""
         bucket, folder = _destination(request)
@@ -132,7 +133,7 @@ class SetImporter:
         for number, line in enumerate(self._data(parent, request).splitlines(), start=1):
             if not line.strip():
                 continue
-            item = _item_of(line, number)
+            item = _item_of(line, number, self.objects.limits, version)
             rid = new_id()
             name = f"{parent}/{ITEMS}/{rid}"
             update: dict[str, Any] = {"name": name, "create_time": stamp}
@@ -172,14 +173,14 @@ def _destination(request: ImportEvaluationSetRequest) -> tuple[str, str]:
     return parse_gs_prefix(prefix)
 
 
-def _item_of(line: bytes, number: int) -> EvaluationItem:
+def _item_of(line: bytes, number: int, limits: Limits, version: str) -> EvaluationItem:
     try:
         # The same checks as a request body: a NaN or an overflowing number stored from an
         # import line would break every later query of the project.
-        value = parse_json(line, what="the line")
+        value = parse_json(line, what="the line", limits=limits)
     except ApiError as error:
         raise UnusableImportError(f"line {number}: {error.message}") from None
     try:
-        return Backend.new_item(value)
+        return Backend.new_item(value, version)
     except ApiError as error:
         raise UnusableImportError(f"line {number}: {error.message}") from None

@@ -25,6 +25,7 @@ from ..traces.containers import otlp_json_from_protobuf, records_from_data
 from ._asgi import error_response
 from .backend import ApiError
 from .bodies import parse_json_object, read_body
+from .limits import Limits
 from .store import Store
 
 PROTOBUF = "application/x-protobuf"
@@ -77,9 +78,9 @@ class TelemetryStore:
 
 
 class OtlpRoutes:
-    def __init__(self, store: Store, max_body_bytes: int) -> None:
+    def __init__(self, store: Store, limits: Limits) -> None:
         self.telemetry = TelemetryStore(store)
-        self.max_body_bytes = max_body_bytes
+        self.limits = limits
 
     def routes(self) -> list[Route]:
         return [
@@ -104,9 +105,9 @@ class OtlpRoutes:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         try:
             body = _decompressed(
-                await read_body(request, self.max_body_bytes),
+                await read_body(request, self.limits.body_bytes),
                 request.headers.get("content-encoding", "").strip().lower(),
-                self.max_body_bytes,
+                self.limits.body_bytes,
             )
             export = self._export(body, content_type, signal)
         except ApiError as error:
@@ -124,7 +125,7 @@ class OtlpRoutes:
             if content_type == PROTOBUF:
                 export = otlp_json_from_protobuf(body, where, logs=signal == "logs")
             elif content_type in ("application/json", ""):
-                export = parse_json_object(body)
+                export = parse_json_object(body, limits=self.limits)
             else:
                 raise ApiError(
                     "INVALID_ARGUMENT",

@@ -372,7 +372,7 @@ class RunExecutor:
             display_name=f"results of {run.display_name or run.id}",
             evaluation_items=result_names,
         )
-        stored_set = self._backend.create_set(parent, result_set.to_wire(), None)
+        stored_set = self._backend.create(parent, SETS, result_set.to_wire())
         results = EvaluationRunResults(
             evaluation_set=stored_set["name"],
             summary_metrics=SummaryMetrics(

@@ -27,10 +27,10 @@ from ..metrics import Judge
 from .access import exposure_warning
 from .app import EmulatorApp
 from .backend import Backend
-from .bodies import DEFAULT_MAX_BODY_BYTES
 from .connections import protocol_options
 from .faults import DroppedConnectionError, Fault, FaultRegistry
 from .gcs import ObjectStore
+from .limits import Limits
 from .runner import RunExecutor
 from .store import Store
 
@@ -61,16 +61,30 @@ class Emulator:
         db: str | None = None,
         log_level: str = "warning",
         judges: Sequence[Judge] | None = None,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_body_bytes: int | None = None,
+        max_json_values: int | None = None,
+        max_json_depth: int | None = None,
+        first_request_seconds: float | None = None,
+        max_connections: int | None = None,
         auth_token: str | None = None,
     ) -> None:
+        """Each ``max_*`` and ``first_request_seconds`` bounds what one request or connection may
+        ask (see ``Limits``); None keeps the default."""
+        given: dict[str, Any] = {
+            "body_bytes": max_body_bytes,
+            "json_values": max_json_values,
+            "json_depth": max_json_depth,
+            "first_request_seconds": first_request_seconds,
+            "connections": max_connections,
+        }
+        self.limits = Limits(**{key: value for key, value in given.items() if value is not None})
         self.host = host
         self.auth_token = auth_token or None
         self.port = port
         self.store = Store(db)
         self.backend = Backend(self.store)
         self.faults = FaultRegistry()
-        self.objects = ObjectStore(self.store)
+        self.objects = ObjectStore(self.store, self.limits)
         if judges is None:
             # Flags of `platform-eval` reach here as judges; the environment otherwise.
             judges = JudgeSettings.resolve(db=db).judges()
@@ -80,7 +94,6 @@ class Emulator:
             self.backend,
             self.faults,
             self.objects,
-            max_body_bytes=max_body_bytes,
             auth_token=self.auth_token,
             executor_health=self.executor.health,
         )
@@ -97,7 +110,7 @@ class Emulator:
             log_level=self._log_level,
             lifespan="off",
             access_log=False,
-            **protocol_options(),
+            **protocol_options(self.limits),
         )
 
     def _bind(self) -> socket.socket:

@@ -9,11 +9,14 @@ changes).
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from collections.abc import Iterator
 from typing import Any
 
 from .._names import EXPERIMENTS, ITEMS, RUNS, SETS
-from ..types import WireModel
+from ..types import EvaluationItem, EvaluationRun, EvaluationSet, WireModel
 
 #: Our model -> its fields only v1beta1 has (Python names).
 V1BETA1_ONLY_FIELDS: dict[str, frozenset[str]] = {
@@ -39,27 +42,47 @@ V1BETA1_ONLY_FIELDS: dict[str, frozenset[str]] = {
 #: Collections v1 does not have.
 V1BETA1_ONLY_COLLECTIONS = frozenset({EXPERIMENTS})
 
-#: Where a served resource of each collection can hold a v1beta1-only field, as JSON paths
-#: (``*``: every element of a list or value of a map).
-_SERVED_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
-    ITEMS: (
-        ("harborTask",),
-        ("evaluationRequest", "candidateResponses", "*", "events"),
-        ("evaluationResponse", "evaluationRequestRevision"),
-        ("evaluationResponse", "request", "candidateResponses", "*", "events"),
-    ),
-    SETS: (("harborDataset",),),
-    RUNS: (
-        ("evaluationExperiment",),
-        ("dataSource", "evaluationSetRevision"),
-        ("evaluationResults", "lossAnalysisResults"),
-        ("inferenceConfigs", "*", "agentConfig"),
-        ("inferenceConfigs", "*", "harborRunConfig"),
-        ("inferenceConfigs", "*", "rawAgentTrajectoryDestination"),
-        ("inferenceConfigs", "*", "generationConfig", "modelConfig"),
-        ("inferenceConfigs", "*", "agentRunConfig", "discoveryEngineAssistantConfig"),
-    ),
+#: The models of the resources v1 answers with, whose v1beta1-only fields it leaves out.
+_SERVED: dict[str, type[WireModel]] = {
+    ITEMS: EvaluationItem,
+    SETS: EvaluationSet,
+    RUNS: EvaluationRun,
 }
+
+
+@functools.cache
+def served_paths(collection: str) -> tuple[tuple[str, ...], ...]:
+    """Where a served resource of ``collection`` can hold a v1beta1-only field, as JSON paths
+    (``*``: every element of a list or value of a map), found by walking its model."""
+    model = _SERVED.get(collection)
+    return tuple(_only_paths(model, frozenset({model}))) if model else ()
+
+
+def _only_paths(model: type[WireModel], seen: frozenset[type]) -> Iterator[tuple[str, ...]]:
+    only = V1BETA1_ONLY_FIELDS.get(model.__name__, frozenset())
+    for name, field in model.model_fields.items():
+        wire = field.alias or name
+        if name in only:
+            yield (wire,)
+            continue
+        for inner, steps in _models_in(field.annotation, ()):
+            if inner not in seen:  # a model that holds itself is walked once
+                for rest in _only_paths(inner, seen | {inner}):
+                    yield (wire, *steps, *rest)
+
+
+def _models_in(annotation: Any, steps: tuple[str, ...]) -> Iterator[tuple[type, tuple[str, ...]]]:
+    """Our models an annotation holds, each with the ``*`` steps (lists, maps) down to it."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        yield from _models_in(typing.get_args(annotation)[0], steps)
+    elif origin is typing.Union or origin is types.UnionType:
+        for arg in typing.get_args(annotation):
+            yield from _models_in(arg, steps)
+    elif origin in (list, dict):
+        yield from _models_in(typing.get_args(annotation)[-1], (*steps, "*"))
+    elif isinstance(annotation, type) and issubclass(annotation, WireModel):
+        yield annotation, steps
 
 
 def v1beta1_only(model: WireModel, path: str = "") -> Iterator[str]:
@@ -90,7 +113,7 @@ def _nested(value: Any, path: str) -> Iterator[str]:
 
 def strip_for_v1(collection: str, resource: dict[str, Any]) -> dict[str, Any]:
     """``resource`` (the stored JSON) without the fields v1 does not have."""
-    paths = _SERVED_PATHS.get(collection)
+    paths = served_paths(collection)
     if not paths:
         return resource
     copy = dict(resource)

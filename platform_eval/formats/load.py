@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from .._json_limits import TOO_DEEP, limit_problem, size_exceeds
+from .._env import mebibytes
+from .._json_limits import limit_problem, max_depth, size_exceeds, too_deep
 from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .config import EvalConfig, parse_eval_config
@@ -69,7 +70,7 @@ def read_data(path: str | Path, text: str | None = None) -> Any:
         data = _parse(text, Path(path).suffix.lower(), file)
         problem = limit_problem(data, text)
     except RecursionError:
-        problem = "$", TOO_DEEP
+        problem = "$", too_deep(max_depth())
     if problem is not None:
         raise FormatError([Problem(file, *problem)])
     return data
@@ -141,21 +142,12 @@ MAX_STREAM_MB_ENV = "PLATFORM_EVAL_MAX_STREAM_MB"
 DEFAULT_MAX_STREAM_MB = 512
 
 
-def _megabytes(env: str, default: float) -> int:
-    raw = os.environ.get(env, "").strip()
-    try:
-        megabytes = float(raw) if raw else default
-    except ValueError:
-        megabytes = default
-    return int(megabytes * 1024 * 1024)
-
-
 def max_file_bytes() -> int:
-    return _megabytes(MAX_FILE_MB_ENV, DEFAULT_MAX_FILE_MB)
+    return mebibytes(MAX_FILE_MB_ENV, DEFAULT_MAX_FILE_MB)
 
 
 def max_stream_bytes() -> int:
-    return _megabytes(MAX_STREAM_MB_ENV, DEFAULT_MAX_STREAM_MB)
+    return mebibytes(MAX_STREAM_MB_ENV, DEFAULT_MAX_STREAM_MB)
 
 
 def check_file_size(path: Path) -> None:

@@ -1,0 +1,126 @@
+"""The emulator's route table is the discovery documents' methods: every method of v1beta1,
+nothing else; v1 the same less what only v1beta1 has. A path or verb outside it is NOT_FOUND
+naming it, and a v1 request is checked against v1 wherever it carries a resource."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from typing import Any
+
+import httpx
+import pytest
+from factories import request_item
+
+from platform_eval import Client
+from platform_eval.emulator import Emulator
+
+_FLAT = re.compile(r"^v1(?:beta1)?/projects/\{projectsId\}/locations/\{locationsId\}/(.+)$")
+
+
+def _documented(version: str) -> set[tuple[str, str, str]]:
+    """(HTTP method, collection, shape) of every evaluation and location-operation method."""
+    discovery = pytest.importorskip("googleapiclient")
+    path = os.path.join(
+        os.path.dirname(discovery.__file__), f"discovery_cache/documents/aiplatform.{version}.json"
+    )
+    with open(path) as handle:
+        locations = json.load(handle)["resources"]["projects"]["resources"]["locations"]
+    found: set[tuple[str, str, str]] = set()
+    pending = [
+        body
+        for name, body in locations["resources"].items()
+        if name.startswith("evaluation") or name == "operations"
+    ]
+    while pending:
+        resource = pending.pop()
+        pending.extend(resource.get("resources", {}).values())
+        for method in resource.get("methods", {}).values():
+            match = _FLAT.match(method["flatPath"])
+            assert match, method["flatPath"]
+            collection, rest = re.match(r"([A-Za-z]+)(.*)", match[1]).groups()  # type: ignore[union-attr]
+            shape = re.sub(r"\{[^}]+\}", "{id}", rest).removeprefix("/")
+            found.add((method["httpMethod"], collection, shape))
+    return found
+
+
+def _served(emulator: Emulator, version: str) -> set[tuple[str, str, str]]:
+    table = emulator.app.api.table
+    return {
+        (m.http, m.collection, m.shape)
+        for m in table
+        if version == "v1beta1" or (m.v1 and m.collection != "evaluationExperiments")
+    }
+
+
+def test_the_table_serves_exactly_the_v1beta1_document(emulator: Emulator) -> None:
+    assert _served(emulator, "v1beta1") == _documented("v1beta1")
+
+
+def test_v1_serves_its_document_and_the_operations_its_deletes_name(emulator: Emulator) -> None:
+    served, documented = _served(emulator, "v1"), _documented("v1")
+    assert documented <= served
+    # v1's deletes answer operations named under the resource; they are served to be polled.
+    assert {shape for _, _, shape in served - documented} == {
+        "{id}/operations",
+        "{id}/operations/{id}",
+        "{id}/operations/{id}:wait",
+    }
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PATCH", "v1beta1/{parent}/evaluationItems/x1"),
+        ("POST", "v1beta1/{parent}/evaluationRuns/x1:pause"),
+        ("POST", "v1beta1/{parent}/evaluationItems:import"),
+        ("GET", "v1beta1/{parent}/evaluationExperiments/x1/operations"),
+        ("POST", "v1beta1/{parent}/evaluationMetrics/x1/operations/o1:wait"),
+        ("GET", "v1/{parent}/evaluationSets/x1/revisions"),
+        ("POST", "v1beta1/{parent}/operations"),
+    ],
+)
+def test_a_method_no_document_has_is_not_found(
+    method: str, path: str, emulator: Emulator, sync_client: Client
+) -> None:
+    answer = httpx.request(method, f"{emulator.url}/{path.format(parent=sync_client.parent)}")
+    assert answer.status_code == 404
+    error = answer.json()["error"]
+    assert error["status"] == "NOT_FOUND" and error["message"].startswith("no such method")
+
+
+def test_a_v1_import_line_with_a_v1beta1_field_fails_the_import_naming_it(
+    emulator: Emulator, sync_client: Client, project: str
+) -> None:
+    line = request_item("x", candidates=[{"candidate": "a", "text": "hello"}])
+    line["evaluationRequest"]["candidateResponses"][0]["events"] = [
+        {"role": "model", "parts": [{"text": "x"}]}
+    ]
+    body: dict[str, Any] = {
+        "evaluationSet": {"displayName": "s"},
+        "gcsDestination": {"outputUriPrefix": f"gs://{project}-imports/p/"},
+        "inlineSource": {
+            "content": base64.b64encode(json.dumps(line).encode()).decode(),
+            "importSchemaConfig": {"dataFormat": "JSONL"},
+        },
+    }
+    sets = f"{emulator.url}/{{version}}/{sync_client.parent}/evaluationSets:import"
+    refused = httpx.post(sets.format(version="v1"), json=body).json()
+    message = refused["error"]["message"]
+    assert "line 1" in message and "evaluationRequest.candidateResponses[0].events" in message
+    assert "not a field of the v1 API" in message
+    # v1beta1 has the field: the same import succeeds there.
+    imported = httpx.post(sets.format(version="v1beta1"), json=body).json()
+    assert "error" not in imported and imported["response"]["displayName"] == "s"
+
+
+def test_a_v1_patch_with_a_v1beta1_field_is_refused(
+    emulator: Emulator, sync_client: Client
+) -> None:
+    created = sync_client.create_set(display_name="s", items=[])
+    patch = {"harborDataset": {}}
+    v1 = httpx.patch(f"{emulator.url}/v1/{created.name}", json=patch)
+    assert v1.status_code == 400
+    assert v1.json()["error"]["message"].startswith("harborDataset: not a field of the v1 API")
