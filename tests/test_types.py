@@ -247,6 +247,29 @@ def test_a_google_genai_model_the_fast_path_does_not_fit_takes_the_normal_path()
         assert build({"text": "hi"}) is fast._MISS
 
 
+def test_construct_builds_what_google_genai_builds_from_valid_values() -> None:
+    from google.genai import types as genai
+    from pydantic import BaseModel
+
+    from platform_eval.types._fast_content import construct
+
+    call = genai.FunctionCall(name="get_weather", args={"city": "Paris"})
+    built = construct(genai.Part, function_call=call)
+    validated = genai.Part(function_call=call)
+    assert built == validated and built.model_fields_set == validated.model_fields_set
+    content = construct(genai.Content, role="model", parts=[built])
+    assert content == genai.Content(role="model", parts=[validated])
+    assert content.model_dump(mode="json") == genai.Content(
+        role="model", parts=[validated]
+    ).model_dump(mode="json")
+
+    class Defaulted(BaseModel):  # a model not all of whose fields default to None
+        text: str | None = "x"
+        label: str | None = None
+
+    assert construct(Defaulted, label="a") == Defaulted.model_construct(label="a")
+
+
 @pytest.mark.parametrize(
     ("given", "served"),
     [

@@ -14,6 +14,10 @@ from google.genai import types as genai_types
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+# google-genai's Content, with the common shapes built without its per-part validation (the
+# same objects): parsing an eval set's conversations is most of converting it.
+from ..types._base import Content
+
 
 class AdkModel(BaseModel):
     model_config = ConfigDict(
@@ -47,7 +51,7 @@ class InvocationEvent(AdkModel):
     model_config = ConfigDict(extra="ignore")
 
     author: str
-    content: genai_types.Content | None = None
+    content: Content | None = None
     grounding_metadata: dict[str, Any] | None = None
     usage_metadata: dict[str, Any] | None = None
     model_version: str | None = None
@@ -59,8 +63,8 @@ class InvocationEvents(AdkModel):
 
 class Invocation(AdkModel):
     invocation_id: str = ""
-    user_content: genai_types.Content
-    final_response: genai_types.Content | None = None
+    user_content: Content
+    final_response: Content | None = None
     intermediate_data: IntermediateData | InvocationEvents | None = None
     creation_timestamp: float = 0.0
     duration: float | None = None

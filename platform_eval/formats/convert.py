@@ -40,6 +40,7 @@ from ..types import (
     RubricGroup,
     UserScenario,
 )
+from ..types._fast_content import construct
 from . import adk
 from ._problems import FormatError, Problem
 
@@ -123,8 +124,14 @@ def user_event(invocation: adk.Invocation) -> AgentEvent:
     return AgentEvent(author="user", content=content)
 
 
+def _content(role: str, parts: list[genai_types.Part]) -> genai_types.Content:
+    # Built from parts already validated (the eval case's own): google-genai's validation of
+    # each new Part and Content again was most of a case's conversion time.
+    return construct(genai_types.Content, role=role, parts=parts)
+
+
 def _model_content(parts: list[genai_types.Part]) -> genai_types.Content:
-    return genai_types.Content(role="model", parts=parts)
+    return _content("model", parts)
 
 
 def expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
@@ -141,7 +148,8 @@ def expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
         for call in data.tool_uses:
             events.append(
                 AgentEvent(
-                    author=agent, content=_model_content([genai_types.Part(function_call=call)])
+                    author=agent,
+                    content=_model_content([construct(genai_types.Part, function_call=call)]),
                 )
             )
             response = responses.pop(call.id, None) if call.id else None
@@ -151,8 +159,8 @@ def expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
                 events.append(
                     AgentEvent(
                         author=agent,
-                        content=genai_types.Content(
-                            role="user", parts=[genai_types.Part(function_response=response)]
+                        content=_content(
+                            "user", [construct(genai_types.Part, function_response=response)]
                         ),
                     )
                 )

@@ -21,7 +21,7 @@ from .._json_limits import limit_problem
 from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .convert import EMPTY_CASE
-from .load import load_eval_set, read_text
+from .load import load_eval_set, max_file_bytes, read_text
 
 _DECODER = json.JSONDecoder()
 _SET_ID_KEYS = ("eval_set_id", "evalSetId")
@@ -38,6 +38,12 @@ class EvalCases(Protocol):
     def name(self) -> str | None: ...
 
     def __len__(self) -> int: ...
+
+    @property
+    def fits_in_memory(self) -> bool:
+        """True when all the cases parsed at once take no more memory than a file the
+        whole-file loader reads: a caller may then keep the cases it has read."""
+        ...
 
     def case(self, index: int) -> adk.EvalCase:
         """The case at ``index``; FormatError naming the file and JSON path when it is bad."""
@@ -58,6 +64,10 @@ class InMemoryCases:
 
     def __len__(self) -> int:
         return len(self.eval_set.eval_cases)
+
+    @property
+    def fits_in_memory(self) -> bool:
+        return True  # they are all held already
 
     def case(self, index: int) -> adk.EvalCase:
         return self.eval_set.eval_cases[index]
@@ -80,6 +90,10 @@ class EvalSetFile:
 
     def __len__(self) -> int:
         return len(self.spans)
+
+    @property
+    def fits_in_memory(self) -> bool:
+        return len(self.text) <= max_file_bytes()
 
     def case(self, index: int) -> adk.EvalCase:
         start, end = self.spans[index]

@@ -182,8 +182,9 @@ def _pending_cases(
     candidates: Mapping[str, list[CandidateResponse]] | None,
 ) -> list[PendingItem]:
     """(key, builder) of each case to upload. Every case is read once here for its key, and a
-    bad one is reported with all the others before anything is sent; a case is read again when
-    a worker builds its item, so that no more than a few are held at once."""
+    bad one is reported with all the others before anything is sent. The builder keeps the case
+    read here when the cases fit in memory; otherwise (an eval set of hundreds of megabytes) it
+    reads the case again, so that no more than a few are held at once."""
     pending: list[PendingItem] = []
     problems: list[Problem] = []
     for index in range(len(cases)):
@@ -196,20 +197,22 @@ def _pending_cases(
             continue
         # An edited case, or the same case with other traces, is another item.
         key = f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates)}"
-        pending.append((key, functools.partial(_build, cases, index, report, candidates)))
+        source = eval_case if cases.fits_in_memory else functools.partial(cases.case, index)
+        build = functools.partial(_build, source, cases.eval_set_id, report, candidates)
+        pending.append((key, build))
     if problems:
         raise FormatError(problems)
     return pending
 
 
 def _build(
-    cases: EvalCases,
-    index: int,
+    source: adk.EvalCase | Callable[[], adk.EvalCase],
+    eval_set_id: str,
     report: ConversionReport,
     candidates: Mapping[str, list[CandidateResponse]] | None,
 ) -> EvaluationItem:
-    case = cases.case(index)
-    item, case_report = case_to_item(case, cases.eval_set_id)
+    case = source if isinstance(source, adk.EvalCase) else source()
+    item, case_report = case_to_item(case, eval_set_id)
     report.cases.append(case_report)
     if candidates is not None and item.evaluation_request is not None:
         request = item.evaluation_request.model_copy(

@@ -10,16 +10,18 @@ result is always the same object google-genai would build, and errors are always
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from google.genai import types as genai
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 _BYTES: TypeAdapter[bytes] = TypeAdapter(bytes, config=ConfigDict(val_json_bytes="base64"))
 
 Builder = Callable[[Any], Any]
+M = TypeVar("M", bound=BaseModel)
 
 
 def _string(value: Any) -> Any:
@@ -63,6 +65,31 @@ def fast_path_holds(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> b
 
 def _always_miss(value: Any) -> Any:
     return _MISS
+
+
+@functools.cache
+def _none_defaults(cls: type[Any]) -> dict[str, None] | None:
+    """Every field of ``cls`` as None, when each defaults to None (google-genai's models)."""
+    model_fields = getattr(cls, "model_fields", None)
+    if not isinstance(model_fields, dict) or any(
+        f.default is not None for f in model_fields.values()
+    ):
+        return None
+    return dict.fromkeys(model_fields)
+
+
+def construct(cls: type[M], **given: Any) -> M:
+    """``cls.model_construct(**given)`` for values already valid (built or validated by us),
+    without pydantic's walk over every field's default on each call."""
+    defaults = _none_defaults(cls)
+    if defaults is None or any(name not in defaults for name in given):
+        return cls.model_construct(**given)
+    instance = object.__new__(cls)
+    object.__setattr__(instance, "__dict__", {**defaults, **given})
+    object.__setattr__(instance, "__pydantic_fields_set__", set(given))
+    object.__setattr__(instance, "__pydantic_extra__", None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance
 
 
 def _model(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> Builder:
