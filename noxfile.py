@@ -51,7 +51,7 @@ def fuzz(session: nox.Session) -> None:
     """The loader and emulator fuzz tests with many more examples than CI runs."""
     session.install("-e", ".[test]")
     session.env["PLATFORM_EVAL_FUZZ_EXAMPLES"] = session.posargs[0] if session.posargs else "2000"
-    session.run("pytest", "-q", "tests/test_fuzz_loaders.py", "-p", "no:cacheprovider")
+    session.run("pytest", "-q", "tests/formats/test_fuzz_loaders.py", "-p", "no:cacheprovider")
 
 
 @nox.session(python="3.11")
@@ -60,7 +60,7 @@ def schemathesis(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     examples = session.posargs[0] if session.posargs else "500"
     session.env["PLATFORM_EVAL_SCHEMATHESIS_EXAMPLES"] = examples
-    session.run("pytest", "-q", "tests/test_schemathesis.py", "-p", "no:cacheprovider")
+    session.run("pytest", "-q", "tests/emulator/test_schemathesis.py", "-p", "no:cacheprovider")
 
 
 @nox.session(python="3.11")

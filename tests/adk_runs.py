@@ -27,6 +27,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from platform_eval.traces import Conversation
+
 try:
     from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
 except ImportError:  # the SDK of older google-adk versions (tools/record_adk.py runs on them)
@@ -315,3 +317,33 @@ def to_otlp_logs_json(logs: list[ReadableLogRecord]) -> dict[str, Any]:
             }
         ]
     }
+
+
+#: A turn as (user message, [(tool, arguments)], final answer).
+Turn = tuple[str, list[tuple[str, dict[str, Any]]], str]
+
+
+def turns_of(conversation: Conversation) -> list[Turn]:
+    """Each turn as (the user's message, the tool calls with their arguments, the final
+    answer): what ADK's own conversion of the same run must agree with."""
+    out = []
+    for turn in conversation.agent_data.turns or []:
+        user, calls, final = "", [], ""
+        for event in turn.events or []:
+            for part in (event.content.parts if event.content else None) or []:
+                if event.author == "user" and part.text:
+                    user = part.text
+                elif part.function_call and part.function_call.name != "transfer_to_agent":
+                    calls.append((part.function_call.name, dict(part.function_call.args or {})))
+                elif part.text and event.author != "user" and not part.thought:
+                    final = part.text
+        out.append((user, calls, final))
+    return out
+
+
+#: The turns every recording of the weather agent holds.
+EXPECTED: list[Turn] = [
+    (QUESTIONS[0], [("get_weather", {"city": "Paris"})], ANSWERS[0]),
+    (QUESTIONS[1], [("get_weather", {"city": "Oslo"})], ANSWERS[1]),
+    (QUESTIONS[2], [], ANSWERS[2]),
+]

@@ -430,7 +430,8 @@ def _limit_options(start: argparse.ArgumentParser) -> None:
         "--first-request-seconds",
         type=_seconds,
         metavar="SECONDS",
-        help="close a connection that sends no request within this long (default 10)",
+        help="close a connection that sends no request, or no whole request head, within this "
+        "long (default 10)",
     )
     limits.add_argument(
         "--max-connections",

@@ -43,7 +43,7 @@ class API:
         self.limits = limits
         beta = {"v1": False}
         resources = [ITEMS, SETS, RUNS, METRICS, EXPERIMENTS]
-        # The v1beta1 document's methods, exactly (tests/test_emulator_routes.py compares).
+        # The v1beta1 document's methods, exactly (tests/emulator/test_emulator_routes.py compares).
         # v1 serves them but for revisions and evaluationExperiments, which it has not; the
         # operations of a resource are served on v1 too, since v1's deletes name them.
         self.table = RouteTable(

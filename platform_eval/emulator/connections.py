@@ -2,9 +2,11 @@
 
 uvicorn closes an idle keep-alive connection after a response, but a connection that never
 sends a request is kept for good: enough of them exhaust the process's file descriptors, and
-then the health check cannot connect. Here a connection must send its first request within
-``Limits.first_request_seconds``, and beyond ``Limits.connections`` open at once a new one is
-closed straight away (a client's retry then finds room once idle ones are gone).
+then the health check cannot connect; and a client sending a request's head a byte at a time
+holds its connection as long as it likes. Here a connection must send its first request within
+``Limits.first_request_seconds``, the head of each request must be complete that long after its
+first byte, and beyond ``Limits.connections`` open at once a new one is closed straight away (a
+client's retry then finds room once idle ones are gone).
 """
 
 from __future__ import annotations
@@ -40,13 +42,16 @@ class _RateLimitedLog:
 
 
 _TOO_MANY = _RateLimitedLog()
+_SLOW_HEAD = _RateLimitedLog()
 
 
 class BoundedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
-    """uvicorn's HTTP protocol, with a deadline for the first request and a connection cap."""
+    """uvicorn's HTTP protocol, with deadlines for the first request and for each request's
+    head, and a connection cap."""
 
     #: Set on the subclass ``protocol_options`` makes for one emulator.
     limits: ClassVar[Limits]
+    _head_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
@@ -62,6 +67,35 @@ class BoundedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         self.timeout_keep_alive_task = self.loop.call_later(
             self.limits.first_request_seconds, self.timeout_keep_alive_handler
         )
+
+    def _between_requests(self) -> bool:
+        return self.cycle is None or bool(self.cycle.response_complete)
+
+    def data_received(self, data: bytes) -> None:
+        # Bytes between requests begin a request's head: it must be whole in time.
+        if self._head_deadline is None and self._between_requests():
+            self._head_deadline = self.loop.call_later(
+                self.limits.first_request_seconds, self._head_too_slow
+            )
+        super().data_received(data)
+        if self._head_deadline is not None and not self._between_requests():
+            self._head_deadline.cancel()  # the head is in: a request is being served
+            self._head_deadline = None
+
+    def _head_too_slow(self) -> None:
+        self._head_deadline = None
+        if self._between_requests() and not self.transport.is_closing():
+            _SLOW_HEAD.warning(
+                f"a request's head took more than {self.limits.first_request_seconds:g} s: its "
+                "connection is closed (emulator start --first-request-seconds)"
+            )
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+        super().connection_lost(exc)
 
 
 def protocol_options(limits: Limits) -> dict[str, Any]:

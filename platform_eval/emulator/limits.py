@@ -27,7 +27,8 @@ class Limits:
     json_values: int = 1_000_000
     #: Nesting of a JSON body; the service's protobuf parser stops at 100 as well.
     json_depth: int = field(default_factory=_default_depth)
-    #: A connection that sends no request within this many seconds is closed.
+    #: A connection that sends no request within this many seconds, or whose request head is
+    #: not whole that long after its first byte, is closed.
     first_request_seconds: float = 10.0
     #: Connections open at once; beyond, new ones are closed at once.
     connections: int = 1000

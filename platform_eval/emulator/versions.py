@@ -3,8 +3,8 @@
 Requests to ``v1`` that set a field only v1beta1 has are refused naming it, and what ``v1``
 answers leaves those fields out; collections only v1beta1 has (``evaluationExperiments``) are
 not served there. The tables below are the difference of the two documents for the schemas
-the emulator serves (tests/test_versions.py computes it from the documents and fails when it
-changes).
+the emulator serves (tests/emulator/test_versions.py computes it from the documents and fails
+when it changes).
 """
 
 from __future__ import annotations

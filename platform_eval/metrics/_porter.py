@@ -3,8 +3,8 @@
 rouge-score stems with ``nltk.stem.porter.PorterStemmer()``, whose default mode is
 ``NLTK_EXTENSIONS``: Porter's 1980 algorithm plus a handful of irregular forms and rule changes.
 Scores must match google-adk's to the last bit, so this module reproduces that mode exactly
-(``tests/test_porter.py`` checks it word by word against NLTK), without importing NLTK, which
-costs two seconds on first use.
+(``tests/metrics/test_porter.py`` checks it word by word against NLTK), without importing NLTK,
+which costs two seconds on first use.
 
 The rules keep the paper's structure: each step tries its suffixes in order, and the first
 suffix the word ends with decides, whether or not its condition holds.

@@ -1,4 +1,4 @@
-"""Checked by mypy (tests/test_public_types.py), never run: what the high-level functions
+"""Checked by mypy (tests/types/test_public_types.py), never run: what the high-level functions
 return, for a sync and for an async client."""
 
 from typing import Any, assert_type

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
+from discovery_documents import check
 from factories import agent_data, reply, request_item, user
-from test_discovery import _check
 
 from platform_eval import Client, errors
 from platform_eval._transport import REQUEST_ID_HEADER, ApiCall
@@ -227,10 +227,10 @@ def test_what_revisions_and_their_runs_serve_is_in_the_schema(sync_client: Clien
     raw = sync_client._transport.request
     answered = raw(ApiCall("GET", str(future.name)))["response"]
     assert answered.pop("@type").endswith(".v1beta1.EvaluationSetRevision")
-    _check(answered, "EvaluationSetRevision", "v1beta1")
-    _check(raw(ApiCall("GET", str(revision.name))), "EvaluationSetRevision", "v1beta1")
+    check(answered, "EvaluationSetRevision", "v1beta1")
+    check(raw(ApiCall("GET", str(revision.name))), "EvaluationSetRevision", "v1beta1")
     frozen = revision.snapshot.evaluation_items[0]
-    _check(raw(ApiCall("GET", frozen)), "EvaluationItemRevision", "v1beta1")
-    _check(raw(ApiCall("GET", str(done.name))), "EvaluationRun", "v1beta1")
+    check(raw(ApiCall("GET", frozen)), "EvaluationItemRevision", "v1beta1")
+    check(raw(ApiCall("GET", str(done.name))), "EvaluationRun", "v1beta1")
     [result] = sync_client.get_results(done)
-    _check(raw(ApiCall("GET", str(result.name))), "EvaluationItem", "v1beta1")
+    check(raw(ApiCall("GET", str(result.name))), "EvaluationItem", "v1beta1")

@@ -16,12 +16,13 @@ import pytest
 pytest.importorskip("google.adk")
 
 from fake_gemini import FakeGemini
+from paths import SAMPLE_AGENTS
 
 from platform_eval import jobs
 from platform_eval.cli import main
 from platform_eval.target import connect
 
-AGENTS = Path(__file__).resolve().parents[1] / "samples" / "agent"
+AGENTS = SAMPLE_AGENTS
 CONFIG = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}
 
 #: What the scripted agent scores on samples/agent/travel.evalset.json (adk eval's figures).

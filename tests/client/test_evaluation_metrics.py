@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from discovery_documents import VERSIONS, document, violations
 from factories import request_item
-from test_discovery import VERSIONS, _document, violations
 
 from platform_eval import errors
 from platform_eval._transport import ApiCall
@@ -96,7 +96,7 @@ def test_served_metrics_are_in_the_schema(version: str, emulator: Emulator, proj
         created = client.create_metric(LLM_METRIC)
         served = client._transport.request(ApiCall("GET", str(created.name)))
         prefix = {"v1beta1": "GoogleCloudAiplatformV1beta1", "v1": "GoogleCloudAiplatformV1"}
-        spec = _document(version)["schemas"][f"{prefix[version]}EvaluationMetric"]
+        spec = document(version)["schemas"][f"{prefix[version]}EvaluationMetric"]
         assert violations(served, spec, version) == []
 
 

@@ -7,31 +7,21 @@ document lists. Our enums are the documents' enums.
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from discovery_documents import VERSIONS, check, document, violations
 from factories import agent_data, call, reply, request_item, user
 
 from platform_eval import types as t
 from platform_eval._transport import ApiCall
 from platform_eval.emulator import Emulator
 
-googleapiclient = pytest.importorskip("googleapiclient")
-DOCUMENTS = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
-VERSIONS = {"v1beta1": "GoogleCloudAiplatformV1beta1", "v1": "GoogleCloudAiplatformV1"}
-
-
-@cache
-def _document(version: str) -> dict[str, Any]:
-    return json.loads((DOCUMENTS / f"aiplatform.{version}.json").read_text())
-
 
 def _enum(version: str, schema: str, field: str) -> set[str]:
-    properties = _document(version)["schemas"][f"{VERSIONS[version]}{schema}"]["properties"]
+    properties = document(version)["schemas"][f"{VERSIONS[version]}{schema}"]["properties"]
     return set(properties[field]["enum"])
 
 
@@ -43,57 +33,6 @@ def test_our_enums_are_the_documents() -> None:
     ):
         documented = [_enum(version, schema, field) for version in VERSIONS]
         assert {member.value for member in enum} == set.union(*documented)
-
-
-def violations(value: Any, spec: dict[str, Any], version: str, path: str = "$") -> list[str]:
-    """Where ``value`` leaves the discovery schema ``spec`` (a property or a schema)."""
-    schemas = _document(version)["schemas"]
-    if "$ref" in spec:
-        spec = schemas[spec["$ref"]]
-    kind = spec.get("type")
-    if kind == "any":
-        return []  # free-form: metadata, additionalResults
-    if kind == "object" and "properties" in spec:
-        if not isinstance(value, dict):
-            return [f"{path}: expected an object"]
-        out = []
-        for key, inner in value.items():
-            if key not in spec["properties"]:
-                out.append(f"{path}.{key}: not in {spec.get('id')}")
-            else:
-                out += violations(inner, spec["properties"][key], version, f"{path}.{key}")
-        return out
-    if kind == "object":
-        if not isinstance(value, dict):
-            return [f"{path}: expected an object"]
-        extra = spec.get("additionalProperties")
-        if not extra:
-            return []
-        return [e for k, v in value.items() for e in violations(v, extra, version, f"{path}.{k}")]
-    if kind == "array":
-        if not isinstance(value, list):
-            return [f"{path}: expected an array"]
-        return [
-            e
-            for i, v in enumerate(value)
-            for e in violations(v, spec["items"], version, f"{path}[{i}]")
-        ]
-    expected = {
-        "string": str,
-        "boolean": bool,
-        "integer": (int, str),  # int64 travels as a string
-        "number": (int, float),
-    }.get(str(kind))
-    if expected and not isinstance(value, expected):
-        return [f"{path}: expected {kind}, found {type(value).__name__}"]
-    if "enum" in spec and value not in spec["enum"]:
-        return [f"{path}: {value!r} is not one of {spec['enum']}"]
-    return []
-
-
-def _check(body: dict[str, Any], schema: str, version: str) -> None:
-    spec = _document(version)["schemas"][f"{VERSIONS[version]}{schema}"]
-    assert violations(body, spec, version) == []
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -129,7 +68,7 @@ def test_what_the_emulator_writes_is_in_the_schema(version: str, tmp_path: Path)
             for resource in resources:
                 name = resource if isinstance(resource, str) else resource.name
                 body = raw(ApiCall("GET", str(name)))
-                _check(body, schema, version)
+                check(body, schema, version)
         assert done.metadata is None
         assert done.evaluation_set_snapshot == evaluation_set.name
         assert set(done.summary) == {
@@ -140,7 +79,7 @@ def test_what_the_emulator_writes_is_in_the_schema(version: str, tmp_path: Path)
 
 
 def test_the_walk_finds_what_is_not_in_the_schema() -> None:
-    spec = _document("v1beta1")["schemas"]["GoogleCloudAiplatformV1beta1EvaluationRun"]
+    spec = document("v1beta1")["schemas"]["GoogleCloudAiplatformV1beta1EvaluationRun"]
     body = {
         "state": "DONE",
         "platformEvalProgress": {"completedItems": 1},
@@ -224,7 +163,7 @@ def _methods(resources: dict[str, Any], path: tuple[str, ...] = ()) -> set[str]:
 def test_every_discovery_method_has_a_client_method(version: str) -> None:
     from platform_eval import AsyncClient, Client
 
-    documented = _methods(_document(version)["resources"])
+    documented = _methods(document(version)["resources"])
     assert documented, "no evaluation methods found in the document"
     unknown = documented - set(CLIENT_METHODS) - set(NOT_YET)
     assert not unknown, f"methods of the {version} document we do not model: {sorted(unknown)}"
@@ -273,7 +212,7 @@ def field_walk(version: str) -> tuple[list[str], set[str], list[str], list[str]]
     value; either way a value a newer service sends is kept."""
     from platform_eval.types import WireModel
 
-    schemas = _document(version)["schemas"]
+    schemas = document(version)["schemas"]
     prefix = VERSIONS[version]
     missing: list[str] = []
     free_form: set[str] = set()

@@ -18,14 +18,13 @@ from typing import Any
 
 import httpx
 import pytest
-from adk_runs import ANSWERS, QUESTIONS, Recording, record
+from adk_runs import ANSWERS, EXPECTED, QUESTIONS, Recording, record, turns_of
 from google.auth.credentials import AnonymousCredentials
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from test_traces_adk import EXPECTED, _turns
 
 from platform_eval import Client
 from platform_eval.cli import main
@@ -76,13 +75,13 @@ def test_content_in_log_records_beside_the_spans(event_only: Recording, tmp_path
     spans = _write(tmp_path / "spans.json", event_only.otlp_json())
     logs = _write(tmp_path / "logs.json", event_only.otlp_logs_json())
     (conversation,) = load_traces([spans, logs])
-    assert _turns(conversation) == EXPECTED
+    assert turns_of(conversation) == EXPECTED
     # The tool results too: no tool span holds them, the next LLM request does.
     assert _tool_results(conversation) == RESULTS
     assert _tool_results(session_to_conversation(event_only.session)) == RESULTS
     assert conversation.notes == []
     # A folder of both reads the same.
-    assert _turns(load_traces([tmp_path])[0]) == EXPECTED
+    assert turns_of(load_traces([tmp_path])[0]) == EXPECTED
 
 
 @pytest.mark.parametrize("layout", ["list", "jsonl", "one-object"])
@@ -96,7 +95,7 @@ def test_spans_and_logs_in_one_file(event_only: Recording, tmp_path: Path, layou
     else:
         path = _write(tmp_path / "telemetry.json", {**spans, **logs})
     (conversation,) = load_conversations(path)
-    assert _turns(conversation) == EXPECTED
+    assert turns_of(conversation) == EXPECTED
     assert _tool_results(conversation) == RESULTS
 
 
@@ -121,7 +120,7 @@ def test_log_records_of_spans_not_read_are_reported(event_only: Recording, tmp_p
     stray["spanId"] = "00000000000000aa"
     logs["resourceLogs"][0]["scopeLogs"][0]["logRecords"].append(stray)
     (conversation,) = load_traces([spans, _write(tmp_path / "logs.json", logs)])
-    assert _turns(conversation) == EXPECTED
+    assert turns_of(conversation) == EXPECTED
     assert any(
         "1 log records were emitted in spans that are in none" in n for n in conversation.notes
     )
@@ -169,7 +168,7 @@ def test_opentelemetry_exporters_send_into_the_emulator(
     assert sum("resourceSpans" in e for e in exports) == len(recording.spans)
     assert sum("resourceLogs" in e for e in exports) == len(recording.logs)
     (conversation,) = conversations_from(exports, Kind.OTLP_TRACES, "emulator")
-    assert _turns(conversation) == EXPECTED
+    assert turns_of(conversation) == EXPECTED
     assert _tool_results(conversation) == RESULTS
     assert httpx.delete(f"{receiver.url}/_emulator/otlp").status_code == 200
     assert httpx.get(f"{receiver.url}/_emulator/otlp").json() == []
@@ -182,7 +181,7 @@ def test_otlp_json_is_received_too(receiver: Emulator) -> None:
     (conversation,) = conversations_from(
         receiver.client().recorded_telemetry(), Kind.OTLP_TRACES, "emulator"
     )
-    assert _turns(conversation) == EXPECTED[:1]
+    assert turns_of(conversation) == EXPECTED[:1]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import CORPUS
-from test_formats_corpus import EVAL_SETS
+from corpus_files import EVAL_SETS
 
 from platform_eval import formats, metrics
 from platform_eval import types as t

@@ -12,31 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adk_runs import ANSWERS, QUESTIONS, Recording, record
+from adk_runs import EXPECTED, QUESTIONS, Recording, Turn, record, turns_of
 from google.adk.evaluation.eval_case import get_all_tool_calls
 from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 from google.adk.sessions import Session
+from paths import RECORDINGS
 
 from platform_eval.formats import FormatError
 from platform_eval.traces import Conversation, load_conversations, session_to_conversation
-
-Turn = tuple[str, list[tuple[str, dict[str, Any]]], str]
-
-
-def _turns(conversation: Conversation) -> list[Turn]:
-    out = []
-    for turn in conversation.agent_data.turns or []:
-        user, calls, final = "", [], ""
-        for event in turn.events or []:
-            for part in (event.content.parts if event.content else None) or []:
-                if event.author == "user" and part.text:
-                    user = part.text
-                elif part.function_call and part.function_call.name != "transfer_to_agent":
-                    calls.append((part.function_call.name, dict(part.function_call.args or {})))
-                elif part.text and event.author != "user" and not part.thought:
-                    final = part.text
-        out.append((user, calls, final))
-    return out
 
 
 def _adk_turns(session: dict[str, Any]) -> list[Turn]:
@@ -55,13 +38,6 @@ def _adk_turns(session: dict[str, Any]) -> list[Turn]:
     return out
 
 
-EXPECTED: list[Turn] = [
-    (QUESTIONS[0], [("get_weather", {"city": "Paris"})], ANSWERS[0]),
-    (QUESTIONS[1], [("get_weather", {"city": "Oslo"})], ANSWERS[1]),
-    (QUESTIONS[2], [], ANSWERS[2]),
-]
-
-
 def _from_spans(recording: Recording, tmp_path: Path) -> list[Conversation]:
     path = tmp_path / "spans.otlp.json"
     path.write_text(json.dumps(recording.otlp_json()))
@@ -75,9 +51,9 @@ def test_spans_session_and_adk_agree(schema: int, sub_agent: bool, tmp_path: Pat
     (from_spans,) = _from_spans(recording, tmp_path)
     from_session = session_to_conversation(recording.session)
     assert _adk_turns(recording.session) == EXPECTED
-    assert _turns(from_session) == EXPECTED
+    assert turns_of(from_session) == EXPECTED
     # Three traces, one per user message, make one conversation of three turns.
-    assert _turns(from_spans) == EXPECTED
+    assert turns_of(from_spans) == EXPECTED
     assert from_spans.first_user_message == QUESTIONS[0]
     authors = {e.author for t in from_spans.agent_data.turns for e in t.events}
     assert "weather_agent" in authors
@@ -134,9 +110,6 @@ def test_spans_with_no_agent_say_what_they_found(tmp_path: Path) -> None:
         load_conversations(path)
 
 
-RECORDINGS = Path(__file__).parent / "recordings"
-
-
 @pytest.mark.parametrize("stem", ["one_agent", "sub_agent"])
 def test_adk_1x_spans_read_as_its_session(stem: str) -> None:
     """google-adk 1.10's spans (``invocation``, ``agent_run [agent]``, ``call_llm``), recorded
@@ -148,8 +121,8 @@ def test_adk_1x_spans_read_as_its_session(stem: str) -> None:
     names = {s["name"] for s in _span_names(folder / f"{stem}.spans.otlp.json")}
     assert "invocation" in names and "agent_run [weather_agent]" in names
     assert _adk_turns(session) == EXPECTED
-    assert _turns(session_to_conversation(session)) == EXPECTED
-    assert _turns(from_spans) == EXPECTED
+    assert turns_of(session_to_conversation(session)) == EXPECTED
+    assert turns_of(from_spans) == EXPECTED
     assert from_spans.notes == []
     if stem == "sub_agent":
         authors = {e.author for t in from_spans.agent_data.turns or [] for e in t.events or []}

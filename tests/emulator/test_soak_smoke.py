@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import TOOLS
 
 #: Emulators and CLI commands as processes: CI runs it, a newcomer's first run does not.
 pytestmark = pytest.mark.slow
 
-SOAK = Path(__file__).resolve().parents[1] / "tools" / "soak.py"
+SOAK = TOOLS / "soak.py"
 
 
 def test_a_short_soak_ends_with_every_run_finished_and_each_result_once() -> None:

@@ -9,10 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from paths import SAMPLE_DATA
 
 from platform_eval.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
+DATA = SAMPLE_DATA
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 if CHROMIUM is None and os.environ.get("PLATFORM_EVAL_REQUIRE_CHROMIUM"):

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from discovery_documents import document, violations
 from factories import request_item
-from test_discovery import _document, violations
 
 from platform_eval.emulator import Emulator
 
@@ -31,7 +31,7 @@ LOCATION = "us-central1"
 def services(emulator: Emulator) -> Iterator[dict[str, Any]]:
     built = {
         version: discovery.build_from_document(
-            _document(version),
+            document(version),
             http=httplib2.Http(timeout=30),
             client_options={"api_endpoint": emulator.url},
         )
@@ -44,7 +44,7 @@ def services(emulator: Emulator) -> Iterator[dict[str, Any]]:
 
 def _documented(version: str) -> set[str]:
     """Every method under the evaluation collections, and the location's operations."""
-    locations = _document(version)["resources"]["projects"]["resources"]["locations"]
+    locations = document(version)["resources"]["projects"]["resources"]["locations"]
     found = {f"operations.{m}" for m in locations["resources"]["operations"]["methods"]}
 
     def walk(resources: dict[str, Any], path: tuple[str, ...]) -> None:
@@ -80,7 +80,7 @@ class Calls:
         return answer
 
     def _response_schema(self, method: str) -> str | None:
-        resource = _document(self.version)["resources"]["projects"]["resources"]["locations"]
+        resource = document(self.version)["resources"]["projects"]["resources"]["locations"]
         *path, verb = method.split(".")
         for step in path:
             resource = resource["resources"][step]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_discovery import VERSIONS, _document, violations
+from discovery_documents import VERSIONS, document, violations
 
 from platform_eval import errors
 from platform_eval._transport import ApiCall
@@ -63,7 +63,7 @@ def test_served_experiments_are_in_the_schema(
     with emulator.client(project, api_version=version) as client:
         created = client.create_experiment({"displayName": "x", "evaluationRuns": []})
         served = client._transport.request(ApiCall("GET", str(created.name)))
-        spec = _document(version)["schemas"]["GoogleCloudAiplatformV1beta1EvaluationExperiment"]
+        spec = document(version)["schemas"]["GoogleCloudAiplatformV1beta1EvaluationExperiment"]
         assert violations(served, spec, version) == []
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
+from discovery_documents import VERSIONS, document, violations
 from factories import request_item
-from test_discovery import VERSIONS, _document, violations
 
 from platform_eval import AsyncClient, Client, errors
 from platform_eval._transport import ApiCall
@@ -78,10 +78,10 @@ def test_operations_are_in_the_schema(version: str, emulator: Emulator, project:
         assert served["metadata"]["@type"].startswith(
             f"type.googleapis.com/google.cloud.aiplatform.{version}."
         )
-        spec = _document(version)["schemas"]["GoogleLongrunningOperation"]
+        spec = document(version)["schemas"]["GoogleLongrunningOperation"]
         assert violations(served, spec, version) == []
         listed = client._transport.request(ApiCall("GET", f"{item.name}/operations"))
-        spec = _document(version)["schemas"]["GoogleLongrunningListOperationsResponse"]
+        spec = document(version)["schemas"]["GoogleLongrunningListOperationsResponse"]
         assert violations(listed, spec, version) == []
 
 

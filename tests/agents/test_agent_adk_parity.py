@@ -19,12 +19,13 @@ import pytest
 pytest.importorskip("google.adk")
 
 from fake_gemini import FakeGemini
+from paths import SAMPLE_AGENTS
 
 from platform_eval.cli import main
 
 pytestmark = pytest.mark.slow
 
-AGENTS = Path(__file__).resolve().parents[1] / "samples" / "agent"
+AGENTS = SAMPLE_AGENTS
 ADK = Path(sys.executable).with_name("adk")
 
 CONFIG = {

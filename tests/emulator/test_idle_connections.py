@@ -41,3 +41,29 @@ def test_beyond_the_cap_new_connections_are_closed_and_the_server_still_answers(
             sock.close()
         time.sleep(0.3)
         assert httpx.get(f"{emulator.url}/_emulator/health").status_code == 200
+
+
+def test_a_request_head_sent_a_byte_at_a_time_is_cut_off() -> None:
+    # A slowloris client: every byte arrives in time to keep the connection busy, the head never
+    # completes. Before, it held its connection for as long as it kept sending.
+    with Emulator(first_request_seconds=0.5) as emulator:
+        host, port = emulator.host_port.rsplit(":", 1)
+        slow = socket.create_connection((host, int(port)))
+        head = b"GET /_emulator/health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100
+        started, cut = time.monotonic(), False
+        for byte in head:
+            try:
+                slow.send(bytes([byte]))
+            except OSError:
+                cut = True
+                break
+            time.sleep(0.05)
+            if time.monotonic() - started > 3:
+                break
+        assert cut or _closed(slow)
+        assert time.monotonic() - started < 3
+        # A client that sends its requests whole is served, again and again, on one connection.
+        with httpx.Client() as client:
+            for _ in range(3):
+                assert client.get(f"{emulator.url}/_emulator/health").status_code == 200
+                time.sleep(0.3)

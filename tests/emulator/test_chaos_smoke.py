@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import TOOLS
 
 #: Rounds of faults and SIGKILLs: CI runs it, a newcomer's first run does not.
 pytestmark = pytest.mark.slow
 
-CHAOS = Path(__file__).resolve().parents[1] / "tools" / "chaos.py"
+CHAOS = TOOLS / "chaos.py"
 
 
 def test_a_short_chaos_run_ends_with_the_set_matching_the_file() -> None:

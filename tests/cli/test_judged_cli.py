@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from fake_gemini import FakeGemini, Seen, fake_gemini, tokens
+from paths import SAMPLE_DATA
 
 from platform_eval.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / "samples" / "data"
+DATA = SAMPLE_DATA
 RUN = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
 CONFIG = {
     "criteria": {

@@ -4,16 +4,15 @@ option is a type error: tests/typing/public_types.py, checked here by mypy itsel
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from paths import TESTS
 
 pytestmark = pytest.mark.slow
 
 
 def test_the_high_level_functions_have_real_return_types() -> None:
     api = pytest.importorskip("mypy.api")
-    checked = Path(__file__).parent / "typing" / "public_types.py"
+    checked = TESTS / "typing" / "public_types.py"
     out, err, status = api.run(
         [
             str(checked),

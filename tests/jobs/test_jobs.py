@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import CORPUS, FAST_RETRY
+from paths import TESTS
 
 from platform_eval import Client, jobs
 from platform_eval import types as t
@@ -85,7 +86,7 @@ def _upload_in_a_child(
         "PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port,
         "GOOGLE_CLOUD_PROJECT": project,
     }
-    child_script = str(Path(__file__).with_name("_upload_child.py"))
+    child_script = str(TESTS / "_upload_child.py")
     return subprocess.Popen(
         [sys.executable, child_script, str(count), str(manifest), mode], env=env
     )

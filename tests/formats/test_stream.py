@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 from conftest import CORPUS
+from paths import SAMPLE_DATA
 
 from platform_eval import jobs
 from platform_eval.formats import FormatError, load_eval_set
 from platform_eval.formats.stream import open_eval_set, read_eval_cases
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "data"
+SAMPLES = SAMPLE_DATA
 
 CASE = {
     "eval_id": "brackets",

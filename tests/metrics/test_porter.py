@@ -6,9 +6,9 @@ import itertools
 import random
 import re
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,7 +57,7 @@ def generated_words(count: int) -> list[str]:
 
 
 def corpus_words() -> set[str]:
-    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+    corpus = CORPUS
     if not corpus.is_dir():
         return set()
     words: set[str] = set()

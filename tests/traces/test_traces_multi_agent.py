@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 from conftest import CORPUS
+from paths import TEST_DATA
 from test_traces_wild import _events, _only
 
 from platform_eval import traces
 
-DATA = Path(__file__).parent / "data" / "traces"
+DATA = TEST_DATA / "traces"
 ASK = "I was charged twice for order 1234. Can I get a refund?"
 HANDOFF = [
     ("user", "text", ASK),
