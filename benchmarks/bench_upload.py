@@ -37,6 +37,7 @@ from typing import Any
 
 import httpx
 from _serve import emulator_process, in_child, peak_rss_mib
+from bench_memory import make_case  # the same case, as an ADK eval set holds it
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
 THREADS = 16
@@ -131,34 +132,6 @@ def ours(url: str, project: str, cases: list[dict[str, Any]], bulk_import: bool)
         asyncio.run(main())
 
 
-def adk_case(index: int, turns: int) -> dict[str, Any]:
-    """The same case as ``make_item``, as an ADK eval set holds it."""
-    conversation = []
-    for turn in range(turns):
-        city = f"city-{turn}"
-        conversation.append(
-            {
-                "invocation_id": f"c{index}-t{turn}",
-                "user_content": {
-                    "role": "user",
-                    "parts": [{"text": f"Case {index}, turn {turn}: weather in {city}?"}],
-                },
-                "final_response": {
-                    "role": "model",
-                    "parts": [{"text": f"It is {20 + turn} degrees in {city}."}],
-                },
-                "intermediate_data": {
-                    "tool_uses": [{"name": "get_weather", "args": {"city": city, "days": 3}}],
-                    "tool_responses": [
-                        {"name": "get_weather", "response": {"temp": 20 + turn, "sky": "clear"}}
-                    ],
-                    "intermediate_responses": [],
-                },
-            }
-        )
-    return {"eval_id": f"case-{index}", "conversation": conversation}
-
-
 def ours_from_file(url: str, project: str, cases: list[dict[str, Any]]) -> None:
     """What a user runs: the ADK eval set file read, converted and uploaded
     (``jobs.upload_eval_set``); the file is written before the clock starts."""
@@ -167,7 +140,7 @@ def ours_from_file(url: str, project: str, cases: list[dict[str, Any]]) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-evalset-"))
     evalset = workdir / "bench.evalset.json"
     turns = len(cases[0]["evaluationRequest"]["candidateResponses"][0]["agentData"]["turns"])
-    adk_cases = [adk_case(index, turns) for index in range(len(cases))]
+    adk_cases = [make_case(index, turns) for index in range(len(cases))]
     evalset.write_text(json.dumps({"eval_set_id": "bench", "eval_cases": adk_cases}))
     _clock.started, _clock.cpu = time.perf_counter(), _cpu()
     with Client(project, api_endpoint=url) as client:

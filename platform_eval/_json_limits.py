@@ -22,7 +22,7 @@ MAX_DEPTH_ENV = "PLATFORM_EVAL_MAX_JSON_DEPTH"
 #: Beyond this, Python's own recursion limit (json, pydantic, re-encoding) is the one hit.
 DEEPEST_ALLOWED = 500
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # high (d800-dbff) or low (dc00-dfff)
 
 
 def max_depth() -> int:

@@ -40,6 +40,7 @@ from ..types import (
 )
 from ..types._base import clear_output_only, rfc3339, wire_name
 from .filters import FilterError, compile_filter, compile_order
+from .required import missing
 from .store import Store
 from .versions import v1beta1_only
 
@@ -167,21 +168,24 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(f"{where}: {message}" for where, message in _violations(error))
 
 
-def parse_body(model: type[M], body: Any, version: str = "v1beta1") -> M:
-    """A request body as ``model``: INVALID_ARGUMENT naming each bad field otherwise, and on
-    ``v1`` naming a field only v1beta1 has.
+def parse_body(model: type[M], body: Any, version: str = "v1beta1", *, complete: bool = True) -> M:
+    """A request body as ``model``: INVALID_ARGUMENT naming each bad field otherwise, a
+    required field left out (``complete=False``: a patch, which sets only some of the
+    resource's own fields), and on ``v1`` a field only v1beta1 has.
 
     Output-only fields it sets are ignored (AIP-203): a resource read and sent back as it was
     is accepted, and what only the service writes stays the service's.
     """
-    return _parse_body(model, body, version)[0]
+    return _parse_body(model, body, version, complete)[0]
 
 
 #: The wire name of a RESULT item's payload, which only runs write.
 _RESPONSE_FIELD = wire_name(EvaluationItem, "evaluation_response")
 
 
-def _parse_body(model: type[M], body: Any, version: str) -> tuple[M, list[str]]:
+def _parse_body(
+    model: type[M], body: Any, version: str, complete: bool = True
+) -> tuple[M, list[str]]:
     """``parse_body``, and the JSON paths of the output-only fields it ignored."""
     what = model.__name__
     if not isinstance(body, dict):
@@ -197,7 +201,15 @@ def _parse_body(model: type[M], body: Any, version: str) -> tuple[M, list[str]]:
     ignored = clear_output_only(parsed)
     if ignored:
         _logger.debug("ignoring output-only fields of a %s request: %s", what, ignored)
+    refuse_missing(parsed, top=complete)
     return parsed, ignored
+
+
+def refuse_missing(resource: WireModel, *, top: bool = True) -> None:
+    """INVALID_ARGUMENT naming the first required field ``resource`` leaves out."""
+    where = next(missing(resource, top=top), None)
+    if where is not None:
+        raise ApiError("INVALID_ARGUMENT", f"{where} is required", [(where, "required")])
 
 
 def project_of(name: str) -> str:
@@ -445,6 +457,11 @@ class Backend:
             raise ApiError("NOT_FOUND", f"{collection} cannot be created")
         return creators[collection](parent, body, request_id, version)
 
+    def write(self, parent: str, collection: str, resource: dict[str, Any]) -> dict[str, Any]:
+        """Stores a resource the emulator makes itself (a run's result set): not a request, so
+        none of a request's checks apply."""
+        return self._insert(parent, collection, resource, None)
+
     def _create_item(
         self, parent: str, body: Any, request_id: str | None, version: str
     ) -> dict[str, Any]:
@@ -532,10 +549,10 @@ class Backend:
             def check(updated: Any) -> None:
                 self._check_items_exist(parent, updated.evaluation_items or [])
 
-            new_set = parse_body(EvaluationSet, body, version)
+            new_set = parse_body(EvaluationSet, body, version, complete=False)
             return self._patch(parent, SETS, rid, new_set, update_mask, _SET_MUTABLE, check)
         if collection == EXPERIMENTS:
-            experiment = parse_body(EvaluationExperiment, body, version)
+            experiment = parse_body(EvaluationExperiment, body, version, complete=False)
             return self._patch(
                 parent, EXPERIMENTS, rid, experiment, update_mask, _EXPERIMENT_MUTABLE
             )
@@ -565,6 +582,7 @@ class Backend:
                     f"updateMask: {to_camel(field)!r} cannot be updated; updatable: {updatable}",
                 )
             setattr(current, field, getattr(patch, field))
+        refuse_missing(current)  # a mask can clear a required field
         if check is not None:
             check(current)
         current.update_time = now()

@@ -372,7 +372,8 @@ class RunExecutor:
             display_name=f"results of {run.display_name or run.id}",
             evaluation_items=result_names,
         )
-        stored_set = self._backend.create(parent, SETS, result_set.to_wire())
+        # Written by the service itself, as it is: a run cancelled early has no results yet.
+        stored_set = self._backend.write(parent, SETS, result_set.to_wire())
         results = EvaluationRunResults(
             evaluation_set=stored_set["name"],
             summary_metrics=SummaryMetrics(

@@ -17,6 +17,7 @@ from typing import Any
 
 from .._names import EXPERIMENTS, ITEMS, RUNS, SETS
 from ..types import EvaluationItem, EvaluationRun, EvaluationSet, WireModel
+from ._paths import within
 
 #: Our model -> its fields only v1beta1 has (Python names).
 V1BETA1_ONLY_FIELDS: dict[str, frozenset[str]] = {
@@ -97,18 +98,7 @@ def v1beta1_only(model: WireModel, path: str = "") -> Iterator[str]:
         if name in only:
             yield here
             continue
-        yield from _nested(value, here)
-
-
-def _nested(value: Any, path: str) -> Iterator[str]:
-    if isinstance(value, WireModel):
-        yield from v1beta1_only(value, path)
-    elif isinstance(value, list):
-        for index, element in enumerate(value):
-            yield from _nested(element, f"{path}[{index}]")
-    elif isinstance(value, dict):
-        for key, element in value.items():
-            yield from _nested(element, f"{path}[{key!r}]")
+        yield from within(value, here, v1beta1_only)
 
 
 def strip_for_v1(collection: str, resource: dict[str, Any]) -> dict[str, Any]:

@@ -261,6 +261,11 @@ class _Upload:
     async def __call__(
         self, client: AsyncClient, manifest: Manifest | None = None
     ) -> EvaluationSet:
+        if len(self.cases) == 0:
+            # Said here, not by the target's 400: a set must hold at least one item.
+            raise FormatError(
+                [Problem(self.source, "$.eval_cases", "has no cases: there is nothing to upload")]
+            )
         conversion = ConversionReport()
         pending = _pending_cases(self.cases, conversion, self.candidates)
         result = await upload_items_async(

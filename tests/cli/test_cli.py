@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli_emulator
+from factories import request_item
 
 from platform_eval import Client
 from platform_eval.cli import main
@@ -38,7 +39,8 @@ def test_emulator_start_serves_the_api(tmp_path: Path, monkeypatch: pytest.Monke
     with cli_emulator("--db", str(db)) as running:
         monkeypatch.setenv("PLATFORM_EVAL_EMULATOR_HOST", f"127.0.0.1:{running.port}")
         with Client() as client:
-            created = client.create_set(display_name="from the cli", items=[])
+            item = client.create_item(request_item("x"))
+            created = client.create_set(display_name="from the cli", items=[item])
             assert client.get_set(created.id).display_name == "from the cli"
     assert f"PLATFORM_EVAL_EMULATOR_HOST=127.0.0.1:{running.port}" in running.out
     assert "Traceback" not in running.err

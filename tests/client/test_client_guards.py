@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from conftest import FAST_RETRY
+from factories import request_item
 from google.oauth2.credentials import Credentials
 
 from platform_eval import Client, RetryPolicy, errors
@@ -171,7 +172,7 @@ def test_retry_policies_that_remove_backoff_are_refused(policy: dict[str, float]
 def test_nan_and_infinity_are_refused_before_sending(sync_client: Client, value: float) -> None:
     with pytest.raises(errors.InvalidRequestError, match=r"body\.metadata\.run\.score"):
         sync_client.create_set(
-            {"displayName": "s", "metadata": {"run": {"score": value}}, "evaluationItems": []}
+            {"displayName": "s", "metadata": {"run": {"score": value}}, "evaluationItems": ["x"]}
         )
     assert list(sync_client.list_sets()) == []
 
@@ -179,7 +180,10 @@ def test_nan_and_infinity_are_refused_before_sending(sync_client: Client, value:
 def test_text_that_says_nan_is_sent_as_it_is(sync_client: Client) -> None:
     # Bodies are written by pydantic-core and scanned for a bare NaN; text naming one is fine.
     metadata = {"note": "NaN and Infinity are words here", "NaN": "-Infinity"}
-    created = sync_client.create_set({"displayName": "NaN", "metadata": metadata})
+    item = sync_client.create_item(request_item("x"))
+    created = sync_client.create_set(
+        {"displayName": "NaN", "metadata": metadata, "evaluationItems": [item.name]}
+    )
     assert sync_client.get_set(created).metadata == metadata
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from discovery_documents import VERSIONS, document, violations
+from factories import request_item
 
 from platform_eval import errors
 from platform_eval._transport import ApiCall
@@ -40,11 +41,16 @@ def test_update_mask_star_replaces_every_updatable_field(sync_client: Any) -> No
         {"name": created.name, "displayName": "b"}, update_mask=["*"]
     )
     assert replaced.display_name == "b" and replaced.labels is None
-    evaluation_set = sync_client.create_set(display_name="s", items=[])
+    item = sync_client.create_item(request_item("x"))
+    evaluation_set = sync_client.create_set(display_name="s", items=[item])
     star = sync_client.update_set(
-        {"name": evaluation_set.name, "displayName": "t"}, update_mask=["*"]
+        {"name": evaluation_set.name, "displayName": "t", "evaluationItems": [item.name]},
+        update_mask=["*"],
     )
     assert star.display_name == "t"
+    # "*" left out of the body clears a field; a required one cannot be cleared.
+    with pytest.raises(errors.InvalidArgument, match="evaluationItems is required"):
+        sync_client.update_set({"name": evaluation_set.name, "displayName": "u"}, update_mask=["*"])
 
 
 def test_a_field_that_cannot_be_updated_is_named(sync_client: Any) -> None:

@@ -124,18 +124,21 @@ def _inline(lines: list[dict[str, Any]], data_format: str = "JSONL") -> dict[str
     ("body", "error", "message"),
     [
         (
-            {"evaluationSet": {}, "gcsDestination": {"outputUriPrefix": "gs://b/p"}},
+            {
+                "evaluationSet": {"displayName": "s"},
+                "gcsDestination": {"outputUriPrefix": "gs://b/p"},
+            },
             errors.InvalidArgument,
             "exactly one source is required, got none",
         ),
         (
-            {"evaluationSet": {}, "inlineSource": _inline([request_item()])},
+            {"evaluationSet": {"displayName": "s"}, "inlineSource": _inline([request_item()])},
             errors.InvalidArgument,
             "gcsDestination.outputUriPrefix is required",
         ),
         (
             {
-                "evaluationSet": {},
+                "evaluationSet": {"displayName": "s"},
                 "gcsDestination": {"outputUriPrefix": "gs://b/p"},
                 "cloudTraceSource": {"traceIds": ["1"]},
             },
@@ -144,7 +147,7 @@ def _inline(lines: list[dict[str, Any]], data_format: str = "JSONL") -> dict[str
         ),
         (
             {
-                "evaluationSet": {},
+                "evaluationSet": {"displayName": "s"},
                 "gcsDestination": {"outputUriPrefix": "gs://b/p"},
                 "inlineSource": _inline([], "OTEL_JSON"),
             },
@@ -153,7 +156,7 @@ def _inline(lines: list[dict[str, Any]], data_format: str = "JSONL") -> dict[str
         ),
         (
             {
-                "evaluationSet": {},
+                "evaluationSet": {"displayName": "s"},
                 "gcsDestination": {"outputUriPrefix": "gs://b/p"},
                 "inlineSource": _inline([request_item()]),
                 "gcsSource": {"gcsUri": "gs://b/x.jsonl"},

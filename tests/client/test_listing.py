@@ -147,7 +147,7 @@ def test_page_token_is_bound_to_its_filter(emulator: Emulator, project: str) -> 
 
 def test_list_runs_and_sets_are_typed(client: Any) -> None:
     assert list(client.list_runs()) == []
-    created = client.create_set(display_name="s", items=[])
+    created = client.create_set(display_name="s", items=[client.create_item(request_item("x"))])
     assert [s.display_name for s in client.list_sets(filter='display_name = "s"')] == ["s"]
     assert created.id
 

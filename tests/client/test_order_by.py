@@ -36,8 +36,9 @@ def test_ties_keep_creation_order_and_later_terms_break_them(client: Any) -> Non
 
 
 def test_sets_and_runs_are_ordered_too(client: Any) -> None:
+    item = client.create_item(request_item("x"))
     for name in ("zeta", "alpha", "mid"):
-        client.create_set(display_name=name)
+        client.create_set(display_name=name, items=[item])
     ordered = client.list_sets(order_by="display_name desc")
     assert [s.display_name for s in ordered] == ["zeta", "mid", "alpha"]
 

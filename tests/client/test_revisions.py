@@ -187,20 +187,22 @@ def test_a_revision_of_a_set_naming_a_deleted_item_is_refused(sync_client: Clien
 def test_a_retried_create_answers_with_the_first_operation(
     sync_client: Client, emulator: Emulator
 ) -> None:
-    evaluation_set = sync_client.create_set(display_name="empty", items=[])
+    item = sync_client.create_item(request_item("x"))
+    evaluation_set = sync_client.create_set(display_name="one", items=[item])
     url = f"{emulator.url}/v1beta1/{evaluation_set.name}/revisions"
     headers = {REQUEST_ID_HEADER: "retry-1"}
     first = httpx.post(url, json={}, headers=headers).json()
     again = httpx.post(url, json={}, headers=headers).json()
     assert first == again
     assert len(list(sync_client.list_set_revisions(evaluation_set))) == 1
-    assert first["response"]["snapshot"]["evaluationItems"] == []
+    assert len(first["response"]["snapshot"]["evaluationItems"]) == 1
 
 
 def test_revisions_are_checked_as_the_service_checks_them(
     sync_client: Client, emulator: Emulator
 ) -> None:
-    evaluation_set = sync_client.create_set(display_name="s", items=[])
+    item = sync_client.create_item(request_item("x"))
+    evaluation_set = sync_client.create_set(display_name="s", items=[item])
     base = f"{emulator.url}/v1beta1/{evaluation_set.name}/revisions"
     typo = httpx.post(base, json={"snapshots": {}})
     assert typo.status_code == 400

@@ -40,6 +40,6 @@ def test_set_with_missing_item_is_rejected(client: Any) -> None:
 
 
 def test_update_of_output_only_field_is_rejected(client: Any) -> None:
-    created = client.create_set(display_name="x", items=[])
+    created = client.create_set(display_name="x", items=[client.create_item(request_item("x"))])
     with pytest.raises(errors.InvalidArgument, match="cannot be updated"):
         client.update_set({"name": created.name, "displayName": "y"}, update_mask=["create_time"])

@@ -19,6 +19,8 @@ from platform_eval._json_limits import MAX_DEPTH, limit_problem, too_deep
 from platform_eval.emulator import Emulator
 
 SETS = "evaluationSets"
+#: A resource any small body makes (a set needs items, an item a payload).
+EXPERIMENTS = "evaluationExperiments"
 JSON = {"content-type": "application/json"}
 
 
@@ -38,6 +40,8 @@ def _assert_rpc_error(response: httpx.Response, status: int = 400) -> dict[str, 
 BAD_BODIES = {
     "lone surrogate": b'{"displayName": "\\ud800x"}',
     "lone surrogate in a key": b'{"labels": {"\\udfff": "x"}, "displayName": "x"}',
+    # A low surrogate alone (dc00-dfff): the pre-check once looked for high ones only.
+    "lone low surrogate": b'{"displayName": "x\\udc00"}',
     "NaN": b'{"displayName": "x", "metadata": {"n": NaN}}',
     "Infinity": b'{"displayName": "x", "metadata": {"n": -Infinity}}',
     "invalid UTF-8": b'{"displayName": "\xff"}',
@@ -54,9 +58,9 @@ def test_a_bad_body_is_a_400_and_stores_nothing(
     http: tuple[httpx.Client, str], body: bytes
 ) -> None:
     client, base = http
-    _assert_rpc_error(client.post(f"{base}/{SETS}", content=body, headers=JSON))
-    listed = client.get(f"{base}/{SETS}")
-    assert listed.status_code == 200 and listed.json() == {SETS: []}
+    _assert_rpc_error(client.post(f"{base}/{EXPERIMENTS}", content=body, headers=JSON))
+    listed = client.get(f"{base}/{EXPERIMENTS}")
+    assert listed.status_code == 200 and listed.json() == {EXPERIMENTS: []}
 
 
 def test_nesting_is_judged_by_depth_not_by_the_number_of_brackets() -> None:
@@ -71,9 +75,9 @@ def test_nesting_is_judged_by_depth_not_by_the_number_of_brackets() -> None:
 
 def test_a_surrogate_pair_is_a_valid_string(http: tuple[httpx.Client, str]) -> None:
     client, base = http
-    created = client.post(f"{base}/{SETS}", content=b'{"displayName": "\\ud83d\\ude00"}')
+    created = client.post(f"{base}/{EXPERIMENTS}", content=b'{"displayName": "\\ud83d\\ude00"}')
     assert created.status_code == 200 and created.json()["displayName"] == "\U0001f600"
-    assert client.get(f"{base}/{SETS}").json()[SETS][0]["displayName"] == "\U0001f600"
+    assert client.get(f"{base}/{EXPERIMENTS}").json()[EXPERIMENTS][0]["displayName"] == "\U0001f600"
 
 
 BAD_QUERIES = {
@@ -92,19 +96,19 @@ BAD_QUERIES = {
 @pytest.mark.parametrize("params", BAD_QUERIES.values(), ids=BAD_QUERIES.keys())
 def test_a_bad_list_query_is_a_400(http: tuple[httpx.Client, str], params: dict[str, str]) -> None:
     client, base = http
-    _assert_rpc_error(client.get(f"{base}/{SETS}", params=params))
+    _assert_rpc_error(client.get(f"{base}/{EXPERIMENTS}", params=params))
 
 
 def test_filters_match_non_ascii_and_escaped_values(http: tuple[httpx.Client, str]) -> None:
     client, base = http
     for name in ("café ☕", 'say "hi"\n'):
-        assert client.post(f"{base}/{SETS}", json={"displayName": name}).status_code == 200
+        assert client.post(f"{base}/{EXPERIMENTS}", json={"displayName": name}).status_code == 200
     for text, expected in (
         ('display_name = "café ☕"', "café ☕"),
         ('display_name = "caf\\u00e9 \\u2615"', "café ☕"),
         ('display_name = "say \\"hi\\"\\n"', 'say "hi"\n'),
     ):
-        listed = client.get(f"{base}/{SETS}", params={"filter": text}).json()[SETS]
+        listed = client.get(f"{base}/{EXPERIMENTS}", params={"filter": text}).json()[EXPERIMENTS]
         assert [s["displayName"] for s in listed] == [expected], text
 
 
@@ -146,7 +150,7 @@ def test_bodies_over_the_limit_are_refused(project: str) -> None:
     with Emulator(max_body_bytes=1000) as emu:
         base = f"{emu.url}/v1beta1/projects/{project}/locations/us-central1"
         big = {"displayName": "x" * 2000}
-        error = _assert_rpc_error(httpx.post(f"{base}/{SETS}", json=big))
+        error = _assert_rpc_error(httpx.post(f"{base}/{EXPERIMENTS}", json=big))
         assert "1000 bytes" in error["message"]
 
         def chunks() -> Iterator[bytes]:  # no content-length: counted as it streams
@@ -154,10 +158,10 @@ def test_bodies_over_the_limit_are_refused(project: str) -> None:
             yield b"x" * 2000
             yield b'"}'
 
-        _assert_rpc_error(httpx.post(f"{base}/{SETS}", content=chunks()))
+        _assert_rpc_error(httpx.post(f"{base}/{EXPERIMENTS}", content=chunks()))
         upload = httpx.post(emu.url + UPLOAD, params={"name": "o"}, content=b"x" * 2000)
         _assert_rpc_error(upload)
-        assert httpx.post(f"{base}/{SETS}", json={"displayName": "x"}).status_code == 200
+        assert httpx.post(f"{base}/{EXPERIMENTS}", json={"displayName": "x"}).status_code == 200
 
 
 BAD_FAULTS = [
@@ -195,9 +199,9 @@ def test_a_client_that_gives_up_on_a_delayed_request_leaves_no_error_in_the_log(
     caplog.set_level(logging.INFO)
     base = f"{emulator.url}/v1beta1/projects/{project}/locations/us-central1"
     for method in ("GET", "POST"):
-        emulator.inject_fault(path=SETS, method=method, kind="delay", delay=0.5)
+        emulator.inject_fault(path=EXPERIMENTS, method=method, kind="delay", delay=0.5)
         with pytest.raises(httpx.TimeoutException):
-            httpx.request(method, f"{base}/{SETS}", json={"displayName": "x"}, timeout=0.1)
+            httpx.request(method, f"{base}/{EXPERIMENTS}", json={"displayName": "x"}, timeout=0.1)
     # Wait for the delayed handlers to finish (they answer a client that has gone).
     server = emulator._server
     assert server is not None
@@ -238,12 +242,12 @@ def test_a_body_of_millions_of_tiny_values_is_refused_before_it_is_parsed(
 ) -> None:
     client, base = http
     body = b"[" + b"{}," * 2_000_000 + b"{}]"  # 6 MB, some 2 million objects once parsed
-    refused = client.post(f"{base}/{SETS}", content=body, headers=JSON)
+    refused = client.post(f"{base}/{EXPERIMENTS}", content=body, headers=JSON)
     error = _assert_rpc_error(refused)
     assert "holds more than 1000000 values" in error["message"]
     # A large but ordinary body still goes through.
     big_text = {"displayName": "x", "metadata": {"text": "a, b, c " * 100_000}}
-    assert client.post(f"{base}/{SETS}", json=big_text).status_code == 200
+    assert client.post(f"{base}/{EXPERIMENTS}", json=big_text).status_code == 200
 
 
 @pytest.mark.parametrize(

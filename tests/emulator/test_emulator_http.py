@@ -109,11 +109,13 @@ def test_bad_project_is_rejected(emulator: Emulator) -> None:
 
 
 def _bodies(base: str) -> dict[str, dict[str, Any]]:
-    evaluation_set = httpx.post(f"{base}/evaluationSets", json={"displayName": "s"}).json()
+    item = httpx.post(f"{base}/evaluationItems", json=request_item("x")).json()
+    members = {"displayName": "s", "evaluationItems": [item["name"]]}
+    evaluation_set = httpx.post(f"{base}/evaluationSets", json=members).json()
     template = {"llmBasedMetricSpec": {"metricPromptTemplate": "Rate {response}."}}
     return {
         "evaluationItems": request_item("x"),
-        "evaluationSets": {"displayName": "s"},
+        "evaluationSets": members,
         "evaluationExperiments": {"displayName": "e"},
         "evaluationMetrics": {"displayName": "m", "metric": template},
         "evaluationRuns": {

@@ -20,7 +20,8 @@ from platform_eval.cli import main
 from platform_eval.emulator import Emulator
 from platform_eval.emulator.limits import Limits
 
-SETS = "v1beta1/projects/p/locations/us-central1/evaluationSets"
+#: A resource any small body makes (a set needs items, an item a payload).
+EXPERIMENTS = "v1beta1/projects/p/locations/us-central1/evaluationExperiments"
 
 
 def _nested(depth: int) -> dict[str, object]:
@@ -31,7 +32,7 @@ def _nested(depth: int) -> dict[str, object]:
 
 
 def _create(url: str, body: object) -> httpx.Response:
-    return httpx.post(f"{url}/{SETS}", content=json.dumps(body).encode(), timeout=10)
+    return httpx.post(f"{url}/{EXPERIMENTS}", content=json.dumps(body).encode(), timeout=10)
 
 
 def _wide(values: int) -> dict[str, object]:

@@ -119,7 +119,8 @@ def test_a_v1_import_line_with_a_v1beta1_field_fails_the_import_naming_it(
 def test_a_v1_patch_with_a_v1beta1_field_is_refused(
     emulator: Emulator, sync_client: Client
 ) -> None:
-    created = sync_client.create_set(display_name="s", items=[])
+    item = sync_client.create_item(request_item("x"))
+    created = sync_client.create_set(display_name="s", items=[item])
     patch = {"harborDataset": {}}
     v1 = httpx.patch(f"{emulator.url}/v1/{created.name}", json=patch)
     assert v1.status_code == 400

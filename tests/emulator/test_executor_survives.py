@@ -119,11 +119,13 @@ def test_a_request_meeting_a_full_disk_is_a_503_in_the_databases_words(
     emulator, _ = running
     _fill(emulator.store)
     base = f"{emulator.url}/v1beta1/projects/p/locations/us-central1"
-    refused = httpx.post(f"{base}/evaluationSets", json={"displayName": "x" * 5000}, timeout=10)
+    refused = httpx.post(
+        f"{base}/evaluationExperiments", json={"displayName": "x" * 5000}, timeout=10
+    )
     assert refused.status_code == 503
     assert "database or disk is full" in refused.json()["error"]["message"]
     _free(emulator.store)
-    assert httpx.post(f"{base}/evaluationSets", json={"displayName": "x"}).status_code == 200
+    assert httpx.post(f"{base}/evaluationExperiments", json={"displayName": "x"}).status_code == 200
 
 
 def test_a_metric_that_raises_fails_its_run_and_the_next_run_succeeds(

@@ -22,6 +22,8 @@ from platform_eval.emulator import Emulator
 from platform_eval.emulator.store import encode
 
 SETS = "evaluationSets"
+#: A resource any small body makes (a set needs items, an item a payload).
+EXPERIMENTS = "evaluationExperiments"
 
 
 @pytest.fixture
@@ -37,9 +39,9 @@ def http() -> Iterator[httpx.Client]:
 
 def _lists_still_work(http: httpx.Client, base: str) -> None:
     for params in ({"filter": 'display_name = "kept"'}, {"orderBy": "display_name desc"}):
-        listed = http.get(f"{base}/{SETS}", params=params)
+        listed = http.get(f"{base}/{EXPERIMENTS}", params=params)
         assert listed.status_code == 200, listed.text
-        assert [s["displayName"] for s in listed.json()[SETS]] == ["kept"]
+        assert [s["displayName"] for s in listed.json()[EXPERIMENTS]] == ["kept"]
 
 
 @pytest.mark.parametrize(
@@ -52,8 +54,8 @@ def _lists_still_work(http: httpx.Client, base: str) -> None:
 def test_an_overflowing_number_is_a_400_naming_its_path(
     http: httpx.Client, base: str, body: str, path: str
 ) -> None:
-    assert http.post(f"{base}/{SETS}", json={"displayName": "kept"}).status_code == 200
-    refused = http.post(f"{base}/{SETS}", content=body.encode())
+    assert http.post(f"{base}/{EXPERIMENTS}", json={"displayName": "kept"}).status_code == 200
+    refused = http.post(f"{base}/{EXPERIMENTS}", content=body.encode())
     assert refused.status_code == 400, refused.text
     message = refused.json()["error"]["message"]
     assert f"at {path}:" in message and "beyond a double's range" in message
@@ -61,9 +63,9 @@ def test_an_overflowing_number_is_a_400_naming_its_path(
 
 
 def test_an_overflowing_number_in_a_patch_is_refused(http: httpx.Client, base: str) -> None:
-    created = http.post(f"{base}/{SETS}", json={"displayName": "kept"}).json()
+    created = http.post(f"{base}/{EXPERIMENTS}", json={"displayName": "kept"}).json()
     patch = http.patch(
-        f"{base}/{SETS}/{created['name'].rsplit('/', 1)[1]}",
+        f"{base}/{EXPERIMENTS}/{created['name'].rsplit('/', 1)[1]}",
         params={"updateMask": "metadata"},
         content=b'{"metadata": {"x": 1e999}}',
     )
@@ -75,7 +77,7 @@ def test_an_overflowing_number_in_a_patch_is_refused(http: httpx.Client, base: s
 def test_a_non_finite_number_in_an_import_line_fails_the_import(
     http: httpx.Client, base: str, project: str, number: str
 ) -> None:
-    assert http.post(f"{base}/{SETS}", json={"displayName": "kept"}).status_code == 200
+    assert http.post(f"{base}/{EXPERIMENTS}", json={"displayName": "kept"}).status_code == 200
     line = json.dumps(request_item("case", prompt="q")).replace(
         '"displayName"', f'"metadata": {{"n": {number}}}, "displayName"', 1
     )
@@ -107,7 +109,7 @@ def test_a_database_poisoned_by_an_earlier_version_is_repaired_when_opened(
     project = "poisoned"
     base = f"/v1beta1/projects/{project}/locations/us-central1"
     with Emulator(db=str(db)) as emulator, httpx.Client(timeout=10, base_url=emulator.url) as http:
-        assert http.post(f"{base}/{SETS}", json={"displayName": "kept"}).status_code == 200
+        assert http.post(f"{base}/{EXPERIMENTS}", json={"displayName": "kept"}).status_code == 200
     # What an earlier version wrote: bare constants, and no schema version.
     with sqlite3.connect(db) as raw:
         raw.execute(
@@ -119,5 +121,5 @@ def test_a_database_poisoned_by_an_earlier_version_is_repaired_when_opened(
         raw.execute("SELECT json_extract(body, '$.displayName') FROM resources").fetchall()
     with Emulator(db=str(db)) as emulator, httpx.Client(timeout=10, base_url=emulator.url) as http:
         _lists_still_work(http, base)
-        stored = http.get(f"{base}/{SETS}").json()
-    assert stored[SETS][0]["metadata"] == {"x": "Infinity", "y": "NaN"}
+        stored = http.get(f"{base}/{EXPERIMENTS}").json()
+    assert stored[EXPERIMENTS][0]["metadata"] == {"x": "Infinity", "y": "NaN"}

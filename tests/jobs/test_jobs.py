@@ -427,3 +427,16 @@ def test_a_journal_naming_another_set_leaves_that_set_alone(
         assert client.get_set(theirs.name).evaluation_items == [other_item.name]
         assert rerun.name != theirs.name
         assert any("not this upload's set" in note for note in again.notes)
+
+
+def test_an_eval_set_with_no_cases_is_refused_before_anything_is_sent(
+    sync_client: Client, tmp_path: Path
+) -> None:
+    # An evaluation set must hold at least one item: said about the file, not by a 400.
+    empty = tmp_path / "empty.evalset.json"
+    empty.write_text(json.dumps({"eval_set_id": "empty", "eval_cases": []}))
+    from platform_eval.formats import FormatError
+
+    with pytest.raises(FormatError, match=r"\$\.eval_cases: has no cases"):
+        jobs.upload_eval_set(sync_client, empty, manifest=tmp_path / "m.jsonl")
+    assert list(sync_client.list_sets()) == [] and list(sync_client.list_items()) == []

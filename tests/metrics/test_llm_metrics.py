@@ -153,7 +153,7 @@ def test_the_emulator_scores_inline_and_registered_llm_metrics(judged_emulator: 
             evaluation_set=evaluation_set,
             metrics=[
                 _llm_metric(metricPromptTemplate=TEMPLATE),
-                {"metricResourceName": registered.name},
+                {"metric": "faithful_registered", "metricResourceName": registered.name},
                 "exact_match",
             ],
         )

@@ -1,0 +1,115 @@
+"""Fields the discovery documents mark "Required.": a request that leaves one out is refused
+with INVALID_ARGUMENT naming its JSON path, as the service refuses it.
+
+``REQUIRED`` is the v1beta1 document's own list for the schemas the evaluation resources reach
+(tests/emulator/test_required.py computes it from the document and fails when it changes), less
+``LENIENT``: fields the document marks that are not asked of a request, each with why. Where a
+message is used in two places, what it requires can hold in one only: ``LENIENT_PATHS`` names
+those places. Output-only parts (a RESULT item's ``evaluationResponse``) are cleared before the
+check, so their "required" fields are not asked of a request either.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..types import WireModel
+from ._paths import within
+
+#: Our model -> its fields the document marks required (Python names), LENIENT left out.
+REQUIRED: dict[str, frozenset[str]] = {
+    "CandidateResponse": frozenset({"candidate"}),
+    "AgentConfig": frozenset({"agent_id"}),
+    "AgentEvent": frozenset({"author", "content"}),
+    "BigQueryDestination": frozenset({"output_uri"}),
+    "BigQueryRequestSet": frozenset({"uri"}),
+    "CandidateResult": frozenset({"candidate", "metric"}),
+    "CodePreprocessorConfig": frozenset({"code"}),
+    "ConversationTurn": frozenset({"turn_index"}),
+    "CustomCodeExecutionSpec": frozenset({"evaluation_function"}),
+    "CustomCodeParserConfig": frozenset({"parsing_function"}),
+    "DataAgentConfig": frozenset({"data_agent"}),
+    "DatasetCustomMetric": frozenset({"aggregation_function"}),
+    "DiscoveryEngineAssistantConfig": frozenset({"assistant"}),
+    "EncryptionSpec": frozenset({"kms_key_name"}),
+    "EvaluationExperiment": frozenset({"display_name"}),
+    "EvaluationItem": frozenset({"display_name", "evaluation_item_type"}),
+    "EvaluationMetric": frozenset({"display_name"}),
+    "EvaluationResult": frozenset({"evaluation_request", "evaluation_run", "metric", "request"}),
+    "EvaluationRubricConfig": frozenset({"rubric_group_key"}),
+    "EvaluationRun": frozenset({"data_source", "display_name"}),
+    "EvaluationRunMetric": frozenset({"metric"}),
+    "EvaluationSet": frozenset({"display_name", "evaluation_items"}),
+    "GcsDestination": frozenset({"output_uri_prefix"}),
+    "GeminiAgentConfig": frozenset({"gemini_agent"}),
+    "HarborTask": frozenset({"dataset", "task"}),
+    "LLMBasedMetricSpec": frozenset({"metric_prompt_template"}),
+    "LanguageHints": frozenset({"language_codes"}),
+    "LossAnalysisConfig": frozenset({"candidate", "metric"}),
+    "MetricStep": frozenset({"prompt_template", "step_id"}),
+    "ModelConfig": frozenset({"feature_selection_preference"}),
+    "MultiSpeakerVoiceConfig": frozenset({"speaker_voice_configs"}),
+    "PairwiseMetricSpec": frozenset({"metric_prompt_template"}),
+    "PointwiseMetricSpec": frozenset({"metric_prompt_template"}),
+    "PredefinedMetricSpec": frozenset({"metric_spec_name"}),
+    "Rubric": frozenset({"content"}),
+    "RubricVerdict": frozenset({"evaluated_rubric", "verdict"}),
+    "RunLLMBasedMetricSpec": frozenset({"metric_prompt_template"}),
+    "RunPredefinedMetricSpec": frozenset({"metric_spec_name"}),
+    "ScoreRange": frozenset({"max", "min"}),
+    "SpeakerVoiceConfig": frozenset({"speaker", "voice_config"}),
+    "StepBasedLlmMetricSpec": frozenset({"steps"}),
+    "TranslationConfig": frozenset({"target_language_code"}),
+    "UserScenario": frozenset({"conversation_plan", "starting_prompt"}),
+}
+
+#: Marked required, left out by the official client (so taken by the service), with why.
+LENIENT: dict[str, dict[str, str]] = {
+    "ComputationBasedMetricSpec": {
+        "type": "the metrics the emulator adds to the service's (ADK's criteria) are named by "
+        "the run metric's `metric` and carry their options in `parameters`, with no type",
+    },
+    "EvaluationExperiment": {
+        "evaluation_runs": "an experiment is created before its runs, which join it as made",
+    },
+}
+
+
+#: Where a field is not required though its message requires it elsewhere (a JSON path's end,
+#: list positions left out) -> why.
+LENIENT_PATHS: dict[str, str] = {
+    "goldenResponse.candidate": "a golden response is the reference, nobody's candidate",
+    "evaluationSet.evaluationItems": "an import's set gets its items from the import",
+}
+
+_POSITIONS = re.compile(r"\[[^\]]*\]")
+
+
+def missing(model: WireModel, path: str = "", *, top: bool = True) -> Iterator[str]:
+    """The JSON paths of the required fields ``model`` leaves unset (None, or an empty string,
+    list or map), nested ones included; ``top=False`` checks the nested models only (a patch
+    sets only some of the resource's own fields)."""
+    required = REQUIRED.get(type(model).__name__, frozenset()) if top else frozenset()
+    fields = type(model).model_fields
+    for name in sorted(required):
+        if _unset(getattr(model, name)):
+            wire = fields[name].alias or name
+            where = f"{path}.{wire}" if path else wire
+            if not _lenient(where):
+                yield where
+    for name in model.model_fields_set:
+        value = getattr(model, name)
+        if value is not None:
+            wire = fields[name].alias or name
+            yield from within(value, f"{path}.{wire}" if path else wire, missing)
+
+
+def _lenient(where: str) -> bool:
+    bare = _POSITIONS.sub("", where)
+    return any(bare == end or bare.endswith(f".{end}") for end in LENIENT_PATHS)
+
+
+def _unset(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict) and not value)
