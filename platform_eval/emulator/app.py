@@ -18,7 +18,7 @@ from ._asgi import error_response
 from .access import RequireToken
 from .api import API
 from .backend import ApiError, Backend
-from .bodies import parse_json, parse_json_object, read_body
+from .bodies import parse_json, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
 from .imports import SetImporter
@@ -78,10 +78,6 @@ class EmulatorApp:
         self.asgi: ASGIApp = FaultMiddleware(app, faults)
         if auth_token:
             self.asgi = RequireToken(self.asgi, auth_token)
-
-    async def _json_body(self, request: Request) -> dict[str, Any]:
-        raw = await read_body(request, self.limits.body_bytes)
-        return parse_json_object(raw, limits=self.limits)
 
     # -- control endpoints ----------------------------------------------------------------
 

@@ -90,8 +90,11 @@ def _responses(ok: dict[str, Any]) -> dict[str, Any]:
 
 
 def _collection_paths(
-    collection: str, schema: dict[str, Any], *, patch: bool, cancel: bool
+    collection: str, schema: dict[str, Any], *, patch: bool, cancel: bool, v1: bool = True
 ) -> dict[str, Any]:
+    """``v1=False``: a collection only v1beta1 has (evaluationExperiments)."""
+    parent_path = _PARENT if v1 else _PARENT.replace("{version}", "v1beta1")
+    parent = _PARENT_PARAMETERS if v1 else _PARENT_PARAMETERS[1:]
     listed = {
         "type": "object",
         "properties": {
@@ -100,8 +103,8 @@ def _collection_paths(
         },
     }
     paths: dict[str, Any] = {
-        f"{_PARENT}/{collection}": {
-            "parameters": _PARENT_PARAMETERS,
+        f"{parent_path}/{collection}": {
+            "parameters": parent,
             "get": {
                 "operationId": f"list_{collection}",
                 "parameters": _LIST_PARAMETERS,
@@ -115,7 +118,7 @@ def _collection_paths(
         },
     }
     one: dict[str, Any] = {
-        "parameters": [*_PARENT_PARAMETERS, _ID],
+        "parameters": [*parent, _ID],
         "get": {"operationId": f"get_{collection}", "responses": _responses(schema)},
         "delete": {
             "operationId": f"delete_{collection}",
@@ -129,10 +132,10 @@ def _collection_paths(
             "requestBody": {"required": True, **_json(schema)},
             "responses": _responses(schema),
         }
-    paths[f"{_PARENT}/{collection}/{{id}}"] = one
+    paths[f"{parent_path}/{collection}/{{id}}"] = one
     if cancel:
-        paths[f"{_PARENT}/{collection}/{{id}}:cancel"] = {
-            "parameters": [*_PARENT_PARAMETERS, _ID],
+        paths[f"{parent_path}/{collection}/{{id}}:cancel"] = {
+            "parameters": [*parent, _ID],
             "post": {
                 "operationId": f"cancel_{collection}",
                 "responses": _responses({"type": "object"}),
@@ -141,9 +144,55 @@ def _collection_paths(
     return paths
 
 
+def _location_operation_paths() -> dict[str, Any]:
+    """``projects.locations.operations``: every operation of the location, by its id."""
+    operation_id = _path_parameter("operation", "operation id")
+    operation = {"$ref": _REF.format(model="Operation")}
+    listed = {
+        "type": "object",
+        "properties": {
+            "operations": {"type": "array", "items": operation},
+            "nextPageToken": {"type": "string"},
+        },
+    }
+    base = f"{_PARENT}/operations"
+    one = [*_PARENT_PARAMETERS, operation_id]
+    return {
+        base: {
+            "parameters": _PARENT_PARAMETERS,
+            "get": {
+                "operationId": "list_location_operations",
+                "parameters": _LIST_PARAMETERS,
+                "responses": _responses(listed),
+            },
+        },
+        f"{base}/{{operation}}": {
+            "parameters": one,
+            "get": {"operationId": "get_location_operation", "responses": _responses(operation)},
+            "delete": {
+                "operationId": "delete_location_operation",
+                "responses": _responses({"type": "object"}),
+            },
+        },
+        f"{base}/{{operation}}:wait": {
+            "parameters": one,
+            "post": {"operationId": "wait_location_operation", "responses": _responses(operation)},
+        },
+        f"{base}/{{operation}}:cancel": {
+            "parameters": one,
+            "post": {
+                "operationId": "cancel_location_operation",
+                "responses": _responses({"type": "object"}),
+            },
+        },
+    }
+
+
 def _operation_paths() -> dict[str, Any]:
-    """``{resource}/operations``: every collection's long-running operations."""
-    owner = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection"), _ID]
+    """``{resource}/operations``: the long-running operations of one resource."""
+    with_operations = [ITEMS, SETS, RUNS, METRICS]
+    owner = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection", with_operations), _ID]
+    waited = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection", [ITEMS, SETS, RUNS])]
     operation_id = _path_parameter("operation", "operation id")
     operation = {"$ref": _REF.format(model="Operation")}
     listed = {
@@ -172,7 +221,7 @@ def _operation_paths() -> dict[str, Any]:
             },
         },
         f"{base}/{{operation}}:wait": {
-            "parameters": [*owner, operation_id],
+            "parameters": [*waited, _ID, operation_id],
             "post": {"operationId": "wait_operation", "responses": _responses(operation)},
         },
     }
@@ -357,7 +406,7 @@ def openapi_document() -> dict[str, Any]:
     paths.update(_collection_paths(SETS, evaluation_set, patch=True, cancel=False))
     paths.update(_collection_paths(RUNS, run, patch=False, cancel=True))
     paths.update(_collection_paths(METRICS, metric, patch=False, cancel=False))
-    paths.update(_collection_paths(EXPERIMENTS, experiment, patch=True, cancel=False))
+    paths.update(_collection_paths(EXPERIMENTS, experiment, patch=True, cancel=False, v1=False))
     paths.update(_import_path())
     paths.update(
         _revision_paths(
@@ -366,6 +415,7 @@ def openapi_document() -> dict[str, Any]:
         )
     )
     paths.update(_operation_paths())
+    paths.update(_location_operation_paths())
     paths.update(_storage_paths())
     paths.update(_control_paths())
     return {

@@ -125,3 +125,36 @@ def test_a_v1_patch_with_a_v1beta1_field_is_refused(
     v1 = httpx.patch(f"{emulator.url}/v1/{created.name}", json=patch)
     assert v1.status_code == 400
     assert v1.json()["error"]["message"].startswith("harborDataset: not a field of the v1 API")
+
+
+def _described() -> set[tuple[str, str, str, str]]:
+    """(version, HTTP method, collection, shape) of every API path the OpenAPI description
+    has, its ``{version}`` and ``{collection}`` parameters expanded to the values they take."""
+    from platform_eval.emulator.openapi import openapi_document
+
+    found = set()
+    for template, item in openapi_document()["paths"].items():
+        match = re.match(r"^/([^/]+)/projects/\{project\}/locations/\{location\}/(.+)$", template)
+        if not match:
+            continue
+        enums = {
+            p["name"]: p["schema"]["enum"]
+            for p in item.get("parameters", [])
+            if "enum" in p.get("schema", {})
+        }
+        versions = enums.get("version", []) if match[1] == "{version}" else [match[1]]
+        first, rest = re.match(r"(\{collection\}|[A-Za-z]+)(.*)", match[2]).groups()  # type: ignore[union-attr]
+        collections = enums["collection"] if first == "{collection}" else [first]
+        shape = re.sub(r"\{[^}]+\}", "{id}", rest).removeprefix("/")
+        for http in ("get", "post", "patch", "delete"):
+            if http in item:
+                for version in versions:
+                    for collection in collections:
+                        found.add((version, http.upper(), collection, shape))
+    return found
+
+
+def test_the_openapi_description_names_exactly_what_the_table_serves(emulator: Emulator) -> None:
+    served = {("v1beta1", *key) for key in _served(emulator, "v1beta1")}
+    served |= {("v1", *key) for key in _served(emulator, "v1")}
+    assert _described() == served
