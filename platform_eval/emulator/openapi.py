@@ -144,17 +144,20 @@ def _collection_paths(
     return paths
 
 
+_OPERATION = {"$ref": _REF.format(model="Operation")}
+_OPERATIONS_PAGE = {
+    "type": "object",
+    "properties": {
+        "operations": {"type": "array", "items": _OPERATION},
+        "nextPageToken": {"type": "string"},
+    },
+}
+
+
 def _location_operation_paths() -> dict[str, Any]:
     """``projects.locations.operations``: every operation of the location, by its id."""
     operation_id = _path_parameter("operation", "operation id")
-    operation = {"$ref": _REF.format(model="Operation")}
-    listed = {
-        "type": "object",
-        "properties": {
-            "operations": {"type": "array", "items": operation},
-            "nextPageToken": {"type": "string"},
-        },
-    }
+    operation, listed = _OPERATION, _OPERATIONS_PAGE
     base = f"{_PARENT}/operations"
     one = [*_PARENT_PARAMETERS, operation_id]
     return {
@@ -194,14 +197,7 @@ def _operation_paths() -> dict[str, Any]:
     owner = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection", with_operations), _ID]
     waited = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection", [ITEMS, SETS, RUNS])]
     operation_id = _path_parameter("operation", "operation id")
-    operation = {"$ref": _REF.format(model="Operation")}
-    listed = {
-        "type": "object",
-        "properties": {
-            "operations": {"type": "array", "items": operation},
-            "nextPageToken": {"type": "string"},
-        },
-    }
+    operation, listed = _OPERATION, _OPERATIONS_PAGE
     base = f"{_PARENT}/{{collection}}/{{id}}/operations"
     return {
         base: {
