@@ -22,15 +22,12 @@ from .bodies import parse_json_object, read_body
 from .imports import SetImporter
 from .limits import Limits
 from .revisions import Revisions
-from .routes import Call, Method, RouteTable
+from .routes import WAITED, WITH_OPERATIONS, Call, Method, RouteTable
 from .store import StoredJson
 from .versions import strip_for_v1
 
 _OPS = f"{{id}}/{OPERATIONS}"
 _REVISIONS = f"{{id}}/{REVISIONS}"
-#: Collections whose resources have operations (get, list, delete), and those also with :wait.
-_WITH_OPERATIONS = (ITEMS, SETS, RUNS, METRICS)
-_WAITED = (ITEMS, SETS, RUNS)
 
 
 class API:
@@ -57,13 +54,13 @@ class API:
                 Method("POST", SETS, ":import", self.import_set),
                 Method("POST", RUNS, "{id}:cancel", self.cancel_run),
                 # The operations of one resource.
-                *(Method("GET", c, _OPS, self.list_operations) for c in _WITH_OPERATIONS),
-                *(Method("GET", c, f"{_OPS}/{{id}}", self.get_operation) for c in _WITH_OPERATIONS),
+                *(Method("GET", c, _OPS, self.list_operations) for c in WITH_OPERATIONS),
+                *(Method("GET", c, f"{_OPS}/{{id}}", self.get_operation) for c in WITH_OPERATIONS),
                 *(
                     Method("DELETE", c, f"{_OPS}/{{id}}", self.delete_operation)
-                    for c in _WITH_OPERATIONS
+                    for c in WITH_OPERATIONS
                 ),
-                *(Method("POST", c, f"{_OPS}/{{id}}:wait", self.get_operation) for c in _WAITED),
+                *(Method("POST", c, f"{_OPS}/{{id}}:wait", self.get_operation) for c in WAITED),
                 # projects.locations.operations: every operation of the location.
                 Method("GET", OPERATIONS, "", self.list_location_operations),
                 Method("GET", OPERATIONS, "{id}", self.get_location_operation),
@@ -103,16 +100,16 @@ class API:
             self.backend.list_json(
                 parent,
                 collection,
-                filter=call.query("filter", "filter"),
+                filter=call.query("filter"),
                 page_size=_page_size(call),
-                page_token=call.query("pageToken", "page_token"),
-                order_by=call.query("orderBy", "order_by"),
+                page_token=call.query("pageToken"),
+                order_by=call.query("orderBy"),
             )
         )
 
     async def create(self, call: Call) -> Response:
         body = await self._body(call)
-        metric_id = call.query("evaluationMetricId", "evaluation_metric_id")
+        metric_id = call.query("evaluationMetricId")
         created = self.backend.create(
             call.parent,
             call.collection,
@@ -131,7 +128,7 @@ class API:
     async def delete(self, call: Call) -> Response:
         parent, collection, rid = call.parent, call.collection, call.rid or ""
         if collection in (SETS, ITEMS):
-            force = (call.query("force", "force") or "").lower() in ("true", "1")
+            force = (call.query("force") or "").lower() in ("true", "1")
             self.backend.get(parent, collection, rid)  # NOT_FOUND before anything else
             self.revisions.check_delete(call.name, collection, force)
         deleted = self.backend.delete(parent, collection, rid, call.version)
@@ -143,7 +140,7 @@ class API:
 
     async def patch(self, call: Call) -> Response:
         body = await self._body(call)
-        mask = call.query("updateMask", "update_mask")
+        mask = call.query("updateMask")
         patched = self.backend.patch(
             call.parent, call.collection, call.rid or "", body, mask, call.version
         )
@@ -197,7 +194,7 @@ class API:
         """A page of the location's operations, oldest first; the token is the last name."""
         parent = call.parent
         size = _page_size(call) or 100
-        token = call.query("pageToken", "page_token")
+        token = call.query("pageToken")
         after = _operation_token(token, parent) if token else ""
         names = sorted(
             (str(body["name"]), body)
@@ -217,7 +214,7 @@ class API:
         return JSONResponse(self.revisions.create(call.name, body, call.version, call.request_id))
 
     async def list_revisions(self, call: Call) -> Response:
-        token = call.query("pageToken", "page_token")
+        token = call.query("pageToken")
         return _json_text(self.revisions.list_json(call.name, _page_size(call), token))
 
     async def get_revision(self, call: Call) -> Response:
@@ -231,7 +228,7 @@ class API:
 
 
 def _page_size(call: Call) -> int | None:
-    raw = call.query("pageSize", "page_size")
+    raw = call.query("pageSize")
     if raw is None:
         return None
     if not re.fullmatch(r"-?\d{1,12}", raw.strip()):

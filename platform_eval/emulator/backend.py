@@ -133,12 +133,6 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def _require(value: Any, field: str) -> None:
-    """A field the documents mark "Required." is refused when missing, naming it."""
-    if value is None or value == "":
-        raise ApiError("INVALID_ARGUMENT", f"{field} is required")
-
-
 def now_rfc3339() -> str:
     return rfc3339(now())
 
@@ -487,12 +481,6 @@ class Backend:
             raise ApiError(
                 "INVALID_ARGUMENT", "an EvaluationItem needs a payload: evaluationRequest or gcsUri"
             )
-        _require(item.display_name, "displayName")
-        request = item.evaluation_request
-        for index, candidate in enumerate((request.candidate_responses if request else None) or []):
-            _require(
-                candidate.candidate, f"evaluationRequest.candidateResponses[{index}].candidate"
-            )
         return item
 
     def create_result_item(
@@ -529,7 +517,6 @@ class Backend:
         self, parent: str, body: Any, request_id: str | None, version: str
     ) -> dict[str, Any]:
         evaluation_set: EvaluationSet = parse_body(EvaluationSet, body, version)
-        _require(evaluation_set.display_name, "displayName")
         self._check_items_exist(parent, evaluation_set.evaluation_items or [])
         return self._insert(parent, SETS, evaluation_set.to_wire(), request_id)
 
@@ -596,7 +583,6 @@ class Backend:
         self, parent: str, body: Any, request_id: str | None, version: str
     ) -> dict[str, Any]:
         experiment: EvaluationExperiment = parse_body(EvaluationExperiment, body, version)
-        _require(experiment.display_name, "displayName")
         return self._insert(parent, EXPERIMENTS, experiment.to_wire(), request_id)
 
     # -- evaluationMetrics ----------------------------------------------------------------
@@ -614,8 +600,6 @@ class Backend:
             if self.store.get(parent, METRICS, metric_id) is not None:
                 raise ApiError("ALREADY_EXISTS", f"{parent}/{METRICS}/{metric_id} already exists")
         metric: EvaluationMetric = parse_body(EvaluationMetric, body, version)
-        if not metric.display_name:
-            raise ApiError("INVALID_ARGUMENT", "displayName is required")
         config = metric.metric
         if config is not None and not (
             config.llm_based_metric_spec or config.custom_code_execution_spec
@@ -683,7 +667,6 @@ class Backend:
         if not configured:
             raise ApiError("INVALID_ARGUMENT", "evaluationConfig.metrics needs at least one metric")
         self.resolve_metrics(parent, configured)
-        _require(run.display_name, "displayName")
         pending = run.model_copy(
             update={
                 "state": EvaluationRunState.PENDING,

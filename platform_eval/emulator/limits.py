@@ -14,10 +14,6 @@ from dataclasses import dataclass, field
 from .. import _json_limits
 
 
-def _default_depth() -> int:
-    return _json_limits.max_depth()
-
-
 @dataclass(frozen=True)
 class Limits:
     #: Bytes of one request body (an upload's media included).
@@ -26,7 +22,7 @@ class Limits:
     #: about 150 bytes a value; a thousand-turn conversation holds some 50,000.
     json_values: int = 1_000_000
     #: Nesting of a JSON body; the service's protobuf parser stops at 100 as well.
-    json_depth: int = field(default_factory=_default_depth)
+    json_depth: int = field(default_factory=_json_limits.max_depth)
     #: A connection that sends no request within this many seconds, or whose request head is
     #: not whole that long after its first byte, is closed.
     first_request_seconds: float = 10.0

@@ -26,6 +26,8 @@ from ..types import (
     Operation,
     WireModel,
 )
+from .routes import WAITED, WITH_OPERATIONS
+from .versions import V1BETA1_ONLY_COLLECTIONS
 
 _REF = "#/components/schemas/{model}"
 _PARENT = "/{version}/projects/{project}/locations/{location}"
@@ -90,9 +92,10 @@ def _responses(ok: dict[str, Any]) -> dict[str, Any]:
 
 
 def _collection_paths(
-    collection: str, schema: dict[str, Any], *, patch: bool, cancel: bool, v1: bool = True
+    collection: str, schema: dict[str, Any], *, patch: bool, cancel: bool
 ) -> dict[str, Any]:
-    """``v1=False``: a collection only v1beta1 has (evaluationExperiments)."""
+    # A collection only v1beta1 has (evaluationExperiments) is described under v1beta1 alone.
+    v1 = collection not in V1BETA1_ONLY_COLLECTIONS
     parent_path = _PARENT if v1 else _PARENT.replace("{version}", "v1beta1")
     parent = _PARENT_PARAMETERS if v1 else _PARENT_PARAMETERS[1:]
     listed = {
@@ -157,7 +160,6 @@ _OPERATIONS_PAGE = {
 def _location_operation_paths() -> dict[str, Any]:
     """``projects.locations.operations``: every operation of the location, by its id."""
     operation_id = _path_parameter("operation", "operation id")
-    operation, listed = _OPERATION, _OPERATIONS_PAGE
     base = f"{_PARENT}/operations"
     one = [*_PARENT_PARAMETERS, operation_id]
     return {
@@ -166,12 +168,12 @@ def _location_operation_paths() -> dict[str, Any]:
             "get": {
                 "operationId": "list_location_operations",
                 "parameters": _LIST_PARAMETERS,
-                "responses": _responses(listed),
+                "responses": _responses(_OPERATIONS_PAGE),
             },
         },
         f"{base}/{{operation}}": {
             "parameters": one,
-            "get": {"operationId": "get_location_operation", "responses": _responses(operation)},
+            "get": {"operationId": "get_location_operation", "responses": _responses(_OPERATION)},
             "delete": {
                 "operationId": "delete_location_operation",
                 "responses": _responses({"type": "object"}),
@@ -179,7 +181,7 @@ def _location_operation_paths() -> dict[str, Any]:
         },
         f"{base}/{{operation}}:wait": {
             "parameters": one,
-            "post": {"operationId": "wait_location_operation", "responses": _responses(operation)},
+            "post": {"operationId": "wait_location_operation", "responses": _responses(_OPERATION)},
         },
         f"{base}/{{operation}}:cancel": {
             "parameters": one,
@@ -193,11 +195,13 @@ def _location_operation_paths() -> dict[str, Any]:
 
 def _operation_paths() -> dict[str, Any]:
     """``{resource}/operations``: the long-running operations of one resource."""
-    with_operations = [ITEMS, SETS, RUNS, METRICS]
-    owner = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection", with_operations), _ID]
-    waited = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection", [ITEMS, SETS, RUNS])]
+    owner = [
+        *_PARENT_PARAMETERS,
+        _path_parameter("collection", "collection", list(WITH_OPERATIONS)),
+        _ID,
+    ]
+    waited = [*_PARENT_PARAMETERS, _path_parameter("collection", "collection", list(WAITED))]
     operation_id = _path_parameter("operation", "operation id")
-    operation, listed = _OPERATION, _OPERATIONS_PAGE
     base = f"{_PARENT}/{{collection}}/{{id}}/operations"
     return {
         base: {
@@ -205,12 +209,12 @@ def _operation_paths() -> dict[str, Any]:
             "get": {
                 "operationId": "list_operations",
                 "parameters": _LIST_PARAMETERS,
-                "responses": _responses(listed),
+                "responses": _responses(_OPERATIONS_PAGE),
             },
         },
         f"{base}/{{operation}}": {
             "parameters": [*owner, operation_id],
-            "get": {"operationId": "get_operation", "responses": _responses(operation)},
+            "get": {"operationId": "get_operation", "responses": _responses(_OPERATION)},
             "delete": {
                 "operationId": "delete_operation",
                 "responses": _responses({"type": "object"}),
@@ -218,7 +222,7 @@ def _operation_paths() -> dict[str, Any]:
         },
         f"{base}/{{operation}}:wait": {
             "parameters": [*waited, _ID, operation_id],
-            "post": {"operationId": "wait_operation", "responses": _responses(operation)},
+            "post": {"operationId": "wait_operation", "responses": _responses(_OPERATION)},
         },
     }
 
@@ -402,7 +406,7 @@ def openapi_document() -> dict[str, Any]:
     paths.update(_collection_paths(SETS, evaluation_set, patch=True, cancel=False))
     paths.update(_collection_paths(RUNS, run, patch=False, cancel=True))
     paths.update(_collection_paths(METRICS, metric, patch=False, cancel=False))
-    paths.update(_collection_paths(EXPERIMENTS, experiment, patch=True, cancel=False, v1=False))
+    paths.update(_collection_paths(EXPERIMENTS, experiment, patch=True, cancel=False))
     paths.update(_import_path())
     paths.update(
         _revision_paths(

@@ -15,7 +15,14 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..types import WireModel
+from ..types import (
+    CandidateResponse,
+    EvaluationRequest,
+    EvaluationSet,
+    ImportEvaluationSetRequest,
+    WireModel,
+)
+from ..types._base import wire_name
 from ._paths import within
 
 #: Our model -> its fields the document marks required (Python names), LENIENT left out.
@@ -80,8 +87,12 @@ LENIENT: dict[str, dict[str, str]] = {
 #: Where a field is not required though its message requires it elsewhere (a JSON path's end,
 #: list positions left out) -> why.
 LENIENT_PATHS: dict[str, str] = {
-    "goldenResponse.candidate": "a golden response is the reference, nobody's candidate",
-    "evaluationSet.evaluationItems": "an import's set gets its items from the import",
+    f"{wire_name(EvaluationRequest, 'golden_response')}."
+    f"{wire_name(CandidateResponse, 'candidate')}": "a golden response is the reference, "
+    "nobody's candidate",
+    f"{wire_name(ImportEvaluationSetRequest, 'evaluation_set')}."
+    f"{wire_name(EvaluationSet, 'evaluation_items')}": "an import's set gets its items from "
+    "the import",
 }
 
 _POSITIONS = re.compile(r"\[[^\]]*\]")

@@ -12,10 +12,11 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from pydantic.alias_generators import to_snake
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._names import is_valid_id
+from .._names import ITEMS, METRICS, RUNS, SETS, is_valid_id
 from .._transport import REQUEST_ID_HEADER
 from .backend import COLLECTIONS, OPERATIONS, ApiError
 from .versions import V1BETA1_ONLY_COLLECTIONS
@@ -26,6 +27,10 @@ _API_PATH = re.compile(
     r"(?:/(?P<rid>[^/:]+)(?:/(?P<sub>[A-Za-z]+)(?:/(?P<subid>[^/:]+))?)?)?"
     r"(?::(?P<verb>[a-zA-Z]+))?$"
 )
+#: Collections whose resources have operations (get, list, delete), as the documents list them,
+#: and those whose operations also have :wait.
+WITH_OPERATIONS = (ITEMS, SETS, RUNS, METRICS)
+WAITED = (ITEMS, SETS, RUNS)
 _PROJECT = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$|^\d{1,20}$")
 _LOCATION = re.compile(r"^[a-z0-9-]{1,40}$")
 
@@ -60,10 +65,11 @@ class Call:
     def request_id(self) -> str | None:
         return self.request.headers.get(REQUEST_ID_HEADER)
 
-    def query(self, camel: str, snake: str) -> str | None:
-        """A query parameter, by either of the names the service accepts."""
+    def query(self, name: str) -> str | None:
+        """A query parameter by its camelCase name, or its snake_case one, which the service
+        accepts too."""
         params = self.request.query_params
-        return params.get(camel) or params.get(snake)
+        return params.get(name) or params.get(to_snake(name))
 
 
 Handler = Callable[[Call], Awaitable[Response]]

@@ -130,10 +130,6 @@ def _content(role: str, parts: list[genai_types.Part]) -> genai_types.Content:
     return construct(genai_types.Content, role=role, parts=parts)
 
 
-def _model_content(parts: list[genai_types.Part]) -> genai_types.Content:
-    return _content("model", parts)
-
-
 def expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
     """The expected agent side of one invocation, in order, ending with the final answer."""
     events: list[AgentEvent] = []
@@ -149,7 +145,7 @@ def expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
             events.append(
                 AgentEvent(
                     author=agent,
-                    content=_model_content([construct(genai_types.Part, function_call=call)]),
+                    content=_content("model", [construct(genai_types.Part, function_call=call)]),
                 )
             )
             response = responses.pop(call.id, None) if call.id else None
@@ -165,7 +161,7 @@ def expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
                     )
                 )
         for author, parts in data.intermediate_responses:
-            events.append(AgentEvent(author=author, content=_model_content(list(parts))))
+            events.append(AgentEvent(author=author, content=_content("model", list(parts))))
     final = invocation.final_response
     if final is not None and final.parts and any(p.text for p in final.parts):
         if final.role is None:

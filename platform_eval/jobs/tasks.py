@@ -187,6 +187,7 @@ def _pending_cases(
     reads the case again, so that no more than a few are held at once."""
     pending: list[PendingItem] = []
     problems: list[Problem] = []
+    keep = cases.fits_in_memory
     for index in range(len(cases)):
         try:
             eval_case = cases.case(index)
@@ -197,7 +198,7 @@ def _pending_cases(
             continue
         # An edited case, or the same case with other traces, is another item.
         key = f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates)}"
-        source = eval_case if cases.fits_in_memory else functools.partial(cases.case, index)
+        source = eval_case if keep else functools.partial(cases.case, index)
         build = functools.partial(_build, source, cases.eval_set_id, report, candidates)
         pending.append((key, build))
     if problems:

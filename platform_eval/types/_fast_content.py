@@ -68,7 +68,7 @@ def _always_miss(value: Any) -> Any:
 
 
 @functools.cache
-def _none_defaults(cls: type[Any]) -> dict[str, None] | None:
+def _none_defaults(cls: type[BaseModel]) -> dict[str, None] | None:
     """Every field of ``cls`` as None, when each defaults to None (google-genai's models)."""
     model_fields = getattr(cls, "model_fields", None)
     if not isinstance(model_fields, dict) or any(
@@ -78,12 +78,9 @@ def _none_defaults(cls: type[Any]) -> dict[str, None] | None:
     return dict.fromkeys(model_fields)
 
 
-def construct(cls: type[M], **given: Any) -> M:
-    """``cls.model_construct(**given)`` for values already valid (built or validated by us),
-    without pydantic's walk over every field's default on each call."""
-    defaults = _none_defaults(cls)
-    if defaults is None or any(name not in defaults for name in given):
-        return cls.model_construct(**given)
+def _instance(cls: type[BaseModel], defaults: dict[str, None], given: dict[str, Any]) -> Any:
+    """What pydantic's model_construct builds, without its per-call walk over the fields'
+    defaults: ``defaults`` holds every field of ``cls`` as None, their default."""
     instance = object.__new__(cls)
     object.__setattr__(instance, "__dict__", {**defaults, **given})
     object.__setattr__(instance, "__pydantic_fields_set__", set(given))
@@ -92,24 +89,21 @@ def construct(cls: type[M], **given: Any) -> M:
     return instance
 
 
-def _model(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> Builder:
+def construct(cls: type[M], **given: Any) -> M:
+    """``cls.model_construct(**given)`` for values already valid (built or validated by us)."""
+    defaults = _none_defaults(cls)
+    if defaults is None or any(name not in defaults for name in given):
+        return cls.model_construct(**given)
+    return _instance(cls, defaults, given)  # type: ignore[no-any-return]
+
+
+def _model(cls: type[BaseModel], fields: dict[str, tuple[str, Builder]]) -> Builder:
     """A builder of ``cls`` from a dict whose keys are ``fields`` (by wire or Python name)."""
-    # What pydantic's model_construct does, without its per-call walk over the fields: every
-    # field of these google-genai models defaults to None.
-    defaults = {name: None for name in cls.model_fields}
-    if not fast_path_holds(cls, fields):
+    defaults = _none_defaults(cls)
+    if defaults is None or not fast_path_holds(cls, fields):
         # A google-genai release whose model no longer fits these shortcuts: its own path.
         return _always_miss
-    new = object.__new__
-    set_attribute = object.__setattr__
-
-    def construct(given: dict[str, Any]) -> Any:
-        instance = new(cls)
-        set_attribute(instance, "__dict__", {**defaults, **given})
-        set_attribute(instance, "__pydantic_fields_set__", set(given))
-        set_attribute(instance, "__pydantic_extra__", None)
-        set_attribute(instance, "__pydantic_private__", None)
-        return instance
+    every_field = defaults
 
     def build(value: Any) -> Any:
         if type(value) is not dict:
@@ -126,7 +120,7 @@ def _model(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> Builder:
             if built is _MISS:
                 return _MISS
             given[name] = built
-        return construct(given)
+        return _instance(cls, every_field, given)
 
     return build
 
