@@ -71,7 +71,11 @@ class PlatformEval:
             resume=False,
         )
         return fetch_results(
-            self.client, evaluation.run, thresholds=evaluation.thresholds, items=evaluation.results
+            self.client,
+            evaluation.run,
+            thresholds=evaluation.thresholds,
+            items=evaluation.results,
+            case_ids=evaluation.upload.case_ids,
         )
 
 

@@ -253,12 +253,18 @@ def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    # The standard library listens with a backlog of 5: more clients than that connecting at
+    # once have their SYN dropped and retry a second later, a latency no real server adds.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 @contextmanager
 def fake_gemini(rule: Rule, *, delay: float = 0.0) -> Iterator[FakeGemini]:
     """A FakeGemini serving on a free loopback port until the block ends."""
     fake = FakeGemini(rule, delay=delay)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), _handler(fake))
     fake.url = f"http://127.0.0.1:{server.server_port}"
     thread = threading.Thread(target=server.serve_forever, name="fake-gemini", daemon=True)
     thread.start()

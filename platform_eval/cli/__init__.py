@@ -7,6 +7,7 @@ one readable line; tracebacks only with ``--debug``.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import math
 import os
@@ -439,6 +440,22 @@ def _limit_options(start: argparse.ArgumentParser) -> None:
         metavar="N",
         help="connections open at once; beyond, new ones are closed (default 1,000)",
     )
+
+
+def program() -> int:
+    """The ``platform-eval`` program: ``main()``, and an exit that is not slower than the work.
+
+    At exit the interpreter walks every object it still holds, looking for cycles to free. After
+    an agent run that is a few hundred thousand objects and most of a second (0.70 s measured on
+    200 cases), spent on memory the system takes back anyway. ``gc.freeze()`` leaves them out of
+    that walk. Only the program does this: ``main()``, called in a long-lived process (a test
+    run), leaves the collector as it is.
+    """
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.freeze()
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

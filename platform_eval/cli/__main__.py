@@ -2,6 +2,6 @@
 
 import sys
 
-from . import main
+from . import program
 
-sys.exit(main())
+sys.exit(program())

@@ -445,6 +445,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
         started = evaluation.run
         # jobs.evaluate read the results when it waited: they are not read again.
         items: list[EvaluationItem] | None = evaluation.results or None
+        case_ids: dict[str, str] = evaluation.upload.case_ids
     else:
         if args.traces:
             raise UsageError("--traces needs an eval set file, not the name of an uploaded set")
@@ -455,11 +456,12 @@ def run(args: argparse.Namespace, target: Target) -> int:
             inference_configs=inference,
         )
         items = None
+        case_ids = {}
     if args.no_wait:
         print(started.name)
         return EXIT_OK
     finished = _wait(target, started, args.quiet, args.timeout)
-    results = fetch_results(client, finished, thresholds=thresholds, items=items)
+    results = fetch_results(client, finished, thresholds=thresholds, items=items, case_ids=case_ids)
     judging = _judging(target)
     misses = [miss for j in judging for miss in j.replay_misses]
     if misses:

@@ -96,9 +96,13 @@ class UploadReport:
     notes: list[str] = field(default_factory=list)
     conversion: ConversionReport = field(default_factory=ConversionReport)
     matches: MatchReport | None = None
+    #: Each uploaded item -> the eval case it holds.
+    case_ids: dict[str, str] = field(default_factory=dict)
 
     def fill(self, result: UploadResult, conversion: ConversionReport) -> None:
         self.items, self.failures = result.items, result.failures
+        # A key is ``eval_id#fingerprint`` (_pending_cases).
+        self.case_ids = {name: key.rsplit("#", 1)[0] for name, key in result.keys.items()}
         self.resumed, self.notes, self.conversion = result.resumed, result.notes, conversion
         self.removed = result.removed
 

@@ -70,6 +70,8 @@ class UploadResult:
     evaluation_set: EvaluationSet | None
     items: list[str]
     failures: list[Failure] = field(default_factory=list)
+    #: Each item of ``items`` -> the key it was uploaded under.
+    keys: dict[str, str] = field(default_factory=dict)
     resumed: int = 0
     removed: int = 0
     notes: list[str] = field(default_factory=list)
@@ -448,6 +450,7 @@ async def upload_items_async(
         )
     )
     result.items = [there[k] for k in keys if k in there]
+    result.keys = {there[k]: k for k in keys if k in there}
     if result.failures and not allow_partial:
         notes.append(
             "the set was not created or changed because some items failed; re-run to retry"

@@ -24,16 +24,19 @@ async def fetch_results_async(
     thresholds: Mapping[str, float] | None = None,
     items: Sequence[EvaluationItem] | None = None,
     recorded: bool = True,
+    case_ids: Mapping[str, str] | None = None,
 ) -> RunResults:
     current = run if isinstance(run, EvaluationRun) and run.done else await client.get_run(run)
     if recorded:
         thresholds = {**current.recorded_thresholds, **(thresholds or {})}
     if items is None:
         items = await client.get_results(current)
+    known = dict(case_ids or {})
     requests: set[str] = set()
     for item in items:
-        if item.evaluation_response and item.evaluation_response.evaluation_request:
-            requests.add(item.evaluation_response.evaluation_request)
+        response = item.evaluation_response
+        if response and response.evaluation_request and response.evaluation_request not in known:
+            requests.add(response.evaluation_request)
     limit = asyncio.Semaphore(CONCURRENCY)
 
     async def case_of(name: str) -> tuple[str, str | None]:
@@ -45,8 +48,8 @@ async def fetch_results_async(
                 return name, None
 
     found = await asyncio.gather(*(case_of(n) for n in requests))
-    case_ids = {name: case for name, case in found if case}
-    return build(current, items, case_ids=case_ids, thresholds=thresholds)
+    known.update((name, case) for name, case in found if case)
+    return build(current, items, case_ids=known, thresholds=thresholds)
 
 
 @overload
@@ -57,6 +60,7 @@ def fetch_results(
     thresholds: Mapping[str, float] | None = None,
     items: Sequence[EvaluationItem] | None = None,
     recorded: bool = True,
+    case_ids: Mapping[str, str] | None = None,
 ) -> RunResults: ...
 
 
@@ -68,6 +72,7 @@ def fetch_results(
     thresholds: Mapping[str, float] | None = None,
     items: Sequence[EvaluationItem] | None = None,
     recorded: bool = True,
+    case_ids: Mapping[str, str] | None = None,
 ) -> Coroutine[Any, Any, RunResults]: ...
 
 
@@ -78,6 +83,7 @@ def fetch_results(
     thresholds: Mapping[str, float] | None = None,
     items: Sequence[EvaluationItem] | None = None,
     recorded: bool = True,
+    case_ids: Mapping[str, str] | None = None,
 ) -> Any:
     """RunResults of a finished run (a coroutine of them with an AsyncClient).
 
@@ -86,11 +92,13 @@ def fetch_results(
     verdicts. The thresholds are those recorded with the run when it was started (unless
     ``recorded=False``), each replaced by the one ``thresholds`` gives for the same metric.
     Pass ``items`` when the run's RESULT items were already read (``jobs.evaluate`` returns
-    them), so they are not read again.
+    them), so they are not read again, and ``case_ids`` (request item name -> eval case id) when
+    the upload told which case each item holds (``Evaluation.upload.case_ids``), so that those
+    request items are not read one by one.
     """
     return run_or_defer(
         client,
         lambda c: fetch_results_async(
-            c, run, thresholds=thresholds, items=items, recorded=recorded
+            c, run, thresholds=thresholds, items=items, recorded=recorded, case_ids=case_ids
         ),
     )

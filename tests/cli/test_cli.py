@@ -20,6 +20,29 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert "platform-eval" in capsys.readouterr().out
 
 
+def test_the_program_leaves_what_it_holds_out_of_the_last_collection() -> None:
+    """``platform-eval`` (the console script and ``python -m platform_eval.cli``) is ``main()``
+    then ``gc.freeze()``: the interpreter's walk of every object at exit cost 0.70 s after an
+    agent run of 200 cases. ``main()`` itself leaves the collector alone."""
+    import tomllib
+
+    from paths import ROOT
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["platform-eval"] == "platform_eval.cli:program"
+    probe = (
+        "import gc, sys\n"
+        "from platform_eval.cli import main, program\n"
+        "sys.argv = ['platform-eval']\n"
+        "assert main([]) == 2 and gc.get_freeze_count() == 0\n"
+        "print(program(), gc.get_freeze_count() > 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.split() == ["2", "True"], done.stderr
+
+
 def test_usage_errors_exit_2_without_traceback(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["no-such-command"])

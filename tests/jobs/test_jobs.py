@@ -440,3 +440,24 @@ def test_an_eval_set_with_no_cases_is_refused_before_anything_is_sent(
     with pytest.raises(FormatError, match=r"\$\.eval_cases: has no cases"):
         jobs.upload_eval_set(sync_client, empty, manifest=tmp_path / "m.jsonl")
     assert list(sync_client.list_sets()) == [] and list(sync_client.list_items()) == []
+
+
+def test_a_sync_job_never_formats_its_result(emulator: Emulator, project: str) -> None:
+    """asyncio.run formats the repr of its finished task, result included, when it puts the
+    SIGINT handler back: the result of an evaluation of 200 cases took most of a second to
+    format, after the work was done. A sync job's result is never formatted."""
+    from platform_eval._sync import run_or_defer
+
+    formatted: list[str] = []
+
+    class Large:
+        def __repr__(self) -> str:
+            formatted.append("repr")
+            return "Large(...)"
+
+    async def job(client: Any) -> Large:
+        return Large()
+
+    with emulator.client(project) as client:
+        result = run_or_defer(client, job)
+    assert isinstance(result, Large) and formatted == []

@@ -130,3 +130,49 @@ def test_compare_names_what_regressed(sync_client: Client, runs: Any) -> None:
     assert ("lyon", "response_match_score") in regressed
     assert all(c.eval_case_id == "lyon" for c in comparison.changes)
     assert "regressed" in comparison.to_table()
+
+
+def test_results_of_an_evaluation_name_their_cases_without_reading_each_request(
+    emulator: Any, project: str, tmp_path: Any
+) -> None:
+    """The upload knows which case each item holds: the results are named from that, with the
+    same rows as when every request item is read (which took most of a second on 200 cases)."""
+    import asyncio
+
+    import httpx
+    from conftest import FAST_RETRY
+    from paths import SAMPLE_DATA
+
+    from platform_eval import jobs
+
+    reads: list[str] = []
+
+    async def count(request: httpx.Request) -> None:
+        if request.method == "GET" and "/evaluationItems/" in request.url.path:
+            reads.append(request.url.path)
+
+    async def main() -> tuple[Any, Any, dict[str, str]]:
+        http = httpx.AsyncClient(event_hooks={"request": [count]}, timeout=30)
+        async with emulator.async_client(project, retry=FAST_RETRY, http_client=http) as client:
+            evaluation = await jobs.evaluate(
+                client,
+                SAMPLE_DATA / "weather.evalset.json",
+                traces=[SAMPLE_DATA / "weather_traces.otlp.json"],
+                metrics=["tool_trajectory_avg_score"],
+                manifest=tmp_path / "m.jsonl",
+                poll_interval=0.05,
+            )
+            case_ids = evaluation.upload.case_ids
+            assert sorted(case_ids) == sorted(evaluation.evaluation_set.evaluation_items or [])
+            reads.clear()
+            told = await fetch_results(
+                client, evaluation.run, items=evaluation.results, case_ids=case_ids
+            )
+            assert reads == []
+            read = await fetch_results(client, evaluation.run, items=evaluation.results)
+            assert len(reads) == len(case_ids)
+            return told, read, case_ids
+
+    told, read, case_ids = asyncio.run(main())
+    assert told.rows and [r.as_dict() for r in told.rows] == [r.as_dict() for r in read.rows]
+    assert {r.eval_case_id for r in told.rows} == set(case_ids.values())
