@@ -23,7 +23,7 @@ from ..types import (
     WireModel,
 )
 from ..types._base import wire_name
-from ._paths import within
+from ._paths import fields_holding, within
 
 #: Our model -> its fields the document marks required (Python names), LENIENT left out.
 REQUIRED: dict[str, frozenset[str]] = {
@@ -95,6 +95,9 @@ LENIENT_PATHS: dict[str, str] = {
     "the import",
 }
 
+#: The models that require a field.
+_REQUIRING = frozenset(REQUIRED)
+
 _POSITIONS = re.compile(r"\[[^\]]*\]")
 
 
@@ -110,7 +113,10 @@ def missing(model: WireModel, path: str = "", *, top: bool = True) -> Iterator[s
             where = f"{path}.{wire}" if path else wire
             if not _lenient(where):
                 yield where
+    holding = fields_holding(type(model), _REQUIRING)
     for name in model.model_fields_set:
+        if name not in holding:
+            continue
         value = getattr(model, name)
         if value is not None:
             wire = fields[name].alias or name

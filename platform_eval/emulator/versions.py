@@ -10,14 +10,12 @@ when it changes).
 from __future__ import annotations
 
 import functools
-import types
-import typing
 from collections.abc import Iterator
 from typing import Any
 
 from .._names import EXPERIMENTS, ITEMS, RUNS, SETS
 from ..types import EvaluationItem, EvaluationRun, EvaluationSet, WireModel
-from ._paths import within
+from ._paths import fields_holding, models_in, within
 
 #: Our model -> its fields only v1beta1 has (Python names).
 V1BETA1_ONLY_FIELDS: dict[str, frozenset[str]] = {
@@ -39,6 +37,9 @@ V1BETA1_ONLY_FIELDS: dict[str, frozenset[str]] = {
     "PredefinedMetricSpec": frozenset({"step_autorater_configs"}),
     "RunPredefinedMetricSpec": frozenset({"step_autorater_configs"}),
 }
+
+#: The models with fields only v1beta1 has.
+_HAVE_ONLY = frozenset(V1BETA1_ONLY_FIELDS)
 
 #: Collections v1 does not have.
 V1BETA1_ONLY_COLLECTIONS = frozenset({EXPERIMENTS})
@@ -66,30 +67,19 @@ def _only_paths(model: type[WireModel], seen: frozenset[type]) -> Iterator[tuple
         if name in only:
             yield (wire,)
             continue
-        for inner, steps in _models_in(field.annotation, ()):
+        for inner, steps in models_in(field.annotation):
             if inner not in seen:  # a model that holds itself is walked once
                 for rest in _only_paths(inner, seen | {inner}):
                     yield (wire, *steps, *rest)
 
 
-def _models_in(annotation: Any, steps: tuple[str, ...]) -> Iterator[tuple[type, tuple[str, ...]]]:
-    """Our models an annotation holds, each with the ``*`` steps (lists, maps) down to it."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        yield from _models_in(typing.get_args(annotation)[0], steps)
-    elif origin is typing.Union or origin is types.UnionType:
-        for arg in typing.get_args(annotation):
-            yield from _models_in(arg, steps)
-    elif origin in (list, dict):
-        yield from _models_in(typing.get_args(annotation)[-1], (*steps, "*"))
-    elif isinstance(annotation, type) and issubclass(annotation, WireModel):
-        yield annotation, steps
-
-
 def v1beta1_only(model: WireModel, path: str = "") -> Iterator[str]:
     """The JSON paths of the v1beta1-only fields ``model`` sets, nested ones included."""
     only = V1BETA1_ONLY_FIELDS.get(type(model).__name__, frozenset())
+    holding = fields_holding(type(model), _HAVE_ONLY)
     for name in model.model_fields_set:
+        if name not in only and name not in holding:
+            continue
         value = getattr(model, name)
         if value is None:
             continue
