@@ -91,7 +91,7 @@ def main() -> None:
         "--also-concurrency",
         type=int,
         nargs="*",
-        default=[16],
+        default=[16, 32],
         metavar="N",
         help="ours again at these --agent-concurrency values (same scores checked)",
     )

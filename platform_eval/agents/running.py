@@ -188,6 +188,7 @@ async def run_case(
     run_config: Any = None,
 ) -> tuple[dict[str, Any], str]:
     """Runs one ADK eval case; returns its finished session (ADK's JSON) and why it ended."""
+    from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
     from google.adk.evaluation.simulation.user_simulator import Status
     from google.adk.events.event import Event
     from google.adk.sessions.in_memory_session_service import InMemorySessionService
@@ -209,11 +210,15 @@ async def run_case(
         simulator = provider.provide(case)
     runner = _runner(agent, app_name, service)
     events: list[Any] = []
+    # adk eval gives the simulator a deep copy of the conversation. The recorded conversation's
+    # simulator reads none of it, and the copy was 7% of the CPU of a run of 200 cases.
+    reads_events = not isinstance(simulator, StaticUserSimulator)
     try:
         while True:
             # The simulator sees the conversation as adk eval shows it: each turn's user
             # message, then the agent's events.
-            following = await simulator.get_next_user_message(copy.deepcopy(events))
+            seen = copy.deepcopy(events) if reads_events else list(events)
+            following = await simulator.get_next_user_message(seen)
             if following.status != Status.SUCCESS:
                 ending = str(following.status.value)
                 break
