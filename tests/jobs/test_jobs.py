@@ -444,7 +444,7 @@ def test_an_eval_set_with_no_cases_is_refused_before_anything_is_sent(
 
 def test_a_sync_job_never_formats_its_result(emulator: Emulator, project: str) -> None:
     """asyncio.run formats the repr of its finished task, result included, when it puts the
-    SIGINT handler back: the result of an evaluation of 200 cases took most of a second to
+    SIGINT handler back: the result of an evaluation of 200 cases took 0.3 s to
     format, after the work was done. A sync job's result is never formatted."""
     from platform_eval._sync import run_or_defer
 

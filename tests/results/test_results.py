@@ -136,7 +136,7 @@ def test_results_of_an_evaluation_name_their_cases_without_reading_each_request(
     emulator: Any, project: str, tmp_path: Any
 ) -> None:
     """The upload knows which case each item holds: the results are named from that, with the
-    same rows as when every request item is read (which took most of a second on 200 cases)."""
+    same rows as when every request item is read (which took 0.6 s on 200 cases)."""
     import asyncio
 
     import httpx
