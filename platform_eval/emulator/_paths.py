@@ -29,7 +29,7 @@ def within(
 
 def models_in(
     annotation: Any, steps: tuple[str, ...] = ()
-) -> Iterator[tuple[type, tuple[str, ...]]]:
+) -> Iterator[tuple[type[WireModel], tuple[str, ...]]]:
     """Our models an annotation holds, each with the ``*`` steps (lists, maps) down to it."""
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
@@ -44,16 +44,16 @@ def models_in(
 
 
 @functools.cache
-def _reachable(model: type[WireModel]) -> frozenset[type]:
+def _reachable(model: type[WireModel]) -> frozenset[type[WireModel]]:
     """``model`` and every model its fields hold, however deep."""
-    seen: set[type] = set()
-    todo: list[type] = [model]
+    seen: set[type[WireModel]] = set()
+    todo: list[type[WireModel]] = [model]
     while todo:
         current = todo.pop()
         if current in seen:
             continue
         seen.add(current)
-        for field in current.model_fields.values():  # type: ignore[attr-defined]
+        for field in current.model_fields.values():
             todo.extend(inner for inner, _ in models_in(field.annotation))
     return frozenset(seen)
 
@@ -62,7 +62,7 @@ def _reachable(model: type[WireModel]) -> frozenset[type]:
 def fields_holding(model: type[WireModel], names: frozenset[str]) -> frozenset[str]:
     """The fields of ``model`` that can hold, however deep, a model whose class is named in
     ``names``: a walk looking for those need not enter the others (free text, JSON maps, the
-    genai types), which made most of its cost."""
+    genai types)."""
     return frozenset(
         name
         for name, field in model.model_fields.items()

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,16 @@ def test_a_case_the_agent_fails_on_is_not_evaluated_and_the_others_run(
     ]
 
 
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C as a terminal delivers it, however the test run was started: a command a shell
+    starts in the background ignores SIGINT, and Python then keeps ignoring it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("ctrl_c")
 def test_an_interrupted_agent_run_resumes_without_running_finished_cases(
     model: FakeGemini, tmp_path: Path
 ) -> None:
