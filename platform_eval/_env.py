@@ -39,4 +39,9 @@ def whole_number(name: str, default: int, *, maximum: int) -> int:
 
 def mebibytes(name: str, default: float) -> int:
     """Bytes from a size in MiB that ``name`` holds (fractions allowed), else ``default`` MiB."""
-    return max(1, int(positive_number(name, default) * 2**20))
+    return bytes_in(positive_number(name, default))
+
+
+def bytes_in(mib: float) -> int:
+    """The bytes of a positive size in MiB: at least one, however small a fraction."""
+    return max(1, int(mib * 2**20))

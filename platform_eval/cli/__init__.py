@@ -19,6 +19,7 @@ from typing import Any
 from google.api_core import exceptions as core
 from google.auth.exceptions import GoogleAuthError
 
+from .._json_limits import DEEPEST_ALLOWED
 from .._version import __version__
 from ..agents import AgentLoadError
 from ..errors import APIConnectionError, ConfigurationError, PlatformEvalError
@@ -160,14 +161,24 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
+def _whole(maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from 1 (to ``maximum``, when given)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"expected at most {maximum}, got {value}")
+        return value
+
+    return parse
+
+
+_positive = _whole()
 
 
 def _judge_options(parser: argparse.ArgumentParser) -> None:
@@ -422,7 +433,8 @@ def _limit_options(start: argparse.ArgumentParser) -> None:
     )
     limits.add_argument(
         "--max-json-depth",
-        type=_positive,
+        # Deeper, Python's own recursion limit is the one that stops a body.
+        type=_whole(maximum=DEEPEST_ALLOWED),
         metavar="N",
         help="nesting of a JSON body (default 100, as the service; or "
         "PLATFORM_EVAL_MAX_JSON_DEPTH)",

@@ -7,7 +7,7 @@ import os
 import sys
 
 from .._config import EMULATOR_TOKEN_ENV
-from .._json_limits import DEEPEST_ALLOWED
+from .._env import bytes_in
 from ._common import EXIT_OK, EXIT_USAGE, error
 from ._target import judge_settings
 
@@ -22,12 +22,6 @@ def emulator_start(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         error("--port must be between 0 and 65535")
         return EXIT_USAGE
-    if args.max_json_depth is not None and args.max_json_depth > DEEPEST_ALLOWED:
-        error(
-            f"--max-json-depth must be at most {DEEPEST_ALLOWED}: deeper, Python's own recursion "
-            "limit is the one that stops a body"
-        )
-        return EXIT_USAGE
     # The environment rather than the flag keeps the token out of the process list.
     token = args.auth_token or os.environ.get(EMULATOR_TOKEN_ENV, "").strip() or None
     try:
@@ -36,7 +30,7 @@ def emulator_start(args: argparse.Namespace) -> int:
             port=args.port,
             db=args.db,
             log_level=args.log_level,
-            max_body_bytes=max(1, int(args.max_body_mb * 2**20)),
+            max_body_bytes=bytes_in(args.max_body_mb),
             max_json_values=args.max_json_values,
             max_json_depth=args.max_json_depth,
             first_request_seconds=args.first_request_seconds,

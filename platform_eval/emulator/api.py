@@ -24,7 +24,7 @@ from .limits import Limits
 from .revisions import Revisions
 from .routes import WAITED, WITH_OPERATIONS, Call, Method, RouteTable
 from .store import StoredJson
-from .versions import strip_for_v1
+from .versions import served_paths, strip_for_v1
 
 _OPS = f"{{id}}/{OPERATIONS}"
 _REVISIONS = f"{{id}}/{REVISIONS}"
@@ -248,8 +248,8 @@ def _operation_token(token: str, parent: str) -> str:
 
 def _as_v1(collection: str, response: Response) -> Response:
     """A v1 answer: the resource (or each listed one) without fields only v1beta1 has."""
-    if collection not in (ITEMS, SETS, RUNS):
-        return response
+    if not served_paths(collection):
+        return response  # nothing of this collection's resources is v1beta1's alone
     try:
         body = json.loads(bytes(response.body))
     except ValueError:

@@ -101,8 +101,7 @@ class UploadReport:
 
     def fill(self, result: UploadResult, conversion: ConversionReport) -> None:
         self.items, self.failures = result.items, result.failures
-        # A key is ``eval_id#fingerprint`` (_pending_cases).
-        self.case_ids = {name: key.rsplit("#", 1)[0] for name, key in result.keys.items()}
+        self.case_ids = {name: _case_of_key(key) for name, key in result.keys.items()}
         self.resumed, self.notes, self.conversion = result.resumed, result.notes, conversion
         self.removed = result.removed
 
@@ -200,8 +199,7 @@ def _pending_cases(
             continue
         if candidates is not None and eval_case.eval_id not in candidates:
             continue
-        # An edited case, or the same case with other traces, is another item.
-        key = f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates)}"
+        key = _case_key(eval_case, candidates)
         source = eval_case if keep else functools.partial(cases.case, index)
         build = functools.partial(_build, source, cases.eval_set_id, report, candidates)
         pending.append((key, build))
@@ -225,6 +223,19 @@ def _build(
         )
         item = item.model_copy(update={"evaluation_request": request})
     return item
+
+
+def _case_key(
+    eval_case: adk.EvalCase, candidates: Mapping[str, list[CandidateResponse]] | None
+) -> str:
+    """The key a case's item is uploaded under: an edited case, or the same case with other
+    traces, is another item."""
+    return f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates)}"
+
+
+def _case_of_key(key: str) -> str:
+    """The eval case id of a ``_case_key`` (the fingerprint holds no ``#``)."""
+    return key.rsplit("#", 1)[0]
 
 
 def _fingerprint(

@@ -340,10 +340,10 @@ def _agents_hold_every_llm(spans: list[Span]) -> bool:
     """Every OpenInference LLM span of the trace is below an AGENT span (there is one at least):
     the agents, not the chain at the top, are who spoke."""
     llm = [s for s in spans if _kind(s) == "LLM"]
-    tree = SpanTree(spans) if llm else None
-    return tree is not None and all(
-        any(_kind(a) == "AGENT" for a in tree.ancestors(s)) for s in llm
-    )
+    if not llm:
+        return False
+    tree = SpanTree(spans)
+    return all(any(_kind(a) == "AGENT" for a in tree.ancestors(s)) for s in llm)
 
 
 def handoff_target(span: Span) -> str | None:

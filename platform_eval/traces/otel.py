@@ -25,7 +25,16 @@ from ..types import AgentConfig, AgentData, AgentEvent, ConversationTurn
 from ._conversation import Conversation
 from .containers import Span
 from .dialects import HANDOFF, handoff_target, normalize_trace
-from .mappers import Turn, adk_v1, agent_input, genai, register_agent, span_time, transcript
+from .mappers import (
+    Turn,
+    adk_v1,
+    agent_input,
+    genai,
+    input_user_text,
+    register_agent,
+    span_time,
+    transcript,
+)
 from .span_tree import SpanTree
 
 #: Attributes naming the session a trace belongs to: its traces are one conversation.
@@ -109,7 +118,7 @@ def _question(tree: SpanTree, span: Span) -> str | None:
         if adk_v1.is_llm(inner):
             asked = adk_v1.user_message(inner)
         elif genai.is_read(inner, tree):
-            asked = genai.user_message(inner, notes)
+            asked = input_user_text(inner, notes)
     if asked is None:
         return None
     return "\n".join(p.text for p in asked.parts or [] if p.text)

@@ -52,15 +52,11 @@ class _Miss:
 _MISS = _Miss()
 
 
-def fast_path_holds(cls: type[Any], fields: dict[str, tuple[str, Builder]]) -> bool:
+def fast_path_holds(cls: type[BaseModel], fields: dict[str, tuple[str, Builder]]) -> bool:
     """True when ``cls`` is as the fast path assumes: every field defaults to None, and every
     field it builds is one of the model's."""
-    model_fields = getattr(cls, "model_fields", None)
-    if not isinstance(model_fields, dict):
-        return False
-    return all(f.default is None for f in model_fields.values()) and all(
-        name in model_fields for name, _ in fields.values()
-    )
+    defaults = _none_defaults(cls)
+    return defaults is not None and all(name in defaults for name, _ in fields.values())
 
 
 def _always_miss(value: Any) -> Any:
@@ -103,7 +99,6 @@ def _model(cls: type[BaseModel], fields: dict[str, tuple[str, Builder]]) -> Buil
     if defaults is None or not fast_path_holds(cls, fields):
         # A google-genai release whose model no longer fits these shortcuts: its own path.
         return _always_miss
-    every_field = defaults
 
     def build(value: Any) -> Any:
         if type(value) is not dict:
@@ -120,7 +115,7 @@ def _model(cls: type[BaseModel], fields: dict[str, tuple[str, Builder]]) -> Buil
             if built is _MISS:
                 return _MISS
             given[name] = built
-        return _instance(cls, every_field, given)
+        return _instance(cls, defaults, given)
 
     return build
 

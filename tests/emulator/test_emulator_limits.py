@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import cli_emulator
+from sockets import closed
 
 from platform_eval import errors, formats
 from platform_eval._json_limits import DEEPEST_ALLOWED, MAX_DEPTH
@@ -39,14 +40,6 @@ def _wide(values: int) -> dict[str, object]:
     return {"displayName": "wide", "metadata": {"x": [{} for _ in range(values)]}}
 
 
-def _closed(sock: socket.socket) -> bool:
-    sock.settimeout(3)
-    try:
-        return sock.recv(1) == b""
-    except (ConnectionResetError, TimeoutError):
-        return False
-
-
 def test_emulator_start_options_set_every_limit() -> None:
     options = ["--max-body-mb", "0.01", "--max-json-values", "200", "--max-json-depth", "8"]
     options += ["--first-request-seconds", "0.5", "--max-connections", "20"]
@@ -64,9 +57,9 @@ def test_emulator_start_options_set_every_limit() -> None:
 
         idle = [socket.create_connection(("127.0.0.1", running.port)) for _ in range(25)]
         time.sleep(0.3)
-        assert sum(_closed(sock) for sock in idle[20:]) == 5  # beyond the cap: closed at once
+        assert sum(closed(sock) for sock in idle[20:]) == 5  # beyond the cap: closed at once
         time.sleep(0.5)
-        assert all(_closed(sock) for sock in idle[:20])  # sent nothing within 0.5 s
+        assert all(closed(sock) for sock in idle[:20])  # sent nothing within 0.5 s
         assert httpx.get(f"{url}/_emulator/health").status_code == 200
 
 

@@ -19,6 +19,15 @@ authors, the order) are shared, in ``turn``.
 from __future__ import annotations
 
 from . import adk_v1, genai, transcript
-from .turn import Turn, agent_input, register_agent, span_time
+from .turn import Turn, agent_input, input_user_text, register_agent, span_time
 
-__all__ = ["Turn", "adk_v1", "agent_input", "genai", "register_agent", "span_time", "transcript"]
+__all__ = [
+    "Turn",
+    "adk_v1",
+    "agent_input",
+    "genai",
+    "input_user_text",
+    "register_agent",
+    "span_time",
+    "transcript",
+]

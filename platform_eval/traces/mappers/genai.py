@@ -9,8 +9,6 @@ over A2A, ADK recording tool results only in the next request).
 
 from __future__ import annotations
 
-from google.genai import types as genai_types
-
 from .. import genai_semconv as semconv
 from ..containers import Span
 from ..span_tree import SpanTree
@@ -28,14 +26,6 @@ def is_read(span: Span, tree: SpanTree) -> bool:
     """An LLM span this mapper reads: not one inside an ADK ``call_llm`` span, which carries
     the same call with its content (ADK's schema v1 writes both, content on the outer one)."""
     return is_llm(span) and not any(adk_v1.is_llm(a) for a in tree.ancestors(span))
-
-
-def user_message(span: Span, notes: list[str]) -> genai_types.Content | None:
-    """The newest user text of the span's input messages."""
-    inputs = semconv.messages(
-        span.attributes.get(semconv.INPUT_MESSAGES), f"span {span.span_id} input", notes
-    )
-    return latest_user_text(reversed(inputs))
 
 
 def read_llm(turn: Turn, span: Span) -> None:

@@ -67,13 +67,18 @@ def latest_user_text(
     return None
 
 
+def input_user_text(span: Span, notes: list[str]) -> genai_types.Content | None:
+    """The newest user text of the span's input messages (``gen_ai.input.messages``)."""
+    inputs = semconv.messages(
+        span.attributes.get(semconv.INPUT_MESSAGES), f"span {span.span_id} input", notes
+    )
+    return latest_user_text(reversed(inputs))
+
+
 def agent_input(agents: Iterable[Span], notes: list[str]) -> genai_types.Content | None:
     """The user's message as an agent span recorded it (its input messages)."""
     for span in agents:
-        inputs = semconv.messages(
-            span.attributes.get(semconv.INPUT_MESSAGES), f"span {span.span_id} input", notes
-        )
-        if found := latest_user_text(reversed(inputs)):
+        if found := input_user_text(span, notes):
             return found
     return None
 
