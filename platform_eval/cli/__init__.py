@@ -436,8 +436,9 @@ def _limit_options(start: argparse.ArgumentParser) -> None:
         # Deeper, Python's own recursion limit is the one that stops a body.
         type=_whole(maximum=DEEPEST_ALLOWED),
         metavar="N",
-        help="nesting of a JSON body (default 100, as the service; or "
-        "PLATFORM_EVAL_MAX_JSON_DEPTH)",
+        help="nesting of a JSON body (default 100, as the service, or "
+        f"PLATFORM_EVAL_MAX_JSON_DEPTH; at most {DEEPEST_ALLOWED}, where Python's own recursion "
+        "limit takes over)",
     )
     limits.add_argument(
         "--first-request-seconds",
