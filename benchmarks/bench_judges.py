@@ -34,7 +34,7 @@ from fake_gemini import Seen, fake_gemini
 
 from platform_eval.emulator import Emulator
 from platform_eval.judges import Judging
-from platform_eval.metrics import LocalJudge
+from platform_eval.metrics import Judges
 
 MODEL = "gemini-2.5-flash"
 CRITERION = {"threshold": 0.5, "judge_model_options": {"judge_model": MODEL, "num_samples": 1}}
@@ -68,7 +68,7 @@ def _case(index: int) -> tuple[str, str, str]:
 
 def ours(cases: int, concurrency: int) -> float:
     judging = Judging(MODEL, concurrency=concurrency)
-    with Emulator(judges=(LocalJudge(), judging)) as emulator, emulator.client("bench") as client:
+    with Emulator(judges=Judges(model=judging)) as emulator, emulator.client("bench") as client:
         items = []
         for index in range(cases):
             question, answer, golden = _case(index)

@@ -14,17 +14,18 @@ no cloud account and in a real project:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._config import EMULATOR_HOST_ENV, shown_url
 from .client import Client
 
 if TYPE_CHECKING:
     from .emulator import Emulator
+    from .metrics import Judges
 
 #: Where the embedded emulator keeps its data unless told otherwise: the command line's store.
 EMBEDDED_DB = Path(".platform-eval") / "emulator.sqlite"
@@ -57,7 +58,7 @@ def connect(
     *,
     endpoint: str | None = None,
     db: str | Path | None = EMBEDDED_DB,
-    judges: Sequence[Any] | None = None,
+    judges: Judges | None = None,
 ) -> Iterator[Target]:
     """The target for these settings, closed (and an embedded emulator stopped) on exit.
 

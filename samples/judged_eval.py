@@ -94,9 +94,6 @@ for attempt in ("first run", "the same run again"):
     results.judge = usage_report(judges)
     print(f"== {attempt}")
     print(results.to_table(rubrics=True))
-    for judge in judges:
-        close = getattr(judge, "close", None)
-        if close is not None:
-            close()
+    judges.close()
     if results.judge is None or not local:
         break

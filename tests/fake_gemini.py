@@ -273,3 +273,27 @@ def fake_gemini(rule: Rule, *, delay: float = 0.0) -> Iterator[FakeGemini]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def model_judges(
+    rule: Rule, *, model: str = "gemini-test", **options: Any
+) -> Iterator[tuple[Any, FakeGemini]]:
+    """The judges the product builds (``Judges`` with a ``Judging`` model judge on google-genai),
+    asking a FakeGemini over HTTP; ``options`` go to ``Judging`` (cache, replay_only, ...)."""
+    from google import genai
+    from google.genai import types as genai_types
+
+    from platform_eval.judges import Judging
+    from platform_eval.judges.models import GenaiBackend
+    from platform_eval.metrics import Judges
+
+    with fake_gemini(rule) as fake:
+        client = genai.Client(
+            api_key="test-key", http_options=genai_types.HttpOptions(base_url=fake.url)
+        )
+        judges = Judges(model=Judging(model, gemini=GenaiBackend(client), **options))
+        try:
+            yield judges, fake
+        finally:
+            judges.close()

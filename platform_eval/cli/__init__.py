@@ -181,7 +181,7 @@ def _whole(maximum: int | None = None) -> Callable[[str], int]:
 _positive = _whole()
 
 
-def _judge_options(parser: argparse.ArgumentParser) -> None:
+def _judge_options(parser: argparse.ArgumentParser, extra: dict[str, Any]) -> None:
     judge = parser.add_argument_group(
         "judges (the embedded emulator, and emulator start; a running one has its own)"
     )
@@ -190,30 +190,59 @@ def _judge_options(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="model for judged metrics: a Gemini name, or a LiteLLM provider/model "
         "(default: PLATFORM_EVAL_JUDGE_MODEL); a config's judge_model_options wins per criterion",
+        **extra,
     )
     judge.add_argument(
         "--judge-cache",
         metavar="PATH",
         help="replay cache of judge answers (default: judge-cache.sqlite beside the database)",
+        **extra,
     )
-    judge.add_argument("--no-judge-cache", action="store_true", help="ask the model every time")
+    judge.add_argument(
+        "--no-judge-cache", action="store_true", help="ask the model every time", **extra
+    )
     judge.add_argument(
         "--replay-only",
         action="store_true",
         help="answer every judge call from the cache; a call it cannot answer is an error (exit 2)",
+        **extra,
     )
     judge.add_argument(
         "--judge-concurrency",
         type=_positive,
         metavar="N",
         help="judge calls in flight at once (default 8)",
+        **extra,
     )
     judge.add_argument(
         "--max-judge-calls",
         type=_positive,
         metavar="N",
         help="stop judging before more than N model calls (the cache keeps what was answered)",
+        **extra,
     )
+
+
+def _global_options(parser: argparse.ArgumentParser, *, given_only: bool) -> None:
+    """The options every command takes, before or after its name (``--project`` after ``runs
+    list`` as after ``platform-eval``). ``given_only``: a command's own copy sets only what is
+    given there, so that it never hides what was given before the command."""
+    extra: dict[str, Any] = {"default": argparse.SUPPRESS} if given_only else {}
+    parser.add_argument("--project", help="Google Cloud project (the real service)", **extra)
+    parser.add_argument("--location", help="location (default us-central1)", **extra)
+    parser.add_argument("--endpoint", help="a running emulator, host:port", **extra)
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress or notes", **extra)
+    _judge_options(parser, extra)
+    parser.add_argument("--debug", action="store_true", help="tracebacks and HTTP logs", **extra)
+
+
+def _with_global_options(parser: argparse.ArgumentParser) -> None:
+    """Every command and action below ``parser`` takes the global options too."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                _global_options(command, given_only=True)
+                _with_global_options(command)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -227,12 +256,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"platform-eval {__version__}")
-    parser.add_argument("--project", help="Google Cloud project (the real service)")
-    parser.add_argument("--location", help="location (default us-central1)")
-    parser.add_argument("--endpoint", help="a running emulator, host:port")
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress or notes")
-    _judge_options(parser)
-    parser.add_argument("--debug", action="store_true", help="tracebacks and HTTP logs")
+    _global_options(parser, given_only=False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = _add(
@@ -413,6 +437,7 @@ def _parser() -> argparse.ArgumentParser:
         help="require this bearer token on every request (or set PLATFORM_EVAL_EMULATOR_TOKEN)",
     )
     _limit_options(start)
+    _with_global_options(parser)
     return parser
 
 

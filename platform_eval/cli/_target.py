@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..formats import load_eval_config
 from ..judges import JudgeSettings
 from ..target import EMBEDDED_DB, Target, connect
 
@@ -28,10 +29,13 @@ class TargetOptions:
 
 
 def judge_settings(args: argparse.Namespace, db: str | Path | None = EMBEDDED_DB) -> JudgeSettings:
-    """The judge flags over the environment; the cache beside ``db`` by default."""
+    """The judge flags over the environment over the eval config's judge model; the cache
+    beside ``db`` by default."""
+    config = getattr(args, "config", None)
     return JudgeSettings.resolve(
         db=db,
         model=args.judge_model,
+        config_model=load_eval_config(config).judge_model() if config else None,
         cache=args.judge_cache,
         no_cache=args.no_judge_cache,
         concurrency=args.judge_concurrency,

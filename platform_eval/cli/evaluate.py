@@ -16,9 +16,7 @@ from .._operations import MetricLike, to_metric
 from ..formats import adk, load_eval_config, load_eval_set
 from ..formats.config import EvalConfig
 from ..judges import Judging, usage_report
-from ..metrics.judges import LOCAL_TYPES
-from ..metrics.llm_metrics import Grader
-from ..metrics.model_judge import find_model_judge
+from ..metrics.computable import SAFETY_ON_SERVICE, why_not_computable
 from ..results import RunResults, compare, fetch_results, merge_runs
 from ..results.model import NOT_CHECKED_REASON
 from ..results.pairwise import pairwise
@@ -48,17 +46,17 @@ def _upload_progress(quiet: bool) -> Any:
     return show
 
 
-def _judging(target: Target) -> list[Any]:
-    """The embedded emulator's model judges (their usage is known here), else none."""
-    embedded = target.emulator.judges if target.emulator is not None else ()
-    return [judge for judge in embedded if isinstance(judge, Judging)]
+def _judging(target: Target) -> Judging | None:
+    """The embedded emulator's model judge (its usage is known here), else None."""
+    model = target.emulator.judges.model if target.emulator is not None else None
+    return model if isinstance(model, Judging) else None
 
 
-def progress_line(run: EvaluationRun, done: int, total: int, judging: list[Any]) -> str:
+def progress_line(run: EvaluationRun, done: int, total: int, judging: Judging | None) -> str:
     """``run ID: RUNNING 3/10 items, 12 judge calls (4 from the cache)``."""
     line = f"run {run.id}: {run.state}" + (f" {done}/{total} items" if total else "")
-    calls = sum(judge.usage.total.calls for judge in judging)
-    cached = sum(judge.usage.total.cache_hits for judge in judging)
+    calls = judging.usage.total.calls if judging is not None else 0
+    cached = judging.usage.total.cache_hits if judging is not None else 0
     if calls or cached:
         line += f", {calls} judge calls" + (f" ({cached} from the cache)" if cached else "")
     return line
@@ -75,7 +73,7 @@ def _run_progress(quiet: bool, target: Target) -> Any:
         # Only a tty shows the count, and only the emulator reports it (a request per poll).
         counted = tty and target.computes_locally and not run.done
         done, total = (target.client.run_progress(run) if counted else None) or (0, 0)
-        line = progress_line(run, done, total, judging if tty else [])
+        line = progress_line(run, done, total, judging if tty else None)
         if tty:
             print(f"\r{line}", end="\n" if run.done else "", file=sys.stderr, flush=True)
         elif str(run.state) not in seen:
@@ -262,9 +260,6 @@ def _check_computable(
             rubric_types += [r.type for r in case.rubrics or []]
             for invocation in case.conversation or []:
                 rubric_types += [r.type for r in invocation.rubrics or []]
-    # A running emulator's judges are its own: only the embedded one's are known here.
-    judges = target.emulator.judges if target.emulator is not None else None
-    has_model = judges is None or find_model_judge(judges) is not None
     for metric in chosen:
         resolved = to_metric(metric)
         try:
@@ -273,36 +268,17 @@ def _check_computable(
             raise UsageError(
                 f"metric {resolved.metric!r} cannot be computed on the emulator: {exc}"
             ) from None
-        if spec.scorer is not None:
-            if judges is not None and not any(isinstance(j, Grader) for j in judges):
-                raise UsageError(
-                    f"metric {spec.name!r} is a custom LLM metric: a judge model scores it, and "
-                    f"none is configured; {JUDGE_HOW}"
-                )
+        if target.emulator is None:
+            # A running emulator's judges are its own: it refuses what it cannot compute when
+            # the run is created. Only safety_v1 is known to be beyond every emulator.
+            if spec.name == "safety_v1":
+                raise UsageError(f"{SAFETY_ON_SERVICE} with --project")
             continue
-        info = metrics.REGISTRY[spec.name]
-        if not info.needs_judge:
-            continue
-        if spec.name == "safety_v1":
-            raise UsageError(
-                "metric 'safety_v1' is computed by the Vertex AI evaluation service (google-adk "
-                "calls it); the emulator does not imitate it: run against a project with --project"
-            )
-        if "rubrics" not in info.reads:
-            if not has_model:
-                raise UsageError(f"metric {spec.name!r} is judged by a model; {JUDGE_HOW}")
-            continue
-        types = [*rubric_types, *(r.type for r in spec.rubrics)]
-        undecidable = sorted({str(t) for t in types if (t or "").upper() not in LOCAL_TYPES})
-        if has_model:
-            continue
-        if not types or undecidable:
-            what = "has no rubrics" if not types else f"has rubrics of types {undecidable}"
-            raise UsageError(
-                f"metric {spec.name!r} needs a judge for free-text rubrics, and only the local "
-                f"judge is configured (it decides rubrics typed {', '.join(sorted(LOCAL_TYPES))}); "
-                f"the eval set {what}: {JUDGE_HOW}"
-            )
+        why = why_not_computable(spec, target.emulator.judges, rubric_types)
+        if why == SAFETY_ON_SERVICE:
+            raise UsageError(f"{why} with --project")
+        if why is not None:
+            raise UsageError(f"{why}: {JUDGE_HOW}")
 
 
 #: The service's closest metric to each of ADK's criteria, for the error that names them.
@@ -463,13 +439,13 @@ def run(args: argparse.Namespace, target: Target) -> int:
     finished = _wait(target, started, args.quiet, args.timeout)
     results = fetch_results(client, finished, thresholds=thresholds, items=items, case_ids=case_ids)
     judging = _judging(target)
-    misses = [miss for j in judging for miss in j.replay_misses]
+    misses = judging.replay_misses if judging is not None else []
     if misses:
         more = f" (and {len(misses) - 1} more)" if len(misses) > 1 else ""
         raise UsageError(f"{misses[0]}{more}; run without --replay-only to ask the model")
-    if judging:
+    if judging is not None:
         results.judge = usage_report(judging)
-        refused = sum(judge.budget_refusals for judge in judging)
+        refused = judging.budget_refusals
         if refused:
             made = results.judge["calls"] if results.judge else 0
             note(
@@ -516,12 +492,12 @@ def _side(client: Any, runs: str) -> RunResults:
 def _pairwise_judge(args: argparse.Namespace, target: Target) -> Judging:
     """The embedded emulator's model judge (its cache and accounting), else one of our own."""
     embedded = _judging(target)
-    if embedded:
-        return embedded[0]  # type: ignore[no-any-return]
-    found = [j for j in judge_settings(args).judges() if isinstance(j, Judging)]
-    if not found:
+    if embedded is not None:
+        return embedded
+    found = judge_settings(args).judges().model
+    if not isinstance(found, Judging):
         raise UsageError(f"--pairwise asks a judge model which answer is better; {JUDGE_HOW}")
-    return found[0]
+    return found
 
 
 def _with_pairwise(
@@ -539,7 +515,7 @@ def _with_pairwise(
     misses = judge.replay_misses
     if misses:
         raise UsageError(f"{misses[0]}; run without --replay-only to ask the model")
-    usage = usage_report([judge])
+    usage = usage_report(judge)
     if fmt == "json":
         document = json.loads(text)
         document["pairwise"] = report.as_dict()

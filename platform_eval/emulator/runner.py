@@ -24,8 +24,7 @@ from pydantic import ValidationError
 
 from .. import metrics
 from .._names import ITEMS, REVISIONS, RUNS, SETS
-from ..metrics import Judge
-from ..metrics.model_judge import find_model_judge
+from ..metrics import Judges
 from ..types import (
     EvaluationItem,
     EvaluationItemType,
@@ -94,12 +93,12 @@ class RunExecutor:
         self,
         backend: Backend,
         objects: ObjectStore,
-        judges: Sequence[Judge] = metrics.DEFAULT_JUDGES,
+        judges: Judges = metrics.DEFAULT_JUDGES,
     ) -> None:
         self._backend = backend
         self._objects = objects
         self._revisions = Revisions(backend, objects)
-        self.judges = tuple(judges)
+        self.judges = judges
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         # Test control: when not None, how many more items may be evaluated before the
@@ -385,8 +384,8 @@ class RunExecutor:
     def _workers(self) -> int:
         """Items evaluated at once: a model judge's concurrency (its calls wait on the network,
         so items overlap); else one, in order."""
-        model = find_model_judge(self.judges)
-        return max(1, getattr(model, "concurrency", 1)) if model is not None else 1
+        model = self.judges.model
+        return max(1, model.concurrency) if model is not None else 1
 
     def _in_order(
         self,

@@ -14,7 +14,6 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ import uvicorn
 from .._auth import bearer_credentials
 from .._config import EMULATOR_PROJECT
 from ..judges import JudgeSettings
-from ..metrics import Judge
+from ..metrics import Judges
 from .access import exposure_warning
 from .app import EmulatorApp
 from .backend import Backend
@@ -60,7 +59,7 @@ class Emulator:
         port: int = 0,
         db: str | None = None,
         log_level: str = "warning",
-        judges: Sequence[Judge] | None = None,
+        judges: Judges | None = None,
         max_body_bytes: int | None = None,
         max_json_values: int | None = None,
         max_json_depth: int | None = None,
@@ -88,7 +87,7 @@ class Emulator:
         if judges is None:
             # Flags of `platform-eval` reach here as judges; the environment otherwise.
             judges = JudgeSettings.resolve(db=db).judges()
-        self.judges = tuple(judges)
+        self.judges = judges
         self.executor = RunExecutor(self.backend, self.objects, self.judges)
         self.app = EmulatorApp(
             self.backend,
@@ -174,10 +173,7 @@ class Emulator:
     def close(self) -> None:
         self.stop()
         self.store.close()
-        for judge in self.judges:
-            close = getattr(judge, "close", None)
-            if close is not None:
-                close()
+        self.judges.close()
 
     def __enter__(self) -> Emulator:
         return self.start()

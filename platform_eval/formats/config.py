@@ -59,6 +59,15 @@ class EvalConfig:
     def thresholds(self) -> dict[str, float]:
         return {name: c.threshold for name, c in self.criteria.items() if c.threshold is not None}
 
+    def judge_model(self) -> str | None:
+        """The judge model the criteria name (``judge_model_options.judge_model``; the first
+        one named, as the run's default judge), or None."""
+        for criterion in self.criteria.values():
+            options = criterion.options.get("judge_model_options") or {}
+            if isinstance(options, dict) and options.get("judge_model"):
+                return str(options["judge_model"])
+        return None
+
     def run_metrics(self) -> list[EvaluationRunMetric]:
         """The criteria as run metrics: ``match_type``/``ignore_args`` travel in
         ``computationBasedMetricSpec``, a criterion's rubrics and judge in

@@ -1,9 +1,19 @@
 """The replay cache: every judge call's answer, keyed by all that decides it.
 
-The key is a SHA-256 of the model, the generation settings, the full contents sent and the
-sample index, so that a change to any of them (an edited case, another model, a new prompt
-template in google-adk) is a new call, and nothing else is. A committed cache makes CI
-hermetic: ``replay_only`` runs make no call at all.
+The key is a SHA-256 of the model, the generation settings, the full contents sent, the
+sample index and the occurrence of that same request, so that a change to any of them (an
+edited case, another model, a new prompt template in google-adk) is a new call, and nothing else
+is. A committed cache makes CI hermetic: ``replay_only`` runs make no call at all.
+
+The occurrence tells apart identical requests that different askers make (two cases with the
+same conversation, the ``--num-runs`` candidates of one case): each asker (metric, case,
+candidate) keeps the occurrence it was first given, in ``judge_askers``, so that a re-run gives
+every asker the answer it got the first time, not one of the answers twice. The first asker's
+key is the request's key alone, as caches written before occurrences were counted have it.
+
+google-adk gives each function call a random id (``adk-<uuid>``) that reaches its judges'
+prompts; the key reads those ids by their order of appearance, so that the same conversation
+run again is the same call. The prompt sent is never changed.
 
 SQLite in WAL mode, one row per call, written with INSERT OR IGNORE: concurrent runs (threads
 or processes) share one file safely. A file that is not a sound cache is reported, never used.
@@ -13,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -29,18 +40,39 @@ CREATE TABLE IF NOT EXISTS judge_calls (
     usage TEXT,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS judge_askers (
+    request TEXT NOT NULL,
+    asker TEXT NOT NULL,
+    occurrence INTEGER NOT NULL,
+    PRIMARY KEY (request, asker)
+);
 """
+
+#: google-adk's function call ids: ``adk-`` and a random UUID.
+_ADK_CALL_ID = re.compile(r"adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 class JudgeCacheError(PlatformEvalError):
     """The cache file cannot be used (corrupt, not a cache, not writable)."""
 
 
-def call_key(model: str, config: Any, contents: Any, sample: int) -> str:
+def _stable_ids(canonical: str) -> str:
+    """ADK's random call ids replaced by their order of first appearance."""
+    seen: dict[str, str] = {}
+
+    def number(match: re.Match[str]) -> str:
+        return seen.setdefault(match[0], f"adk-call-{len(seen)}")
+
+    return _ADK_CALL_ID.sub(number, canonical)
+
+
+def call_key(model: str, config: Any, contents: Any, sample: int, occurrence: int = 0) -> str:
     """The cache key of one call: canonical JSON of what decides the answer, hashed."""
     document = {"model": model, "config": config, "contents": contents, "sample": sample}
+    if occurrence:
+        document["occurrence"] = occurrence
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(_stable_ids(canonical).encode()).hexdigest()
 
 
 class JudgeCache:
@@ -99,6 +131,34 @@ class JudgeCache:
                 raise JudgeCacheError(
                     f"the judge cache {self.path} cannot be written: {exc}"
                 ) from None
+
+    def occurrence(self, request: str, asker: str, *, record: bool) -> int | None:
+        """The occurrence ``asker`` was given for ``request`` (the key of its first
+        occurrence); a new asker is given the next one when ``record``, else None."""
+        with self._lock:
+            try:
+                row = self._db.execute(
+                    "SELECT occurrence FROM judge_askers WHERE request=? AND asker=?",
+                    (request, asker),
+                ).fetchone()
+                if row is not None or not record:
+                    return None if row is None else int(row[0])
+                # One statement, so that two processes never give one occurrence twice.
+                self._db.execute(
+                    "INSERT OR IGNORE INTO judge_askers (request, asker, occurrence) "
+                    "SELECT ?, ?, COALESCE(MAX(occurrence) + 1, 0) FROM judge_askers "
+                    "WHERE request=?",
+                    (request, asker, request),
+                )
+                (given,) = self._db.execute(
+                    "SELECT occurrence FROM judge_askers WHERE request=? AND asker=?",
+                    (request, asker),
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise JudgeCacheError(
+                    f"the judge cache {self.path} cannot be used: {exc}"
+                ) from None
+        return int(given)
 
     def __len__(self) -> int:
         with self._lock:

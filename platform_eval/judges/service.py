@@ -9,14 +9,16 @@ and waits. A semaphore on that loop bounds the calls in flight across everything
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..metrics.model_judge import CallLabel, JudgeUnavailableError, ModelReply
+from ..metrics.judges import Judges
+from ..metrics.model_judge import CallLabel, JudgeUnavailableError, ModelJudge, ModelReply
 from ..types import Content
 from .cache import JudgeCache, call_key
 from .models import (
@@ -86,12 +88,13 @@ class UsageBook:
             book.add(usage, cached=cached)
 
 
-def usage_report(judges: Sequence[Any]) -> dict[str, Any] | None:
+def usage_report(judge: Judges | ModelJudge | None) -> dict[str, Any] | None:
     """What judging cost, as reports show it: the totals, ``byMetric`` and ``byCase`` (per
-    eval case, then metric); None when no judge among ``judges`` counts its calls."""
-    books = [judge.usage for judge in judges if isinstance(judge, Judging)]
-    if not books:
+    eval case, then metric); None when the judge does not count its calls (or there is none)."""
+    model = judge.model if isinstance(judge, Judges) else judge
+    if not isinstance(model, Judging):
         return None
+    books = [model.usage]
     total: dict[str, Any] = {}
     by_metric: dict[str, dict[str, int]] = {}
     by_case: dict[str, dict[str, dict[str, int]]] = {}
@@ -124,6 +127,11 @@ def _wire(value: Any) -> Any:
         dumped.pop("httpOptions", None)
         dumped.pop("http_options", None)
     return dumped
+
+
+def _asker(label: CallLabel) -> str:
+    """Who asks, as the cache keeps askers apart: the metric, the case and the candidate."""
+    return json.dumps([label.metric, label.case, label.candidate])
 
 
 class Judging:
@@ -178,7 +186,14 @@ class Judging:
         label: CallLabel,
     ) -> ModelReply:
         wire_config = _wire(config)
-        key = call_key(model, wire_config, _wire(contents), sample)
+        wire_contents = _wire(contents)
+        key = call_key(model, wire_config, wire_contents, sample)
+        if self.cache is not None:
+            occurrence = self.cache.occurrence(key, _asker(label), record=not self.replay_only)
+            # An asker a replay-only run meets for the first time (a cache written before
+            # askers were kept) reads the first occurrence, the request's key alone.
+            if occurrence:
+                key = call_key(model, wire_config, wire_contents, sample, occurrence)
         recorded = self.cache.get(key) if self.cache is not None else None
         if recorded is not None:
             text, usage = recorded

@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ..metrics.judges import GeminiJudge, LocalJudge
+from ..metrics.judges import Judges
 from .service import DEFAULT_CONCURRENCY, Judging
 
 MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
@@ -37,15 +36,17 @@ class JudgeSettings:
         *,
         db: str | Path | None = None,
         model: str | None = None,
+        config_model: str | None = None,
         cache: str | Path | None = None,
         no_cache: bool = False,
         concurrency: int | None = None,
         replay_only: bool = False,
         max_calls: int | None = None,
     ) -> JudgeSettings:
-        """Flags first, then the environment; the cache beside ``db`` by default (none for
-        an emulator in memory, unless one is named)."""
-        chosen_model = model or os.environ.get(MODEL_ENV, "").strip() or None
+        """Flags first, then the environment, then the eval config's judge model
+        (``config_model``, as ADK reads it); the cache beside ``db`` by default (none for an
+        emulator in memory, unless one is named)."""
+        chosen_model = model or os.environ.get(MODEL_ENV, "").strip() or config_model or None
         named = str(cache) if cache is not None else os.environ.get(CACHE_ENV, "").strip()
         if no_cache or named.lower() == "off":
             path = None
@@ -61,12 +62,11 @@ class JudgeSettings:
             max_calls=max_calls,
         )
 
-    def judges(self) -> tuple[Any, ...]:
-        """The local judge, and with a model the model judges (ADK's criteria and the cache
-        through Judging; the service's rubric metrics and custom LLM metrics through
-        GeminiJudge)."""
+    def judges(self) -> Judges:
+        """The local judge, and with a model the model judge that every judged metric asks
+        through (its cache, budget, accounting and concurrency)."""
         if self.model is None:
-            return (LocalJudge(),)
+            return Judges()
         judging = Judging(
             self.model,
             cache=self.cache,
@@ -74,4 +74,4 @@ class JudgeSettings:
             replay_only=self.replay_only,
             max_calls=self.max_calls,
         )
-        return (LocalJudge(), GeminiJudge(self.model, judging=judging), judging)
+        return Judges(model=judging)

@@ -6,7 +6,8 @@ real service defines it.
 
 from ._spec import MetricError, MetricInfo, MetricSpec
 from .engine import DEFAULT_JUDGES, REGISTRY, evaluate_request, resolve, score, summarize
-from .judges import GeminiJudge, Judge, JudgeError, LocalJudge
+from .judges import JudgeError, Judges, LocalJudge, RubricJudge
+from .model_judge import ModelJudge
 from .text import exact_match, response_match_score, tokenize
 from .thresholds import threshold_problem
 from .trajectory import MatchType
@@ -14,14 +15,15 @@ from .trajectory import MatchType
 __all__ = [
     "DEFAULT_JUDGES",
     "REGISTRY",
-    "GeminiJudge",
-    "Judge",
     "JudgeError",
+    "Judges",
     "LocalJudge",
     "MatchType",
     "MetricError",
     "MetricInfo",
     "MetricSpec",
+    "ModelJudge",
+    "RubricJudge",
     "evaluate_request",
     "exact_match",
     "resolve",

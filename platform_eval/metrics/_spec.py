@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +10,7 @@ from ..types import CandidateResult, Rubric
 
 if TYPE_CHECKING:
     from ._invocations import Subject
-    from .judges import Judge
+    from .judges import Judges
 
 
 class MetricError(ValueError):
@@ -22,7 +22,7 @@ class NotEvaluatedError(Exception):
 
 
 Scorer = Callable[["MetricSpec", "Subject"], CandidateResult]
-JudgedScorer = Callable[["MetricSpec", "Subject", "Sequence[Judge]"], CandidateResult]
+JudgedScorer = Callable[["MetricSpec", "Subject", "Judges"], CandidateResult]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from ..types import (
@@ -36,7 +36,8 @@ from ..types import (
 )
 from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
-from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge, find_model_judge
+from .judges import Judges
+from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge
 
 #: metric -> (module of google.adk.evaluation, evaluator class, reads)
 _EVALUATORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -305,11 +306,11 @@ def _evaluator(name: str, criterion_fields: dict[str, Any], call: _Call) -> Any:
     return evaluator
 
 
-def score(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> CandidateResult:
+def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult:
     """ADK's evaluator's score of one candidate, or NotEvaluatedError saying why not."""
     if not adk_available():
         raise NotEvaluatedError(NEEDS_ADK)
-    judge = find_model_judge(judges)
+    judge = judges.model
     if judge is None:
         raise NotEvaluatedError(
             f"{spec.name} is judged by a model, and none is configured: set "
@@ -412,7 +413,7 @@ def _rubric_texts(turn: Any) -> list[tuple[Any, str]]:
     return [(score, texts.get(score.rubric_id) or "") for score in turn.rubric_scores or []]
 
 
-def _safety(spec: MetricSpec, subject: Subject, judges: Sequence[Any]) -> CandidateResult:
+def _safety(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult:
     raise NotEvaluatedError(
         "safety_v1 is computed by the Vertex AI evaluation service (ADK calls it); the "
         "emulator does not imitate it: run against a project (--project) for this metric"

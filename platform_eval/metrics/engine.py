@@ -17,7 +17,7 @@ from . import adk_judged, rubric_metrics, state, text, tools, trajectory, vertex
 from ._invocations import Invocation, RequestTurns, Subject
 from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
 from .arguments import ArgRules
-from .judges import Judge, LocalJudge
+from .judges import Judges
 from .llm_metrics import custom_spec
 
 
@@ -619,10 +619,11 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     return MetricSpec(name, params, rubrics, rules=rules)
 
 
-DEFAULT_JUDGES: tuple[Judge, ...] = (LocalJudge(),)
+#: The local judge alone: rubrics a program can check, no model.
+DEFAULT_JUDGES = Judges()
 
 
-def _score(spec: MetricSpec, subject: Subject, judges: Sequence[Judge]) -> CandidateResult:
+def _score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult:
     try:
         if spec.scorer is not None:
             return spec.scorer(spec, subject, judges)
@@ -643,7 +644,7 @@ def score(
     spec: MetricSpec,
     request: EvaluationRequest,
     candidate: CandidateResponse,
-    judges: Sequence[Judge] = DEFAULT_JUDGES,
+    judges: Judges = DEFAULT_JUDGES,
 ) -> CandidateResult:
     """Scores one candidate; a candidate that cannot be scored gets no score and a reason."""
     return _score(spec, Subject(RequestTurns(request), candidate), judges)
@@ -652,7 +653,7 @@ def score(
 def evaluate_request(
     specs: Sequence[MetricSpec],
     request: EvaluationRequest,
-    judges: Sequence[Judge] = DEFAULT_JUDGES,
+    judges: Judges = DEFAULT_JUDGES,
     *,
     case: str = "",
     metadata: Mapping[str, Any] | None = None,

@@ -15,26 +15,23 @@ JSON_PATH_EQUALS       ``{"path": "$.order.status", "equals": "shipped"}`` on th
 RESPONSE_LENGTH        ``{"max_chars": 200}``, ``{"max_words": 50, "min_words": 3}``
 =====================  ==============================================================
 
-``GeminiJudge`` asks a Gemini model (google-genai, API key or ADC) for a verdict on each rubric,
-with reasoning, and can write rubrics for a metric when the request has none.
+Rubrics no program can check go to the model judge (``metrics.model_rubrics``). What judges a
+run is one typed value, ``Judges``: the program judges, and at most one model judge, which every
+model call of the engine goes through.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import math
-import os
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ..types import CandidateResponse, EvaluationRequest, Rubric, RubricVerdict
-from ._invocations import Invocation, content_text, response_invocations
-from .model_judge import CallLabel, JudgeUnavailableError
-
-T = TypeVar("T")
+from ._invocations import Invocation, response_invocations
+from .model_judge import ModelJudge
 
 LOCAL_TYPES = (
     "TOOL_CALLED",
@@ -71,7 +68,9 @@ class JudgeInput:
         return self.turns[-1].final_text if self.turns else ""
 
 
-class Judge(Protocol):
+class RubricJudge(Protocol):
+    """A judge that decides rubrics by program, without a model."""
+
     name: str
 
     def can_decide(self, rubric: Rubric) -> bool: ...
@@ -224,208 +223,35 @@ class LocalJudge:
         )
 
 
-_VERDICT_SCHEMA = {
-    "type": "OBJECT",
-    "properties": {
-        "verdicts": {
-            "type": "ARRAY",
-            "items": {
-                "type": "OBJECT",
-                "properties": {
-                    "rubric_id": {"type": "STRING"},
-                    "rubric": {"type": "STRING"},
-                    "verdict": {"type": "BOOLEAN"},
-                    "reasoning": {"type": "STRING"},
-                },
-                "required": ["rubric_id", "verdict", "reasoning"],
-            },
-        }
-    },
-    "required": ["verdicts"],
-}
+def _program_judges() -> tuple[RubricJudge, ...]:
+    return (LocalJudge(),)
 
 
-_SCORE_SCHEMA = {
-    "type": "OBJECT",
-    "properties": {"score": {"type": "NUMBER"}, "explanation": {"type": "STRING"}},
-    "required": ["score", "explanation"],
-}
+@dataclass(frozen=True)
+class Judges:
+    """What judges a run: the judges that decide rubrics by program, and at most one model judge.
 
-
-def _transcript(subject: JudgeInput) -> str:
-    lines: list[str] = []
-    prompt = subject.request.prompt
-    if prompt is not None and prompt.text:
-        lines.append(f"USER PROMPT: {prompt.text}")
-    agent_data = subject.candidate.agent_data
-    for turn in (agent_data.turns or []) if agent_data else []:
-        for event in turn.events or []:
-            content = event.content
-            if content is None:
-                continue
-            for part in content.parts or []:
-                if part.function_call:
-                    lines.append(
-                        f"{event.author} CALLS {part.function_call.name}"
-                        f"({json.dumps(part.function_call.args or {})})"
-                    )
-                elif part.function_response:
-                    lines.append(
-                        f"TOOL {part.function_response.name} RETURNS "
-                        f"{json.dumps(part.function_response.response)[:2000]}"
-                    )
-            text = content_text(content)
-            if text:
-                lines.append(f"{event.author}: {text}")
-    if agent_data is None:
-        lines.append(f"RESPONSE: {subject.final_text}")
-    return "\n".join(lines)
-
-
-class GeminiJudge:
-    """Grades rubrics with a Gemini model through google-genai.
-
-    ``client`` is a ``google.genai.Client`` (built from ``GOOGLE_API_KEY`` / ADC when omitted).
+    Every model call of the engine (ADK's criteria, the service's rubric metrics, custom LLM
+    metrics) goes through ``model``, so that its cache, budget, accounting and concurrency
+    always apply; without one, a metric that needs a model is not evaluated, saying so.
     """
 
-    name = "gemini"
+    programs: tuple[RubricJudge, ...] = field(default_factory=_program_judges)
+    model: ModelJudge | None = None
 
-    def __init__(
-        self, model: str = "gemini-2.5-flash", *, client: Any = None, judging: Any = None
-    ) -> None:
-        self.model = model
-        self._client = client
-        #: A ModelJudge (platform_eval.judges.Judging) to ask through: its replay cache, token
-        #: accounting and concurrency then apply; without one, google-genai is asked directly.
-        self._judging = judging
+    def model_for(self, params: Mapping[str, Any]) -> str | None:
+        """The model a metric is judged by: its own (``judge_model``, or its ADK criterion's
+        ``judge_model_options.judge_model``), else the model judge's; None without a model
+        judge."""
+        if self.model is None:
+            return None
+        own = params.get("judge_model")
+        criterion = params.get("criterion")
+        options = criterion.get("judge_model_options") if isinstance(criterion, dict) else None
+        if not own and isinstance(options, dict):
+            own = options.get("judge_model")
+        return str(own) if own else self.model.model
 
-    def _genai(self) -> Any:
-        if self._client is None:
-            from google import genai
-
-            self._client = genai.Client()
-        return self._client
-
-    def can_decide(self, rubric: Rubric) -> bool:
-        return (rubric.type or "").upper() not in LOCAL_TYPES
-
-    def prompt(self, rubrics: Sequence[Rubric], subject: JudgeInput) -> str:
-        if rubrics:
-            listed = "\n".join(f"- [{r.rubric_id}] {r.description}" for r in rubrics)
-            task = (
-                "Decide, for each rubric below, whether the agent's conversation satisfies it.\n"
-                f"{listed}"
-            )
-        else:
-            task = (
-                f"Write 3 to 6 specific, checkable rubrics that a good answer for the metric "
-                f"{subject.metric!r} must satisfy, then decide each one "
-                "(give each an id and its text)."
-            )
-        return (
-            "You are an impartial evaluator of an AI agent.\n"
-            f"{task}\n"
-            'Answer with JSON: {"verdicts": [{"rubric_id", "rubric", '
-            '"verdict" (true when satisfied), '
-            '"reasoning" (one or two sentences citing the conversation)}]}.\n\n'
-            f"CONVERSATION:\n{_transcript(subject)}"
-        )
-
-    def _ask(
-        self,
-        contents: str,
-        schema: dict[str, Any],
-        read: Callable[[Any], T],
-        system_instruction: str | None = None,
-        label: CallLabel | None = None,
-    ) -> T:
-        """The model's JSON answer to ``contents``, read by ``read``; any failure of the call
-        or of the reading is a JudgeError."""
-        from google.genai import types as genai_types
-
-        config = genai_types.GenerateContentConfig(
-            temperature=0.0,
-            system_instruction=system_instruction,
-            response_mime_type="application/json",
-            response_schema=schema,
-        )
-        try:
-            if self._judging is not None:
-                asked = [genai_types.Content(role="user", parts=[genai_types.Part(text=contents)])]
-                reply = self._judging.run(
-                    self._judging.generate(
-                        self.model, asked, config, sample=0, label=label or CallLabel("", "", "")
-                    )
-                )
-                text = reply.text
-            else:
-                response = self._genai().models.generate_content(
-                    model=self.model, contents=contents, config=config
-                )
-                text = response.text
-            return read(json.loads(text or ""))
-        except JudgeError:
-            raise
-        except JudgeUnavailableError as exc:
-            raise JudgeError(str(exc)) from None
-        except Exception as exc:
-            raise JudgeError(f"the Gemini judge failed: {type(exc).__name__}: {exc}") from None
-
-    def decide(self, rubrics: Sequence[Rubric], subject: JudgeInput) -> list[RubricVerdict]:
-        label = CallLabel(subject.metric, subject.case, subject.candidate.candidate or "")
-        entries = self._ask(
-            self.prompt(rubrics, subject),
-            _VERDICT_SCHEMA,
-            lambda data: data["verdicts"],
-            None,
-            label,
-        )
-        by_id = {r.rubric_id: r for r in rubrics}
-        verdicts = []
-        for entry in entries:
-            rubric = by_id.get(entry.get("rubric_id"))
-            if rubric is None:
-                if rubrics:
-                    continue  # a verdict for a rubric we did not ask about
-                rubric = Rubric.of(
-                    str(entry.get("rubric") or ""), rubric_id=str(entry.get("rubric_id"))
-                )
-            verdicts.append(
-                RubricVerdict(
-                    evaluated_rubric=rubric,
-                    verdict=bool(entry.get("verdict")),
-                    reasoning=str(entry.get("reasoning") or ""),
-                )
-            )
-        return verdicts
-
-    def grade(
-        self, prompt: str, system_instruction: str | None, label: CallLabel | None = None
-    ) -> tuple[float, str]:
-        """Scores a custom LLM metric's filled prompt: (score, explanation)."""
-        asked = (
-            f"{prompt}\n\n"
-            'Answer with JSON: {"score": the score asked for above, as a number, '
-            '"explanation": why, in one or two sentences}.'
-        )
-        value, explanation = self._ask(
-            asked,
-            _SCORE_SCHEMA,
-            lambda data: (float(data["score"]), str(data.get("explanation") or "")),
-            system_instruction,
-            label,
-        )
-        if not math.isfinite(value):
-            raise JudgeError(f"the Gemini judge answered a score that is not a number: {value}")
-        return value, explanation
-
-
-#: Set to a Gemini model name (with GOOGLE_API_KEY or ADC available) to grade free-text rubrics
-#: and custom LLM metrics.
-JUDGE_MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
-
-
-def default_judges() -> tuple[Judge, ...]:
-    """The local judge, plus a Gemini judge when ``PLATFORM_EVAL_JUDGE_MODEL`` names a model."""
-    model = os.environ.get(JUDGE_MODEL_ENV, "").strip()
-    return (LocalJudge(), GeminiJudge(model)) if model else (LocalJudge(),)
+    def close(self) -> None:
+        if self.model is not None:
+            self.model.close()

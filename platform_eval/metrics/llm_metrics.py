@@ -4,17 +4,18 @@ This is what the official client's ``LLMMetric(name=..., prompt_template=...)`` 
 (``llmBasedMetricSpec.metricPromptTemplate``, or the older ``pointwiseMetricSpec``), inline in
 a run or registered as an EvaluationMetric. The template's ``{prompt}``, ``{response}`` and
 ``{reference}`` (and the keys of a prompt's ``value`` or ``promptTemplateData``) are filled from
-each candidate's request, and a judge that grades (``GeminiJudge``) answers with a score and an
-explanation. No such judge configured, or a placeholder the request cannot fill: the candidate
-is NOT_EVALUATED with the reason, never scored by guess.
+each candidate's request, and the model judge answers with a score and an explanation
+(``metrics.model_rubrics.grade``: through the run's model judge, with the metric's own
+``judgeAutoraterConfig.autoraterModel`` when it names one). No model judge configured, or a
+placeholder the request cannot fill: the candidate is NOT_EVALUATED with the reason, never
+scored by guess.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping
 
 from ..types import (
     CandidateResult,
@@ -23,23 +24,13 @@ from ..types import (
     PointwiseMetricSpec,
     RunLLMBasedMetricSpec,
 )
+from . import model_rubrics
 from ._invocations import Subject, content_text
 from ._spec import MetricError, MetricSpec, NotEvaluatedError
-from .judges import Judge, JudgeError
+from .judges import JudgeError, Judges
 from .model_judge import CallLabel
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-@runtime_checkable
-class Grader(Protocol):
-    """A judge that scores a filled prompt (a model): (score, explanation)."""
-
-    name: str
-
-    def grade(
-        self, prompt: str, system_instruction: str | None, label: CallLabel | None = None
-    ) -> tuple[float, str]: ...
 
 
 def _template_spec(
@@ -67,6 +58,9 @@ def custom_spec(metric: EvaluationRunMetric) -> MetricSpec | None:
         "prompt_template": spec.metric_prompt_template,
         "system_instruction": spec.system_instruction,
     }
+    own_judge = None if isinstance(spec, PointwiseMetricSpec) else spec.judge_autorater_config
+    if own_judge is not None and own_judge.autorater_model:
+        params["judge_model"] = own_judge.autorater_model
     return MetricSpec(metric.metric, params, scorer=score_custom)
 
 
@@ -99,9 +93,9 @@ def fill(template: str, variables: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda match: variables[match[1]], template)
 
 
-def score_custom(spec: MetricSpec, subject: Subject, judges: Sequence[Judge]) -> CandidateResult:
-    grader = next((judge for judge in judges if isinstance(judge, Grader)), None)
-    if grader is None:
+def score_custom(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult:
+    model = judges.model_for(spec.params)
+    if judges.model is None or model is None:
         raise NotEvaluatedError(
             f"the custom LLM metric {spec.name!r} needs a judge model; none is configured "
             "(PLATFORM_EVAL_JUDGE_MODEL names a Gemini model for the emulator)"
@@ -109,7 +103,9 @@ def score_custom(spec: MetricSpec, subject: Subject, judges: Sequence[Judge]) ->
     prompt = fill(str(spec.params["prompt_template"]), _variables(subject))
     try:
         label = CallLabel(spec.name, subject.case_id, subject.candidate.candidate or "")
-        value, explanation = grader.grade(prompt, spec.params.get("system_instruction"), label)
+        value, explanation = model_rubrics.grade(
+            judges.model, model, prompt, spec.params.get("system_instruction"), label
+        )
     except JudgeError as exc:
         raise NotEvaluatedError(str(exc)) from None
     return CandidateResult(

@@ -8,7 +8,7 @@ accounting, the concurrency) and the emulator, jobs or CLI hand one to the engin
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -43,6 +43,8 @@ class ModelReply:
 class ModelJudge(Protocol):
     #: The model asked when the metric's own configuration names none.
     model: str
+    #: Calls in flight at most: the engine evaluates this many items at once.
+    concurrency: int
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Runs an evaluation's coroutine to completion on the judge's event loop (where its
@@ -65,7 +67,6 @@ class ModelJudge(Protocol):
         """
         ...
 
-
-def find_model_judge(judges: Sequence[Any]) -> ModelJudge | None:
-    """The model judge among a run's judges (the one that asks a model), or None."""
-    return next((j for j in judges if hasattr(j, "generate") and hasattr(j, "run")), None)
+    def close(self) -> None:
+        """Ends the judge's event loop and closes its cache."""
+        ...

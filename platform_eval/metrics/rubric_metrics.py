@@ -12,15 +12,13 @@ the candidate is not evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ..types import CandidateResult, EvaluationRequest, Rubric, RubricVerdict
-from . import adk_judged
+from . import adk_judged, model_rubrics
 from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
-from .judges import Judge, JudgeError, JudgeInput
-from .model_judge import find_model_judge
+from .judges import JudgeError, JudgeInput, Judges
 
 # (name, description, defined by the service)
 _METRICS = (
@@ -74,36 +72,41 @@ ADK_RUBRIC_CRITERIA = (
 )
 
 
-def _score(spec: MetricSpec, scored: Subject, judges: Sequence[Judge]) -> CandidateResult:
-    if spec.name in ADK_RUBRIC_CRITERIA and find_model_judge(judges) is not None:
+def _score(spec: MetricSpec, scored: Subject, judges: Judges) -> CandidateResult:
+    if spec.name in ADK_RUBRIC_CRITERIA and judges.model is not None:
         return adk_judged.score(spec, scored, judges)
     request, candidate = scored.request, scored.candidate
     subject = JudgeInput(spec.name, request, candidate, scored.case_id)
     rubrics = _rubrics(spec, request)
     verdicts: list[RubricVerdict] = []
     not_evaluated: list[dict[str, Any]] = []
+    model = judges.model_for(spec.params)
     if not rubrics:
-        writer = next((j for j in judges if j.name == "gemini"), None)
-        if writer is None:
+        if judges.model is None or model is None:
             raise NotEvaluatedError(
                 "the request has no rubrics and no model judge is configured to write them"
             )
         try:
-            verdicts = writer.decide([], subject)
+            verdicts = model_rubrics.decide(judges.model, model, [], subject)
         except JudgeError as exc:
             raise NotEvaluatedError(str(exc)) from None
     else:
         remaining = list(rubrics)
-        for judge in judges:
-            mine = [r for r in remaining if judge.can_decide(r)]
-            if not mine:
-                continue
+        for program in judges.programs:
+            mine = [r for r in remaining if program.can_decide(r)]
             remaining = [r for r in remaining if r not in mine]
             for rubric in mine:
                 try:
-                    verdicts.extend(judge.decide([rubric], subject))
+                    verdicts.extend(program.decide([rubric], subject))
                 except JudgeError as exc:
                     not_evaluated.append({"rubricId": rubric.rubric_id, "reason": str(exc)})
+        if judges.model is not None and model is not None:
+            for rubric in remaining:
+                try:
+                    verdicts.extend(model_rubrics.decide(judges.model, model, [rubric], subject))
+                except JudgeError as exc:
+                    not_evaluated.append({"rubricId": rubric.rubric_id, "reason": str(exc)})
+            remaining = []
         for rubric in remaining:
             kind = rubric.type or "(no type)"
             not_evaluated.append(

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .model import Row, RunResults, format_score
-from .significance import DEFAULT_SEED, MetricTest, assess
+from .significance import DEFAULT_SEED, MetricTest, assess, rule_line
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,10 @@ class Comparison:
             )
         return "nothing to compare: " + "; ".join(reasons)
 
+    def decisions(self) -> list[str]:
+        """How each metric's verdict was reached, on how many paired cases (one line each)."""
+        return [rule_line(test) for test in self.tests.values()]
+
     def _coverage(self) -> list[str]:
         lines = []
         if self.only_before:
@@ -113,6 +117,7 @@ class Comparison:
             if changes:
                 lines.append(f"\n{title}:")
                 lines += [f"  {_describe(c)}" for c in changes]
+        lines += ["", *self.decisions()]
         coverage = self._coverage()
         if coverage:
             lines += ["", *coverage]
@@ -152,6 +157,7 @@ class Comparison:
         for title, changes in (("Regressed", self.regressions), ("Improved", self.improvements)):
             if changes:
                 lines += ["", f"**{title}**", ""] + [f"- {_describe(c)}" for c in changes]
+        lines += ["", *(f"- {line}" for line in self.decisions())]
         coverage = self._coverage()
         if coverage:
             lines += ["", *(f"- {line}" for line in coverage)]
@@ -184,6 +190,9 @@ class Comparison:
             "<th>95% CI (paired bootstrap over cases)</th><th>p (permutation)</th>"
             f"<th>verdict</th></tr>{''.join(rows)}</table>"
             + (f"<h2>What moved</h2><ul>{changes}</ul>" if changes else "")
+            + "<h2>How it was decided</h2><ul>"
+            + "".join(f"<li>{escape(line)}</li>" for line in self.decisions())
+            + "</ul>"
             + "</body></html>\n"
         )
 

@@ -15,6 +15,13 @@ moves. Reported:
 - the cases that moved most.
 
 Random draws come from one ``random.Random(seed)``: the same inputs give the same report.
+
+Which rule decides. The permutation test's smallest two-sided p-value over n cases is 2/2^n:
+with too few cases to reach ``alpha`` (5 or fewer at 0.05, as most ADK eval sets have), it could
+never call anything a regression. There the decision falls back to a deterministic rule: the
+metric regressed when its mean dropped by more than ``min_delta``, or when a case went from pass
+to fail (with a threshold). ``MetricTest.rule`` says which rule decided, and ``cases`` on how
+many paired cases.
 """
 
 from __future__ import annotations
@@ -30,6 +37,17 @@ RESAMPLES = 4000
 #: Up to this many cases the permutation test is exact: every one of 2^n sign assignments.
 EXACT_PERMUTATION_CASES = 12
 DEFAULT_SEED = 20261124
+
+#: The decision rules (``MetricTest.rule``).
+SIGNIFICANCE = "significance"
+ANY_DROP = "any drop"
+
+
+def smallest_p(cases: int) -> float:
+    """The smallest two-sided p-value the permutation test can give over ``cases`` cases."""
+    if cases > EXACT_PERMUTATION_CASES:
+        return 1 / (RESAMPLES + 1)
+    return 2.0 ** (1 - cases)
 
 
 @dataclass(frozen=True)
@@ -57,6 +75,11 @@ class MetricTest:
     alpha: float
     min_delta: float
     moved_most: list[CaseMove] = field(default_factory=list)
+    #: ``significance``, or ``any drop`` where the cases are too few for the test to reach
+    #: ``alpha`` (see the module's docstring).
+    rule: str = SIGNIFICANCE
+    #: Cases that went from pass to fail under the threshold (0 without one).
+    flipped_to_fail: int = 0
 
     @property
     def significant(self) -> bool:
@@ -69,10 +92,17 @@ class MetricTest:
         return self.delta < 0 if self.higher_is_better else self.delta > 0
 
     @property
+    def beyond_min_delta(self) -> bool:
+        return self.delta is not None and abs(self.delta) > self.min_delta
+
+    @property
     def regressed(self) -> bool:
-        """A drop significant at ``alpha`` and larger than ``min_delta``."""
+        """By significance: a drop significant at ``alpha`` and larger than ``min_delta``. By
+        the any-drop rule: a drop larger than ``min_delta``, or a case gone from pass to fail."""
+        if self.rule == ANY_DROP:
+            return (self.worse and self.beyond_min_delta) or self.flipped_to_fail > 0
         assert self.delta is not None or not self.significant
-        return self.significant and self.worse and abs(self.delta or 0.0) > self.min_delta
+        return self.significant and self.worse and self.beyond_min_delta
 
     @property
     def verdict(self) -> str:
@@ -81,7 +111,8 @@ class MetricTest:
             return "not compared"
         if self.regressed:
             return "regressed"
-        if self.significant and not self.worse and abs(self.delta) > self.min_delta:
+        decided = self.significant or self.rule == ANY_DROP
+        if decided and not self.worse and self.beyond_min_delta:
             return "improved"
         if self.delta == 0 and (self.ci95 is None or self.ci95 == (0.0, 0.0)):
             return "unchanged"
@@ -97,6 +128,8 @@ class MetricTest:
             "significant": self.significant,
             "regressed": self.regressed,
             "verdict": self.verdict,
+            "rule": self.rule,
+            "flippedToFail": self.flipped_to_fail,
             "movedMost": [
                 {"evalCaseId": m.eval_case_id, "before": m.before, "after": m.after}
                 for m in self.moved_most
@@ -194,6 +227,7 @@ def assess(
     ci = (delta, delta) if constant else bootstrap_ci(old, new, rng)
     p_value = permutation_p(differences, rng)
     mcnemar = None
+    to_fail = 0
     if threshold is not None:
         passed_old = [(m >= threshold) == higher_is_better for m in means_old]
         passed_new = [(m >= threshold) == higher_is_better for m in means_new]
@@ -215,6 +249,8 @@ def assess(
         alpha,
         min_delta,
         [m for m in moves[:5] if m.delta != 0],
+        SIGNIFICANCE if smallest_p(len(cases)) < alpha else ANY_DROP,
+        to_fail,
     )
 
 
@@ -225,3 +261,20 @@ def describe(test: MetricTest) -> str:
     ci = f" [{test.ci95[0]:+.3f}, {test.ci95[1]:+.3f}]" if test.ci95 else ""
     p = f", p {test.p_value:.3g}" if test.p_value is not None else ""
     return f"{test.delta:+.3f}{ci}{p}: {test.verdict}"
+
+
+def rule_line(test: MetricTest) -> str:
+    """How the verdict was reached and on how many paired cases, in a sentence."""
+    if test.delta is None:
+        return f"{test.metric}: no case scored in both runs"
+    if test.rule == SIGNIFICANCE:
+        return (
+            f"{test.metric}: decided on {test.cases} paired cases by a paired permutation test "
+            f"at alpha {test.alpha:g}, beyond a change of {test.min_delta:g}"
+        )
+    return (
+        f"{test.metric}: {test.cases} paired cases are too few for the permutation test to reach "
+        f"alpha {test.alpha:g} (its smallest p is {smallest_p(test.cases):.3g}); decided by the "
+        f"any-drop rule: a drop larger than {test.min_delta:g}, or a case gone from pass to fail, "
+        "regresses"
+    )

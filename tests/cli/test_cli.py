@@ -4,6 +4,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import cli_emulator
@@ -83,3 +84,38 @@ def test_port_in_use_is_reported_without_traceback() -> None:
         )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "expect"),
+    [
+        (
+            ["run", "x.evalset.json", "--judge-model", "m", "--project", "p"],
+            {"judge_model": "m", "project": "p", "command": "run"},
+        ),
+        (["runs", "list", "--project", "p", "-q"], {"project": "p", "quiet": True}),
+        (
+            ["compare", "A", "B", "--pairwise", "--judge-model", "gemini-2.5-flash"],
+            {"judge_model": "gemini-2.5-flash", "pairwise": True},
+        ),
+        (
+            ["--project", "p", "--replay-only", "run", "x.evalset.json"],
+            {"project": "p", "replay_only": True, "judge_model": None},
+        ),
+        (["--project", "before", "results", "R", "--project", "after"], {"project": "after"}),
+        (
+            ["emulator", "start", "--judge-model", "m", "--debug"],
+            {"judge_model": "m", "debug": True},
+        ),
+    ],
+)
+def test_global_flags_are_taken_before_or_after_the_command(
+    argv: list[str], expect: dict[str, Any]
+) -> None:
+    from platform_eval.cli import _parser
+
+    args = vars(_parser().parse_args(argv))
+    assert {key: args[key] for key in expect} == expect
+    # Every global option has its value (or its default) whichever side it was given on.
+    for name in ("project", "location", "endpoint", "quiet", "debug", "judge_cache"):
+        assert name in args

@@ -3,11 +3,13 @@ replay-only gate, the token accounting, and the pre-check that says how to give 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_gemini import FakeGemini, Seen, fake_gemini, tokens
@@ -139,7 +141,11 @@ def test_replay_only_names_what_the_cache_cannot_answer(
 def test_a_judged_metric_without_a_judge_is_refused_saying_how_to_give_one(
     work: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["-q", *RUN, "--config", "eval_config.json"]) == 2
+    unjudged = json.loads(json.dumps(CONFIG))
+    for criterion in unjudged["criteria"].values():
+        criterion["judge_model_options"].pop("judge_model")
+    Path("unjudged_config.json").write_text(json.dumps(unjudged))
+    assert main(["-q", *RUN, "--config", "unjudged_config.json"]) == 2
     err = capsys.readouterr().err
     assert "'final_response_match_v2' is judged by a model" in err
     assert "--judge-model MODEL" in err and "PLATFORM_EVAL_JUDGE_MODEL" in err
@@ -230,12 +236,115 @@ def test_the_progress_line_counts_judge_calls() -> None:
     run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/7"})
     judging = Judging()
     try:
-        assert progress_line(run, 3, 10, [judging]) == "run 7: None 3/10 items"
+        assert progress_line(run, 3, 10, judging) == "run 7: None 3/10 items"
         label = CallLabel("m", "c", "a")
         for cached in (False, False, True):
             judging.usage.add(label, {"promptTokenCount": 5}, cached=cached)
-        assert progress_line(run, 3, 10, [judging]).endswith(
+        assert progress_line(run, 3, 10, judging).endswith(
             "3/10 items, 2 judge calls (1 from the cache)"
         )
     finally:
         judging.close()
+
+
+def _varying_judge(agent_rule: Any) -> Any:
+    """The agent as the travel script answers it; a judge whose verdicts alternate call by
+    call, so that identical requests asked twice get different answers the first time."""
+    count = itertools.count()
+
+    def answer(seen: Seen) -> str | dict[str, Any]:
+        if seen.body.get("tools") or "Simulated User" in seen.prompt:
+            return agent_rule(seen)  # type: ignore[no-any-return]
+        yes = next(count) % 2 == 0
+        if "is_the_agent_response_valid" in seen.prompt:
+            return f'{{"reasoning": "r", "is_the_agent_response_valid": "{"valid" if yes else "invalid"}"}}'
+        return "\n".join(
+            f"ID: {rubric_id}\nProperty: {text}\nRationale: r\nVerdict: {'yes' if yes else 'no'}"
+            for rubric_id, text in re.findall(r"\[id: ([^\]]+)\] (.*)", seen.prompt)
+        )
+
+    return answer
+
+
+def _judge_calls(fake: FakeGemini) -> int:
+    return sum(
+        1
+        for seen in fake.seen
+        if not seen.body.get("tools") and "Simulated User" not in seen.prompt
+    )
+
+
+def test_duplicated_cases_and_num_runs_replay_the_first_runs_answers_exactly(
+    agent_project: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two cases with one conversation, each run three times (--num-runs 3), judged with tool
+    calls (ADK's random call ids in the prompts): the same command again asks the judge nothing
+    and prints the same scores and exit code."""
+    from agent_script import travel_rule
+
+    agent_project.rule = _varying_judge(travel_rule)
+    evalset = json.loads(Path("agents/travel.evalset.json").read_text())
+    paris = next(c for c in evalset["eval_cases"] if c["eval_id"] == "weather_paris")
+    evalset["eval_cases"] = [{**paris, "eval_id": name} for name in ("paris_a", "paris_b")]
+    Path("twins.evalset.json").write_text(json.dumps(evalset))
+    rubric = {
+        "rubric_id": "weather_tool",
+        "rubric_content": {"text_property": "It looks the weather up."},
+    }
+    one_sample = {"num_samples": 1}
+    config = {
+        "criteria": {
+            "final_response_match_v2": {"threshold": 0.5, "judge_model_options": one_sample},
+            "rubric_based_tool_use_quality_v1": {
+                "threshold": 0.5,
+                "judge_model_options": one_sample,
+                "rubrics": [rubric],
+            },
+        }
+    }
+    Path("twins_config.json").write_text(json.dumps(config))
+    command = [
+        "-q",
+        "--judge-model",
+        "gemini-2.5-flash",
+        "run",
+        "twins.evalset.json",
+        "--agent",
+        "agents/travel_agent",
+        "--num-runs",
+        "3",
+        "--config",
+        "twins_config.json",
+        "--format",
+        "json",
+    ]
+
+    def scores() -> tuple[int, list[tuple[Any, ...]], int]:
+        before = _judge_calls(agent_project)
+        code = main(command)
+        rows = json.loads(capsys.readouterr().out)["rows"]
+        table = sorted(
+            (r["evalCaseId"], r["candidate"], r["metric"], r["score"], r["status"]) for r in rows
+        )
+        return code, table, _judge_calls(agent_project) - before
+
+    first_code, first, asked = scores()
+    assert asked == 12  # 2 cases x 3 runs x 2 criteria, one sample each
+    assert len({row[3] for row in first if row[2] == "final_response_match_v2"}) == 2
+    again_code, again, asked_again = scores()
+    assert asked_again == 0
+    assert (again_code, again) == (first_code, first)
+
+
+def test_the_configs_judge_model_judges_when_no_flag_or_variable_names_one(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ADK reads judge_model_options.judge_model: no --judge-model, no
+    PLATFORM_EVAL_JUDGE_MODEL, and the run is judged by the config's model, replay-only too."""
+    command = ["-q", *RUN, "--config", "eval_config.json", "--format", "json"]
+    assert main(command) in (0, 1)
+    first = json.loads(capsys.readouterr().out)
+    assert {seen.model for seen in work.seen} == {"gemini-2.5-flash"}
+    assert main(["--replay-only", *command]) in (0, 1)
+    again = json.loads(capsys.readouterr().out)
+    assert [r["score"] for r in again["rows"]] == [r["score"] for r in first["rows"]]

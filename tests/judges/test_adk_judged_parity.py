@@ -43,7 +43,7 @@ from google.genai import types
 from platform_eval import jobs
 from platform_eval.emulator import Emulator
 from platform_eval.judges import Judging
-from platform_eval.metrics import LocalJudge
+from platform_eval.metrics import Judges
 from platform_eval.results import fetch_results
 
 JUDGE = "gemini-2.5-flash"
@@ -201,7 +201,7 @@ def _ours(
     config.write_text(json.dumps({"criteria": CRITERIA}))
     judging = Judging(JUDGE, cache=cache, concurrency=concurrency)
     try:
-        with Emulator(judges=(LocalJudge(), judging)) as emulator, emulator.client("p") as client:
+        with Emulator(judges=Judges(model=judging)) as emulator, emulator.client("p") as client:
             evaluation = jobs.evaluate(
                 client,
                 eval_set,

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 from factories import agent_data, call, reply, request_item, user
+from fake_gemini import model_judges
 
 from platform_eval import metrics
 from platform_eval import types as t
 from platform_eval.emulator import Emulator
-from platform_eval.metrics.judges import GeminiJudge, JudgeInput, LocalJudge
+from platform_eval.metrics.judges import JudgeInput
 
 CANDIDATE = {
     "candidate": "agent",
@@ -47,9 +48,12 @@ def _request(
 
 
 def _run(
-    request: t.EvaluationRequest, judges: Any = metrics.DEFAULT_JUDGES, **params: Any
+    request: t.EvaluationRequest,
+    judges: Any = metrics.DEFAULT_JUDGES,
+    metric: str = "rubric_based_final_response_quality_v1",
+    **params: Any,
 ) -> list[t.CandidateResult]:
-    body: dict[str, Any] = {"metric": "rubric_based_final_response_quality_v1"}
+    body: dict[str, Any] = {"metric": metric}
     if params:
         body["metricConfig"] = {"computationBasedMetricSpec": {"parameters": params}}
     spec = metrics.resolve(t.EvaluationRunMetric.model_validate(body))
@@ -143,75 +147,50 @@ def test_rubric_group_option_and_missing_group() -> None:
     assert missing.score is None and "no rubric group 'nope'" in (missing.explanation or "")
 
 
-class _FakeModels:
-    def __init__(self, answer: dict[str, Any]) -> None:
-        self.answer = answer
-        self.calls: list[dict[str, Any]] = []
-
-    def generate_content(self, *, model: str, contents: str, config: Any) -> Any:
-        self.calls.append({"model": model, "contents": contents, "config": config})
-        return type("Response", (), {"text": json.dumps(self.answer)})()
+def _verdicts(*entries: dict[str, Any]) -> Any:
+    return lambda seen: json.dumps({"verdicts": list(entries)})
 
 
-class _FakeGenai:
-    def __init__(self, answer: dict[str, Any]) -> None:
-        self.models = _FakeModels(answer)
-
-
-def test_gemini_judge_with_a_recorded_model_answer() -> None:
-    fake = _FakeGenai(
-        {
-            "verdicts": [
-                {
-                    "rubric_id": "tone",
-                    "verdict": True,
-                    "reasoning": "It thanks the customer politely.",
-                },
-                {"rubric_id": "unasked", "verdict": False, "reasoning": "x"},
-            ]
-        }
+def test_the_model_judge_decides_free_text_rubrics_through_the_judging_path() -> None:
+    rule = _verdicts(
+        {"rubric_id": "tone", "verdict": True, "reasoning": "It thanks the customer politely."},
+        {"rubric_id": "unasked", "verdict": False, "reasoning": "x"},
     )
-    judges = (LocalJudge(), GeminiJudge("gemini-test", client=fake))
     request = _request(
         _rubric("tone", None, "The response is warm."),
         _rubric("refund", "TOOL_CALLED", "issue_refund"),
     )
-    (result,) = _run(request, judges)
+    with model_judges(rule) as (judges, fake):
+        (result,) = _run(request, judges, "general_quality_v1")
+        usage = judges.model.usage.total
     by_id = {v.evaluated_rubric.rubric_id: v for v in result.rubric_verdicts or []}
     assert set(by_id) == {"tone", "refund"}
     assert by_id["tone"].reasoning == "It thanks the customer politely."
     assert result.score == 1.0 and not result.additional_results
-    (sent,) = fake.models.calls
-    assert sent["model"] == "gemini-test"
-    assert "[tone] The response is warm." in sent["contents"]
-    assert "agent CALLS issue_refund" in sent["contents"]
-    assert sent["config"].response_mime_type == "application/json"
+    (sent,) = fake.seen  # the typed rubric was decided by the local judge, with no call
+    assert sent.model == "gemini-test"
+    assert "[tone] The response is warm." in sent.prompt
+    assert "agent CALLS issue_refund" in sent.prompt
+    assert sent.body["generationConfig"]["responseMimeType"] == "application/json"
+    assert usage.calls == 1  # counted by the judge's accounting: the product's path
 
 
-def test_gemini_judge_writes_rubrics_when_there_are_none() -> None:
-    fake = _FakeGenai(
+def test_the_model_judge_writes_rubrics_when_there_are_none() -> None:
+    rule = _verdicts(
         {
-            "verdicts": [
-                {
-                    "rubric_id": "g1",
-                    "rubric": "States the refund amount",
-                    "verdict": True,
-                    "reasoning": "Says $79.99.",
-                },
-                {
-                    "rubric_id": "g2",
-                    "rubric": "Apologizes",
-                    "verdict": False,
-                    "reasoning": "No apology.",
-                },
-            ]
-        }
+            "rubric_id": "g1",
+            "rubric": "States the refund amount",
+            "verdict": True,
+            "reasoning": "Says $79.99.",
+        },
+        {"rubric_id": "g2", "rubric": "Apologizes", "verdict": False, "reasoning": "No apology."},
     )
     request = t.EvaluationRequest.model_validate(
         {"prompt": {"text": "Refund"}, "candidateResponses": [CANDIDATE]}
     )
     spec = metrics.resolve(t.EvaluationRunMetric(metric="general_quality_v1"))
-    (result,) = metrics.evaluate_request([spec], request, (LocalJudge(), GeminiJudge(client=fake)))
+    with model_judges(rule) as (judges, _):
+        (result,) = metrics.evaluate_request([spec], request, judges)
     assert result.score == 0.5
     assert [v.evaluated_rubric.description for v in result.rubric_verdicts or []] == [
         "States the refund amount",
@@ -221,20 +200,36 @@ def test_gemini_judge_writes_rubrics_when_there_are_none() -> None:
     assert without.score is None and "no model judge" in (without.explanation or "")
 
 
-def test_gemini_failures_become_not_evaluated() -> None:
-    class Broken:
-        class models:  # noqa: N801
-            @staticmethod
-            def generate_content(**_: Any) -> Any:
-                raise RuntimeError("quota exceeded")
+def test_a_metrics_own_judge_model_is_the_one_asked() -> None:
+    """The service's rubric metrics ask the model their config names (judgeAutoraterConfig),
+    not the run's default judge model."""
+    rule = _verdicts({"rubric_id": "tone", "verdict": True, "reasoning": "warm"})
+    metric = t.EvaluationRunMetric.model_validate(
+        {
+            "metric": "general_quality_v1",
+            "rubricBasedMetricSpec": {"judgeAutoraterConfig": {"autoraterModel": "gemini-2.5-pro"}},
+        }
+    )
+    with model_judges(rule, model="gemini-2.5-flash") as (judges, fake):
+        metrics.evaluate_request(
+            [metrics.resolve(metric)], _request(_rubric("tone", None, "Warm.")), judges
+        )
+    assert [seen.model for seen in fake.seen] == ["gemini-2.5-pro"]
 
-    (result,) = _run(
-        _request(_rubric("tone", None, "Warm.")), (LocalJudge(), GeminiJudge(client=Broken()))
-    )
+
+def test_model_failures_become_not_evaluated() -> None:
+    with model_judges(lambda seen: "{}") as (judges, fake):
+        fake.fail_next(400, count=1)
+        (result,) = _run(_request(_rubric("tone", None, "Warm.")), judges, "general_quality_v1")
     assert result.score is None
-    assert "[tone] " in (result.explanation or "") and "quota exceeded" in (
-        result.explanation or ""
-    )
+    assert "[tone] " in (result.explanation or "") and "failed" in (result.explanation or "")
+
+
+def test_an_answer_that_is_not_the_json_asked_for_is_not_evaluated() -> None:
+    with model_judges(lambda seen: "I think it is fine") as (judges, _):
+        (result,) = _run(_request(_rubric("tone", None, "Warm.")), judges, "general_quality_v1")
+    assert result.score is None
+    assert "not the JSON asked for" in (result.explanation or "")
 
 
 def test_judge_input_final_text_prefers_text() -> None:

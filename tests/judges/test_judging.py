@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from fake_gemini import FakeGemini, fake_gemini, tokens
+from fake_gemini import FakeGemini, fake_gemini, model_judges, tokens
 from google.genai import types
 
 from platform_eval.judges import JudgeCache, JudgeCacheError, Judging
@@ -172,3 +175,46 @@ def test_a_litellm_model_is_asked_through_litellm(monkeypatch: pytest.MonkeyPatc
     assert seen.body["messages"] == [{"role": "user", "content": "Is the sky blue?"}]
     total = judging.usage.total
     assert (total.calls, total.prompt_tokens) == (1, tokens("Is the sky blue?"))
+
+
+def _counting_answers() -> Any:
+    """A model whose every answer differs: the n-th call answers ``answer n``."""
+    count = itertools.count()
+    return lambda seen: f"answer {next(count)}"
+
+
+def test_identical_requests_of_different_askers_keep_their_own_answers(tmp_path: Path) -> None:
+    """Two cases (or --num-runs candidates) sending the same request get the answers they got
+    the first time on a re-run, in whatever order they ask: not one of them twice."""
+    askers = [CallLabel("m", "case-a", "agent"), CallLabel("m", "case-b", "agent")]
+    with model_judges(_counting_answers(), cache=tmp_path / "cache.sqlite") as (judges, fake):
+        first = {label.case: _ask_as(judges.model, label) for label in askers}
+    assert len(fake.seen) == 2 and len(set(first.values())) == 2
+    for options in ({}, {"replay_only": True}):
+        with model_judges(_counting_answers(), cache=tmp_path / "cache.sqlite", **options) as (
+            judges,
+            fake,
+        ):
+            again = {label.case: _ask_as(judges.model, label) for label in reversed(askers)}
+        assert again == first and not fake.seen
+
+
+def test_adk_call_ids_do_not_make_the_same_conversation_a_new_call(tmp_path: Path) -> None:
+    def asked(call_id: str) -> list[types.Content]:
+        text = f'{{"function_call": {{"id": "{call_id}", "name": "get_weather"}}}}'
+        return [types.Content(role="user", parts=[types.Part(text=text)])]
+
+    first, second = (f"adk-{uuid.uuid4()}" for _ in range(2))
+    with model_judges(_counting_answers(), cache=tmp_path / "cache.sqlite") as (judges, fake):
+        judging = judges.model
+        answers = [
+            judging.run(judging.generate("m", asked(call_id), None, sample=0, label=LABEL)).text
+            for call_id in (first, second)
+        ]
+    assert answers == ["answer 0", "answer 0"] and len(fake.seen) == 1
+    assert first in fake.seen[0].prompt  # the prompt itself is sent as it is
+
+
+def _ask_as(judging: Any, label: CallLabel) -> str:
+    reply = judging.run(judging.generate("gemini-2.5-flash", ASK, None, sample=0, label=label))
+    return str(reply.text)

@@ -1,7 +1,7 @@
 """Custom LLM metrics: the template filled per candidate, scored by a judge model.
 
-The judge is the real GeminiJudge; only its model call answers from a recording, since no
-Gemini model is reachable here.
+The judge is the one the product builds (Judges with a Judging model judge on google-genai);
+its model is a fake Gemini server on loopback, since no Gemini model is reachable here.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 from factories import request_item
+from fake_gemini import model_judges
 from google.genai import types as genai_types
 
 from platform_eval import errors, metrics
 from platform_eval._transport import ApiCall
 from platform_eval.emulator import Emulator
-from platform_eval.metrics import GeminiJudge, JudgeError, LocalJudge
 from platform_eval.types import EvaluationRequest, EvaluationRunMetric
 
 TEMPLATE = "Is the answer {response} to {prompt} as good as {reference}? Score 1 to 5."
@@ -28,25 +28,7 @@ REQUEST = {
 }
 
 
-class _RecordedModels:
-    """What google-genai's ``client.models`` would answer, from a recorded answer."""
-
-    def __init__(self, answer: str) -> None:
-        self.answer = answer
-        self.calls: list[dict[str, Any]] = []
-
-    def generate_content(self, *, model: str, contents: str, config: Any) -> Any:
-        self.calls.append({"model": model, "contents": contents, "config": config})
-        return type("Response", (), {"text": self.answer})()
-
-
-class _RecordedGenai:
-    def __init__(self, answer: str) -> None:
-        self.models = _RecordedModels(answer)
-
-
-def _gemini(answer: str = '{"score": 4, "explanation": "Right, but no temperature."}') -> Any:
-    return GeminiJudge("gemini-test", client=_RecordedGenai(answer))
+SCORED = '{"score": 4, "explanation": "Right, but no temperature."}'
 
 
 def _llm_metric(**spec: Any) -> EvaluationRunMetric:
@@ -59,17 +41,17 @@ def _llm_metric(**spec: Any) -> EvaluationRunMetric:
 def test_the_template_is_filled_and_the_judge_scores_it(key: str) -> None:
     spec = metrics.resolve(_llm_metric(**{key: TEMPLATE, "systemInstruction": "Be strict."}))
     assert spec.name == "faithful" and spec.scorer is not None
-    judge = _gemini()
     request = EvaluationRequest.model_validate(REQUEST)
-    (result,) = metrics.evaluate_request([spec], request, (LocalJudge(), judge))
+    with model_judges(lambda seen: SCORED) as (judges, fake):
+        (result,) = metrics.evaluate_request([spec], request, judges)
     assert (result.candidate, result.metric, result.score) == ("agent", "faithful", 4.0)
     assert result.explanation == "Right, but no temperature."
-    (call,) = judge._client.models.calls
-    assert call["contents"].startswith(
+    (call,) = fake.seen
+    assert call.prompt.startswith(
         "Is the answer It is sunny. to Weather in Paris? as good as Sunny, 24 C.? Score 1 to 5."
     )
-    assert call["config"].system_instruction == "Be strict."
-    assert call["config"].response_mime_type == "application/json"
+    assert call.body["systemInstruction"]["parts"][0]["text"] == "Be strict."
+    assert call.body["generationConfig"]["responseMimeType"] == "application/json"
 
 
 def test_the_older_pointwise_spec_and_a_prompt_value_fill_it_too() -> None:
@@ -84,15 +66,17 @@ def test_the_older_pointwise_spec_and_a_prompt_value_fill_it_too() -> None:
     request = EvaluationRequest.model_validate(
         {"prompt": {"value": {"topic": "weather"}}, "candidateResponses": [{"text": "sunny"}]}
     )
-    judge = _gemini()
-    metrics.evaluate_request([metrics.resolve(metric)], request, (judge,))
-    assert judge._client.models.calls[0]["contents"].startswith("weather: sunny")
+    with model_judges(lambda seen: SCORED) as (judges, fake):
+        metrics.evaluate_request([metrics.resolve(metric)], request, judges)
+    assert fake.seen[0].prompt.startswith("weather: sunny")
 
 
 def test_a_placeholder_the_request_lacks_is_not_evaluated_with_the_reason() -> None:
     spec = metrics.resolve(_llm_metric(metricPromptTemplate="{response} given {context}"))
     request = EvaluationRequest.model_validate(REQUEST)
-    (result,) = metrics.evaluate_request([spec], request, (_gemini(),))
+    with model_judges(lambda seen: SCORED) as (judges, fake):
+        (result,) = metrics.evaluate_request([spec], request, judges)
+    assert not fake.seen
     assert result.score is None
     assert "{context}" in (result.explanation or "")
     assert "it has prompt, reference, response" in (result.explanation or "")
@@ -101,7 +85,7 @@ def test_a_placeholder_the_request_lacks_is_not_evaluated_with_the_reason() -> N
 def test_without_a_judge_model_it_is_not_evaluated_never_guessed() -> None:
     spec = metrics.resolve(_llm_metric(metricPromptTemplate=TEMPLATE))
     request = EvaluationRequest.model_validate(REQUEST)
-    (result,) = metrics.evaluate_request([spec], request, (LocalJudge(),))
+    (result,) = metrics.evaluate_request([spec], request, metrics.Judges())
     assert result.score is None
     assert "needs a judge model" in (result.explanation or "")
     assert "PLATFORM_EVAL_JUDGE_MODEL" in (result.explanation or "")
@@ -111,9 +95,24 @@ def test_without_a_judge_model_it_is_not_evaluated_never_guessed() -> None:
     ("answer", "problem"),
     [("not json", "JSONDecodeError"), ('{"score": "NaN", "explanation": ""}', "not a number")],
 )
-def test_a_judge_answer_that_is_not_a_score_is_a_judge_error(answer: str, problem: str) -> None:
-    with pytest.raises(JudgeError, match=problem):
-        _gemini(answer).grade("prompt", None)
+def test_a_judge_answer_that_is_not_a_score_is_not_evaluated(answer: str, problem: str) -> None:
+    spec = metrics.resolve(_llm_metric(metricPromptTemplate=TEMPLATE))
+    request = EvaluationRequest.model_validate(REQUEST)
+    with model_judges(lambda seen: answer) as (judges, _):
+        (result,) = metrics.evaluate_request([spec], request, judges)
+    assert result.score is None and problem in (result.explanation or "")
+
+
+def test_a_custom_metrics_own_judge_model_is_the_one_asked() -> None:
+    spec = metrics.resolve(
+        _llm_metric(
+            metricPromptTemplate=TEMPLATE,
+            judgeAutoraterConfig={"autoraterModel": "gemini-2.5-pro"},
+        )
+    )
+    with model_judges(lambda seen: SCORED, model="gemini-2.5-flash") as (judges, fake):
+        metrics.evaluate_request([spec], EvaluationRequest.model_validate(REQUEST), judges)
+    assert [seen.model for seen in fake.seen] == ["gemini-2.5-pro"]
 
 
 def test_a_custom_llm_metric_needs_a_name_and_custom_code_is_refused() -> None:
@@ -135,7 +134,7 @@ def test_a_custom_llm_metric_needs_a_name_and_custom_code_is_refused() -> None:
 
 @pytest.fixture
 def judged_emulator() -> Iterator[Emulator]:
-    with Emulator(judges=(LocalJudge(), _gemini())) as emulator:
+    with model_judges(lambda seen: SCORED) as (judges, _), Emulator(judges=judges) as emulator:
         yield emulator
 
 

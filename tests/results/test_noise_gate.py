@@ -210,3 +210,32 @@ def test_python_compare_and_merged_runs() -> None:
     # Each case: before the mean of 0.8 and 0.2; after 0.2 twice.
     assert spread.delta == pytest.approx(-0.3) and spread.ci95 is not None
     assert spread.ci95[0] < -0.3 < spread.ci95[1]  # the runs' spread widens the interval
+
+
+def test_three_cases_that_all_regress_fail_the_gate_by_the_any_drop_rule(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2/2^3 = 0.25: no permutation test on 3 cases reaches alpha 0.05; the stated fallback
+    rule decides, and the output says which rule and on how many cases."""
+    with connect() as target:
+        before, after = _run(target, "before", [0, 1, 0]), _run(target, "after", [6, 9, 8])
+    code = main(["-q", "compare", before, after, "--fail-on-regression"])
+    table = capsys.readouterr().out
+    assert code == 1
+    assert "regressed" in table
+    assert "3 paired cases are too few for the permutation test" in table
+    assert "any-drop rule" in table
+    assert main(["-q", "compare", before, after, "--format", "json"]) == 0
+    rouge = json.loads(capsys.readouterr().out)["metrics"]["rouge_1"]
+    assert (rouge["rule"], rouge["cases"], rouge["regressed"]) == ("any drop", 3, True)
+    # An improvement on few cases is no regression; nor is a drop within --min-delta.
+    assert main(["-q", "compare", after, before, "--fail-on-regression"]) == 0
+    capsys.readouterr()
+    assert main(["-q", "compare", before, after, "--fail-on-regression", "--min-delta", "0.9"]) == 0
+
+
+def test_forty_cases_are_decided_by_significance_and_say_so(
+    runs: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-q", "compare", runs["base"], runs["noisy"], "--fail-on-regression"]) == 0
+    assert "decided on 40 paired cases by a paired permutation test" in capsys.readouterr().out

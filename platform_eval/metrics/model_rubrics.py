@@ -1,0 +1,199 @@
+"""Rubric verdicts, written rubrics and custom-metric scores from the model judge.
+
+The service's rubric metrics (``general_quality_v1``, ...) with free-text rubrics, and custom LLM
+metrics, ask the model through the ``ModelJudge`` a run is handed, never a client of their own:
+the replay cache, the call budget, the accounting and the concurrency apply to every call. The
+model is the metric's own when its configuration names one (``Judges.model_for``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from ..types import Rubric, RubricVerdict
+from ._invocations import content_text
+from .judges import JudgeError, JudgeInput
+from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge
+
+T = TypeVar("T")
+
+_VERDICT_SCHEMA = {
+    "type": "OBJECT",
+    "properties": {
+        "verdicts": {
+            "type": "ARRAY",
+            "items": {
+                "type": "OBJECT",
+                "properties": {
+                    "rubric_id": {"type": "STRING"},
+                    "rubric": {"type": "STRING"},
+                    "verdict": {"type": "BOOLEAN"},
+                    "reasoning": {"type": "STRING"},
+                },
+                "required": ["rubric_id", "verdict", "reasoning"],
+            },
+        }
+    },
+    "required": ["verdicts"],
+}
+
+
+_SCORE_SCHEMA = {
+    "type": "OBJECT",
+    "properties": {"score": {"type": "NUMBER"}, "explanation": {"type": "STRING"}},
+    "required": ["score", "explanation"],
+}
+
+
+def transcript(subject: JudgeInput) -> str:
+    """The conversation as the judge reads it: the prompt, each call, result and message."""
+    lines: list[str] = []
+    prompt = subject.request.prompt
+    if prompt is not None and prompt.text:
+        lines.append(f"USER PROMPT: {prompt.text}")
+    agent_data = subject.candidate.agent_data
+    for turn in (agent_data.turns or []) if agent_data else []:
+        for event in turn.events or []:
+            content = event.content
+            if content is None:
+                continue
+            for part in content.parts or []:
+                if part.function_call:
+                    lines.append(
+                        f"{event.author} CALLS {part.function_call.name}"
+                        f"({json.dumps(part.function_call.args or {})})"
+                    )
+                elif part.function_response:
+                    lines.append(
+                        f"TOOL {part.function_response.name} RETURNS "
+                        f"{json.dumps(part.function_response.response)[:2000]}"
+                    )
+            text = content_text(content)
+            if text:
+                lines.append(f"{event.author}: {text}")
+    if agent_data is None:
+        lines.append(f"RESPONSE: {subject.final_text}")
+    return "\n".join(lines)
+
+
+def verdict_prompt(rubrics: Sequence[Rubric], subject: JudgeInput) -> str:
+    """What the judge is asked: a verdict on each rubric, or (none given) rubrics to write."""
+    if rubrics:
+        listed = "\n".join(f"- [{r.rubric_id}] {r.description}" for r in rubrics)
+        task = (
+            "Decide, for each rubric below, whether the agent's conversation satisfies it.\n"
+            f"{listed}"
+        )
+    else:
+        task = (
+            f"Write 3 to 6 specific, checkable rubrics that a good answer for the metric "
+            f"{subject.metric!r} must satisfy, then decide each one "
+            "(give each an id and its text)."
+        )
+    return (
+        "You are an impartial evaluator of an AI agent.\n"
+        f"{task}\n"
+        'Answer with JSON: {"verdicts": [{"rubric_id", "rubric", '
+        '"verdict" (true when satisfied), '
+        '"reasoning" (one or two sentences citing the conversation)}]}.\n\n'
+        f"CONVERSATION:\n{transcript(subject)}"
+    )
+
+
+def _ask(
+    judge: ModelJudge,
+    model: str,
+    contents: str,
+    schema: dict[str, Any],
+    read: Callable[[Any], T],
+    system_instruction: str | None,
+    label: CallLabel,
+) -> T:
+    """The model's JSON answer to ``contents``, read by ``read``; any failure of the call or
+    of the reading is a JudgeError."""
+    from google.genai import types as genai_types
+
+    config = genai_types.GenerateContentConfig(
+        temperature=0.0,
+        system_instruction=system_instruction,
+        response_mime_type="application/json",
+        response_schema=schema,
+    )
+    asked = [genai_types.Content(role="user", parts=[genai_types.Part(text=contents)])]
+    try:
+        reply = judge.run(judge.generate(model, asked, config, sample=0, label=label))
+    except JudgeUnavailableError as exc:
+        raise JudgeError(str(exc)) from None
+    try:
+        return read(json.loads(reply.text or ""))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise JudgeError(
+            f"the judge model {model} answered something that is not the JSON asked for "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def decide(
+    judge: ModelJudge, model: str, rubrics: Sequence[Rubric], subject: JudgeInput
+) -> list[RubricVerdict]:
+    """The model's verdict on each rubric; with no rubrics, the rubrics it wrote, decided."""
+    label = CallLabel(subject.metric, subject.case, subject.candidate.candidate or "")
+    entries = _ask(
+        judge,
+        model,
+        verdict_prompt(rubrics, subject),
+        _VERDICT_SCHEMA,
+        lambda data: list(data["verdicts"]),
+        None,
+        label,
+    )
+    by_id = {r.rubric_id: r for r in rubrics}
+    verdicts = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise JudgeError(f"the judge model {model} answered a verdict that is not an object")
+        rubric = by_id.get(entry.get("rubric_id"))
+        if rubric is None:
+            if rubrics:
+                continue  # a verdict for a rubric we did not ask about
+            rubric = Rubric.of(
+                str(entry.get("rubric") or ""), rubric_id=str(entry.get("rubric_id"))
+            )
+        verdicts.append(
+            RubricVerdict(
+                evaluated_rubric=rubric,
+                verdict=bool(entry.get("verdict")),
+                reasoning=str(entry.get("reasoning") or ""),
+            )
+        )
+    return verdicts
+
+
+def grade(
+    judge: ModelJudge,
+    model: str,
+    prompt: str,
+    system_instruction: str | None,
+    label: CallLabel,
+) -> tuple[float, str]:
+    """A custom LLM metric's filled prompt, scored by the model: (score, explanation)."""
+    asked = (
+        f"{prompt}\n\n"
+        'Answer with JSON: {"score": the score asked for above, as a number, '
+        '"explanation": why, in one or two sentences}.'
+    )
+    value, explanation = _ask(
+        judge,
+        model,
+        asked,
+        _SCORE_SCHEMA,
+        lambda data: (float(data["score"]), str(data.get("explanation") or "")),
+        system_instruction,
+        label,
+    )
+    if not math.isfinite(value):
+        raise JudgeError(f"the judge model {model} answered a score that is not a number: {value}")
+    return value, explanation
