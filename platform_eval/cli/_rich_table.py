@@ -20,6 +20,7 @@ _STYLES = {
     Status.FAILED: "bold red",
     Status.NOT_EVALUATED: "yellow",
     Status.NOT_CHECKED: "",
+    Status.NOT_APPLICABLE: "dim",
 }
 
 

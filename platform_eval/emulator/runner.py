@@ -484,7 +484,10 @@ class RunExecutor:
             response.candidate_results = candidate_results
             if not candidate_results:
                 error = "the request has no candidate responses to evaluate"
-            elif any(r.score is None for r in candidate_results):
+            elif any(
+                r.score is None and not metrics.not_applicable(r.explanation)
+                for r in candidate_results
+            ):
                 error = "some candidates could not be evaluated; see candidateResults"
         result = EvaluationItem(
             display_name=f"result of {item_name.rsplit('/', 1)[-1]}",

@@ -4,7 +4,7 @@
 real service defines it.
 """
 
-from ._spec import MetricError, MetricInfo, MetricSpec
+from ._spec import MetricError, MetricInfo, MetricSpec, not_applicable
 from .engine import DEFAULT_JUDGES, REGISTRY, evaluate_request, resolve, score, summarize
 from .judges import JudgeError, Judges, LocalJudge, RubricJudge
 from .model_judge import ModelJudge
@@ -26,6 +26,7 @@ __all__ = [
     "RubricJudge",
     "evaluate_request",
     "exact_match",
+    "not_applicable",
     "resolve",
     "response_match_score",
     "score",

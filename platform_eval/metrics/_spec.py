@@ -21,6 +21,20 @@ class NotEvaluatedError(Exception):
     """This candidate cannot be scored by this metric; the message says why."""
 
 
+class NotApplicableError(NotEvaluatedError):
+    """The metric has nothing to compare for this case (a final-state check on a case with no
+    final state): not a pass, and not a failure either; the message says why."""
+
+
+#: How a result the metric does not apply to begins its explanation: on the wire it is a result
+#: with no score, like any other; readers tell the two apart by this.
+NOT_APPLICABLE_PREFIX = "not applicable: "
+
+
+def not_applicable(explanation: str | None) -> bool:
+    return (explanation or "").startswith(NOT_APPLICABLE_PREFIX)
+
+
 Scorer = Callable[["MetricSpec", "Subject"], CandidateResult]
 JudgedScorer = Callable[["MetricSpec", "Subject", "Judges"], CandidateResult]
 

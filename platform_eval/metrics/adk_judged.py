@@ -35,7 +35,7 @@ from ..types import (
     RubricVerdict,
 )
 from ._invocations import Subject
-from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
+from ._spec import MetricInfo, MetricSpec, NotApplicableError, NotEvaluatedError
 from .judges import Judges
 from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge
 
@@ -362,7 +362,7 @@ def _scenario(request: EvaluationRequest) -> Any:
 
     scenario = request.prompt.user_scenario if request.prompt is not None else None
     if scenario is None:
-        raise NotEvaluatedError(
+        raise NotApplicableError(
             "per_turn_user_simulator_quality_v1 checks a simulated user against the case's "
             "conversation_scenario, and this case has none (a recorded conversation)"
         )

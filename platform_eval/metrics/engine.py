@@ -15,7 +15,15 @@ from ..types import (
 )
 from . import adk_judged, rubric_metrics, state, text, tools, trajectory, vertex_text
 from ._invocations import Invocation, RequestTurns, Subject
-from ._spec import MetricError, MetricInfo, MetricSpec, NotEvaluatedError, Scorer
+from ._spec import (
+    NOT_APPLICABLE_PREFIX,
+    MetricError,
+    MetricInfo,
+    MetricSpec,
+    NotApplicableError,
+    NotEvaluatedError,
+    Scorer,
+)
 from .arguments import ArgRules
 from .judges import Judges
 from .llm_metrics import custom_spec
@@ -632,6 +640,12 @@ def _score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResul
             return info.judged_scorer(spec, subject, judges)
         assert info.scorer is not None
         return info.scorer(spec, subject)
+    except NotApplicableError as reason:
+        return CandidateResult(
+            candidate=subject.candidate.candidate,
+            metric=spec.name,
+            explanation=f"{NOT_APPLICABLE_PREFIX}{reason}",
+        )
     except NotEvaluatedError as reason:
         return CandidateResult(
             candidate=subject.candidate.candidate,

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..types import FINAL_SESSION_STATE_KEY, SESSION_INPUT_KEY, CandidateResult
 from ._invocations import Subject
-from ._spec import MetricSpec, NotEvaluatedError
+from ._spec import MetricSpec, NotApplicableError, NotEvaluatedError
 from .arguments import ValueRules, parse_rules
 
 
@@ -40,7 +40,7 @@ def parse_keys_match(raw: Any) -> ValueRules:
 def final_session_state_match(spec: MetricSpec, subject: Subject) -> CandidateResult:
     golden = subject.metadata.get(FINAL_SESSION_STATE_KEY)
     if not isinstance(golden, dict) or not golden:
-        raise NotEvaluatedError(
+        raise NotApplicableError(
             "the eval case has no final_session_state: nothing to compare the final state with"
         )
     if subject.candidate.agent_data is None:

@@ -23,7 +23,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1f2328;max-width:120
 h1{font-size:22px}h2{font-size:18px;margin-top:28px}table{border-collapse:collapse;width:100%}
 th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}.PASSED{color:#1a7f37;font-weight:600}.FAILED{color:#cf222e;font-weight:600}
-.NOT_EVALUATED{color:#9a6700;font-weight:600}.NOT_CHECKED{color:#57606a;font-weight:600}
+.NOT_EVALUATED{color:#9a6700;font-weight:600}.NOT_CHECKED{color:#57606a;font-weight:600}.NOT_APPLICABLE{color:#8c959f}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:16px}.turn{border-left:3px solid #d0d7de;
 padding:2px 8px;margin:6px 0}.user{color:#0969da}.call,.resp{font-family:ui-monospace,monospace;
 font-size:12px;white-space:pre-wrap;background:#f6f8fa;padding:2px 4px}.author{color:#57606a;
@@ -129,8 +129,12 @@ def _case_table(results: RunResults, by_case: dict[str, list[Row]]) -> str:
 def _worst(rows: list[Row]) -> Status:
     statuses = {r.status for r in rows}
     return next(
-        (s for s in (Status.FAILED, Status.NOT_EVALUATED, Status.PASSED) if s in statuses),
-        Status.NOT_CHECKED,
+        (
+            s
+            for s in (Status.FAILED, Status.NOT_EVALUATED, Status.PASSED, Status.NOT_CHECKED)
+            if s in statuses
+        ),
+        Status.NOT_APPLICABLE,
     )
 
 

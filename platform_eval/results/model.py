@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import PlatformEvalError
+from ..metrics._spec import not_applicable
 from ..types import AgentData, EvaluationItem, EvaluationRun, EvaluationRunState, RubricVerdict
 
 
@@ -27,6 +28,9 @@ class Status(StrEnum):
     NOT_EVALUATED = "NOT_EVALUATED"
     #: Scored, but no threshold was given for the metric: no check was made.
     NOT_CHECKED = "NOT_CHECKED"
+    #: The metric has nothing to compare for this case (no final state to match): shown as
+    #: such, never counted as a pass or a failure.
+    NOT_APPLICABLE = "NOT_APPLICABLE"
     #: The name NOT_CHECKED had before it said what it means.
     SCORED = "NOT_CHECKED"
 
@@ -70,6 +74,8 @@ class Row:
     @property
     def status(self) -> Status:
         if self.score is None or math.isnan(self.score):
+            if not_applicable(self.explanation):
+                return Status.NOT_APPLICABLE
             return Status.NOT_EVALUATED
         if self.threshold is None:
             return Status.NOT_CHECKED
@@ -77,9 +83,10 @@ class Row:
 
     @property
     def passed(self) -> bool | None:
-        """True or False against the threshold; None without one. NOT_EVALUATED is False."""
+        """True or False against the threshold; None without one, or where the metric does not
+        apply. NOT_EVALUATED is False."""
         status = self.status
-        if status == Status.NOT_CHECKED:
+        if status in (Status.NOT_CHECKED, Status.NOT_APPLICABLE):
             return None
         return status == Status.PASSED
 
@@ -276,7 +283,7 @@ class RunResults:
 
     @property
     def evaluated_anything(self) -> bool:
-        return any(r.status != Status.NOT_EVALUATED for r in self.rows)
+        return any(r.status not in (Status.NOT_EVALUATED, Status.NOT_APPLICABLE) for r in self.rows)
 
     @property
     def checked(self) -> bool:

@@ -180,6 +180,11 @@ def to_junit(results: RunResults) -> str:
                 case, tag, message=f"NOT_EVALUATED: {row.explanation or 'no reason given'}"
             )
             element.text = _details(row, across)
+        elif row.status == Status.NOT_APPLICABLE:
+            element = ET.SubElement(
+                case, "skipped", message=f"NOT_APPLICABLE: {row.explanation or row.metric}"
+            )
+            element.text = _details(row, across)
         elif row.status == Status.NOT_CHECKED:
             # A score with no threshold is no passing test: nothing was checked.
             element = ET.SubElement(

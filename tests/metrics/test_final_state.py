@@ -123,9 +123,10 @@ def test_extra_state_keys_do_not_count_and_temp_keys_are_not_kept() -> None:
     assert "temp:draft: missing" in result.explanation
 
 
-def test_a_case_without_a_golden_state_is_not_evaluated_saying_so() -> None:
+def test_a_case_without_a_golden_state_is_not_applicable_saying_so() -> None:
     result = _score([{"booking": BOOKED}], golden=None)
     assert result.score is None and "no final_session_state" in (result.explanation or "")
+    assert metrics.not_applicable(result.explanation)
 
 
 def test_an_unknown_keys_match_rule_is_an_error_naming_it() -> None:
@@ -177,3 +178,39 @@ def test_an_agent_runs_tools_write_the_state_that_is_checked(
     assert row["explanation"] == (
         '3 of 4 state values match; differ: booking.confirmation: "ROM-2" vs "ROM-3" (exact)'
     )
+
+
+def test_cases_with_no_final_state_are_not_applicable_and_do_not_fail_the_run(
+    agent_project: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """final_session_state_match added to a set where most cases have no final_session_state:
+    those are NOT_APPLICABLE (never a pass, never a failure); the case that has one decides."""
+    from platform_eval.cli import main
+
+    eval_set = json.loads((tmp_path / "agents" / "travel.evalset.json").read_text())
+    eval_set["eval_cases"][1]["final_session_state"] = {
+        "booking": {"city": "rome", "nights": 2, "confirmation": "ROM-2"}
+    }
+    (tmp_path / "state.evalset.json").write_text(json.dumps(eval_set))
+    config = {
+        "criteria": {
+            "final_session_state_match": {
+                "threshold": 1.0,
+                "keys_match": {"booking.city": "case_insensitive"},
+            }
+        }
+    }
+    (tmp_path / "state_config.json").write_text(json.dumps(config))
+    command = ["-q", "run", "state.evalset.json", "--agent", "agents/travel_agent"]
+    code = main([*command, "--config", "state_config.json", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    statuses = {row["evalCaseId"]: row["status"] for row in report["rows"]}
+    assert statuses == {
+        "weather_paris": "NOT_APPLICABLE",
+        "weather_then_booking": "PASSED",
+        "who_am_i": "NOT_APPLICABLE",
+        "weather_oslo": "NOT_APPLICABLE",
+    }
+    assert code == 0 and report["verdict"] == "PASSED"
+    not_applicable = next(r for r in report["rows"] if r["evalCaseId"] == "who_am_i")
+    assert not_applicable["passed"] is None
