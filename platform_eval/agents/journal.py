@@ -70,6 +70,7 @@ class AgentJournal:
             session=data["session"],
             ending=data.get("ending"),
             spans=data.get("spans"),
+            agents=data.get("agents") if isinstance(data.get("agents"), dict) else None,
             resumed=True,
         )
 
@@ -77,7 +78,12 @@ class AgentJournal:
         self.path.mkdir(parents=True, exist_ok=True)
         target = self._file(case, result.run)
         partial = target.with_suffix(f".{os.getpid()}.tmp")
-        body = {"session": result.session, "ending": result.ending, "spans": result.spans}
+        body = {
+            "session": result.session,
+            "ending": result.ending,
+            "spans": result.spans,
+            "agents": result.agents,
+        }
         partial.write_text(json.dumps(body), encoding="utf-8")
         os.replace(partial, target)
 

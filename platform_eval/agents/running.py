@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import logging
 import os
 import warnings
@@ -47,6 +48,9 @@ class CaseRun:
     ending: str | None = None
     #: The OpenTelemetry spans of the run, as OTLP JSON, when they were recorded.
     spans: dict[str, Any] | None = None
+    #: What each agent that called its model was given, as ADK's eval records it for its judges
+    #: (AgentConfig JSON by agent name: the system instruction as sent, the tool declarations).
+    agents: dict[str, dict[str, Any]] | None = None
     #: True when this run was read back from the journal of an interrupted attempt.
     resumed: bool = False
 
@@ -144,11 +148,54 @@ def _eval_plugins() -> list[Any]:
     return [EnsureRetryOptionsPlugin(name="ensure_retry_options")]
 
 
-def _runner(agent: LoadedAgent, app_name: str, session_service: Any) -> Any:
+@functools.cache
+def _app_details_recorder_class() -> Any:
+    """A plugin that keeps, per agent, the first model request it sends: what ADK's
+    EvaluationGenerator reads (through its request interceptor) into the app details its judged
+    criteria are given. Built once: a plugin class needs google-adk."""
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    class AppDetailsRecorder(BasePlugin):
+        def __init__(self) -> None:
+            super().__init__(name="platform_eval_app_details")
+            #: The request object itself, read when the run is over: what a later callback
+            #: changes in it is what the model was sent, as ADK's interceptor reads it.
+            self.requests: dict[str, Any] = {}
+
+        async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+            self.requests.setdefault(callback_context.agent_name, llm_request)
+
+        def agents(self) -> dict[str, dict[str, Any]]:
+            return {name: _agent_config(name, request) for name, request in self.requests.items()}
+
+    return AppDetailsRecorder
+
+
+def _agent_config(name: str, llm_request: Any) -> dict[str, Any]:
+    """An agent as ADK's AgentDetails holds it (the system instruction as sent, the tool
+    declarations), in AgentConfig's wire form."""
+    config = llm_request.config
+    instruction = config.system_instruction if config is not None else None
+    if instruction is not None and not isinstance(instruction, str):
+        parts = getattr(instruction, "parts", None) or []
+        instruction = "".join(getattr(part, "text", None) or "" for part in parts)
+    tools = [
+        tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for tool in ((config.tools if config is not None else None) or [])
+        if hasattr(tool, "model_dump")  # a Tool; a Python callable has no declaration here
+    ]
+    found: dict[str, Any] = {"agentId": name, "instruction": instruction or ""}
+    if tools:
+        found["tools"] = tools
+    return found
+
+
+def _runner(agent: LoadedAgent, app_name: str, session_service: Any, recorder: Any = None) -> Any:
     from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
     from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
     from google.adk.runners import Runner
 
+    extra = [recorder] if recorder is not None else []
     services = {
         "session_service": session_service,
         "artifact_service": InMemoryArtifactService(),
@@ -158,12 +205,14 @@ def _runner(agent: LoadedAgent, app_name: str, session_service: Any) -> Any:
         # The App's plugins, caching and resumability take part, as in adk eval.
         app = agent.app.model_copy(
             update={
-                "plugins": list(agent.app.plugins) + _eval_plugins(),
+                "plugins": list(agent.app.plugins) + _eval_plugins() + extra,
                 "root_agent": agent.root_agent,
             }
         )
         return Runner(app=app, app_name=app_name, **services)
-    return Runner(app_name=app_name, agent=agent.root_agent, plugins=_eval_plugins(), **services)
+    return Runner(
+        app_name=app_name, agent=agent.root_agent, plugins=_eval_plugins() + extra, **services
+    )
 
 
 def _span_content_config() -> Any:
@@ -186,8 +235,9 @@ async def run_case(
     session_id: str,
     on_turn: Callable[[], None] | None = None,
     run_config: Any = None,
-) -> tuple[dict[str, Any], str]:
-    """Runs one ADK eval case; returns its finished session (ADK's JSON) and why it ended."""
+) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]]]:
+    """Runs one ADK eval case; returns its finished session (ADK's JSON), why it ended, and
+    what each agent was given (``CaseRun.agents``)."""
     from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
     from google.adk.evaluation.simulation.user_simulator import Status
     from google.adk.events.event import Event
@@ -208,7 +258,8 @@ async def run_case(
         agent.reset()
     with _adk_experimental():
         simulator = provider.provide(case)
-    runner = _runner(agent, app_name, service)
+    recorder = _app_details_recorder_class()()
+    runner = _runner(agent, app_name, service, recorder)
     events: list[Any] = []
     # adk eval gives the simulator a deep copy of the conversation. The recorded conversation's
     # simulator reads none of it, and the copy was 7% of the CPU of a run of 200 cases.
@@ -239,7 +290,8 @@ async def run_case(
         await runner.close()
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     assert session is not None
-    return session.model_dump(mode="json", by_alias=True, exclude_none=True), ending
+    dumped = session.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped, ending, recorder.agents()
 
 
 async def run_agent_cases(
@@ -294,7 +346,7 @@ async def run_agent_cases(
             scope = recorder.scope(result.key) if recorder else contextlib.nullcontext()
             try:
                 with scope:
-                    result.session, result.ending = await run_case(
+                    result.session, result.ending, result.agents = await run_case(
                         agent,
                         to_adk_case(case),
                         provider,

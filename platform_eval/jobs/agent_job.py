@@ -21,7 +21,7 @@ from ..agents import (
 from ..agents.saving import save_sessions, save_traces
 from ..formats import adk
 from ..traces.adk_session import session_to_conversation
-from ..types import CandidateResponse
+from ..types import AgentConfig, AgentData, CandidateResponse
 from .upload import candidate_name
 
 _logger = logging.getLogger("platform_eval.jobs")
@@ -92,9 +92,22 @@ async def run_for_candidates(
         for note in conversation.notes:
             _logger.warning("agent run %s: %s", run.key, note)
         candidates.setdefault(run.eval_id, []).append(
-            CandidateResponse(candidate=name, agent_data=conversation.agent_data)
+            CandidateResponse(
+                candidate=name, agent_data=with_agents(conversation.agent_data, run.agents)
+            )
         )
     return AgentCandidates(report, candidates, not_evaluated, journal)
+
+
+def with_agents(agent_data: AgentData, agents: Mapping[str, Any] | None) -> AgentData:
+    """The session's AgentData with what each agent was given (``CaseRun.agents``): ADK's
+    judged criteria read it as the app details ``adk eval`` records."""
+    if not agents:
+        return agent_data
+    known = dict(agent_data.agents or {})
+    for name, config in agents.items():
+        known[name] = AgentConfig.model_validate(config)
+    return agent_data.model_copy(update={"agents": known})
 
 
 def failures_summary(not_evaluated: Mapping[str, Mapping[str, str]]) -> str:

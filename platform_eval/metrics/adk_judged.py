@@ -134,13 +134,14 @@ def _events(agent_data: AgentData) -> tuple[list[Any], dict[str, Any]]:
     from google.adk.events import Event
 
     turns = sorted(agent_data.turns or [], key=lambda t: t.turn_index or 0)
-    app_details = _app_details(agent_data)
+    known = _known_agents(agent_data)
     events: list[Any] = []
     details: dict[str, Any] = {}
     for position, turn in enumerate(turns):
         invocation_id = turn.turn_id or f"turn-{turn.turn_index or position}"
-        if app_details is not None:
-            details[invocation_id] = app_details
+        turn_details = _app_details(known, [event.author for event in turn.events or []])
+        if turn_details is not None:
+            details[invocation_id] = turn_details
         for event in turn.events or []:
             stamp = event.event_time.timestamp() if event.event_time else 0.0
             events.append(
@@ -158,27 +159,33 @@ def _is_user(event: Any) -> bool:
     return event.content is not None and event.content.role == "user"
 
 
-def _app_details(agent_data: AgentData) -> Any:
-    """ADK's AppDetails of the agents that say something (an instruction or tools): what
-    ADK knows of an agent it ran. Agents known by name only (a saved session names its
-    authors, nothing more) give none, as ADK reading that session has none."""
-    known = {
+def _known_agents(agent_data: AgentData) -> dict[str, Any]:
+    """The agents that say something (an instruction or tools): what ADK knows of an agent it
+    ran. Agents known by name only (a saved session names its authors, nothing more) are not
+    known, as ADK reading that session knows nothing of them."""
+    return {
         agent_id: config
         for agent_id, config in (agent_data.agents or {}).items()
         if config.instruction or config.tools
     }
-    if not known:
+
+
+def _app_details(known: dict[str, Any], authors: list[str | None]) -> Any:
+    """ADK's AppDetails of one invocation: as ADK's EvaluationGenerator records them, the known
+    agents that took part in it (authored its events), in the order they first did."""
+    present = [a for a in dict.fromkeys(authors) if a is not None and a in known]
+    if not present:
         return None
     from google.adk.evaluation.app_details import AgentDetails, AppDetails
 
     return AppDetails(
         agent_details={
             agent_id: AgentDetails(
-                name=config.agent_id or agent_id,
-                instructions=config.instruction or "",
-                tool_declarations=list(config.tools or []),
+                name=known[agent_id].agent_id or agent_id,
+                instructions=known[agent_id].instruction or "",
+                tool_declarations=list(known[agent_id].tools or []),
             )
-            for agent_id, config in known.items()
+            for agent_id in present
         }
     )
 

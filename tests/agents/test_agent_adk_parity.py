@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -152,3 +153,64 @@ def test_scenarios_score_as_adk_eval_scores_them_with_the_same_prompts(
     assert len(set(mine.values())) > 1  # the judge's verdicts differ from case to case
     # The judge read the same conversations, prompt for prompt.
     assert _judge_prompts(model.seen[:adk_calls]) == _judge_prompts(model.seen[adk_calls:])
+
+
+APP_DETAILS_CONFIG = {
+    "criteria": {
+        "rubric_based_final_response_quality_v1": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
+            "rubrics": [
+                {
+                    "rubric_id": "answers",
+                    "rubric_content": {"text_property": "The answer gives what was asked."},
+                }
+            ],
+        },
+        "rubric_based_tool_use_quality_v1": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
+            "rubrics": [
+                {
+                    "rubric_id": "right_tool",
+                    "rubric_content": {"text_property": "The agent calls the tool that fits."},
+                }
+            ],
+        },
+        "hallucinations_v1": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
+        },
+    }
+}
+_ADK_CALL_ID = re.compile(r"adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _judge_requests(seen: list[Any]) -> Counter[str]:
+    """Every judge request (not the agent's, which declare tools), byte for byte but for
+    ADK's random function-call ids, numbered in order of appearance."""
+
+    def stable(body: dict[str, Any]) -> str:
+        text = json.dumps(body, sort_keys=True)
+        ids: dict[str, str] = {}
+        return _ADK_CALL_ID.sub(lambda m: ids.setdefault(m[0], f"adk-call-{len(ids)}"), text)
+
+    return Counter(stable(s.body) for s in seen if not s.body.get("tools"))
+
+
+def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rubric criteria and the hallucination validator are given the agent's app details
+    (its system instruction as sent, its tool declarations): the same judge requests, and the
+    same scores, as adk eval on the same agent."""
+    Path("app_details_config.json").write_text(json.dumps(APP_DETAILS_CONFIG))
+    theirs = adk_eval("agents/travel.evalset.json", "app_details_config.json")
+    adk_calls = len(model.seen)
+    mine = ours("agents/travel.evalset.json", "app_details_config.json", capsys)
+    assert len(mine) == 4 * 3 and all(score is not None for score in mine.values())
+    assert {key: theirs[key] for key in mine} == pytest.approx(mine)
+    theirs_asked = _judge_requests(model.seen[:adk_calls])
+    assert theirs_asked == _judge_requests(model.seen[adk_calls:])
+    assert any("You help travellers plan trips" in request for request in theirs_asked)
+    assert any("book_hotel" in request for request in theirs_asked)
