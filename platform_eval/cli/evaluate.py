@@ -19,7 +19,7 @@ from ..judges import Judging, usage_report
 from ..metrics.computable import SAFETY_ON_SERVICE, why_not_computable
 from ..results import RunResults, compare, fetch_results, merge_runs
 from ..results.model import NOT_CHECKED_REASON
-from ..results.pairwise import pairwise
+from ..results.pairwise import PairwiseReport, pairwise
 from ..results.render import judge_line
 from ..results.significance import DEFAULT_SEED
 from ..target import Target
@@ -507,7 +507,7 @@ def _with_pairwise(
     after: RunResults,
     text: str,
     fmt: str,
-) -> str:
+) -> tuple[str, PairwiseReport]:
     judge = _pairwise_judge(args, target)
     report = pairwise(
         before, after, judge, seed=args.seed if args.seed is not None else DEFAULT_SEED
@@ -520,11 +520,11 @@ def _with_pairwise(
         document = json.loads(text)
         document["pairwise"] = report.as_dict()
         document["judge"] = usage
-        return json.dumps(document, indent=2)
+        return json.dumps(document, indent=2), report
     lines = [text.rstrip("\n"), "", report.to_text()]
     if usage:
         lines.append(judge_line(usage))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", report
 
 
 def compare_runs(args: argparse.Namespace, target: Target) -> int:
@@ -544,9 +544,21 @@ def compare_runs(args: argparse.Namespace, target: Target) -> int:
         "markdown": comparison.to_markdown,
         "html": comparison.to_html,
     }.get(fmt, comparison.to_table)()
+    preference = None
     if args.pairwise:
-        text = _with_pairwise(args, target, before, after, text, fmt)
+        text, preference = _with_pairwise(args, target, before, after, text, fmt)
     emit(text if text.endswith("\n") else text + "\n", args.output)
-    if args.fail_on_regression and comparison.regressed_metrics:
+    if not args.fail_on_regression:
+        return EXIT_OK
+    if comparison.regressed_metrics:
+        return EXIT_FAILED
+    if preference is not None and not preference.complete:
+        # A verdict nobody could read is no tie: the gate does not pass on it.
+        unread = len(preference.not_evaluated)
+        note(
+            f"--fail-on-regression: {unread} pairwise cases were not evaluated by the judge; "
+            "the gate does not pass on verdicts nobody read",
+            quiet=False,
+        )
         return EXIT_FAILED
     return EXIT_OK

@@ -3,10 +3,12 @@
 For every case both runs answered, the judge is asked which answer serves the user's request
 better, twice, the answers in one order and then the other. It prefers the later run's answer
 only when it does so in both orders (a *win*), the earlier one likewise (a *loss*); a verdict
-that follows the order, or a tie, is a *tie*. The report gives wins, losses and ties, a 95%
-interval of the net preference ((wins - losses) / cases, bootstrap over cases) and a sign-test
-p-value on wins against losses. Calls go through the judge handed in (its replay cache and its
-accounting, as every judged metric's do).
+that follows the order, or a tie, is a *tie*. An answer whose verdict cannot be read (no A, B
+or TIE on its first line) is no tie: the case is *not evaluated*, left out of the counts, and
+``PairwiseReport.complete`` is false, so that a gate cannot pass on it. The report gives wins,
+losses and ties, a 95% interval of the net preference ((wins - losses) / cases, bootstrap over
+cases) and a sign-test p-value on wins against losses. Calls go through the judge handed in
+(its replay cache and its accounting, as every judged metric's do).
 """
 
 from __future__ import annotations
@@ -41,12 +43,16 @@ Which answer serves the user's request better: more correct, more complete, more
 Answer with one word on the first line, A, B or TIE, then one line saying why."""
 
 _VERDICT = re.compile(r"^\W*(A|B|TIE)\b", re.IGNORECASE)
+#: A verdict that could not be read, and the outcome of a case with one.
+UNREAD = "?"
+NOT_EVALUATED = "not evaluated"
 
 
 @dataclass(frozen=True)
 class Preference:
     eval_case_id: str
-    #: "win" (the later run's answer is better), "loss" or "tie".
+    #: "win" (the later run's answer is better), "loss", "tie", or "not evaluated" (a verdict
+    #: that could not be read).
     outcome: str
     #: The judge's first line in each order (later run second, then first).
     verdicts: tuple[str, str]
@@ -59,8 +65,10 @@ class PairwiseReport:
     after: str
     model: str
     preferences: list[Preference] = field(default_factory=list)
-    #: Cases that could not be compared, each with why.
+    #: Cases that could not be compared (no request or answer to show), each with why.
     skipped: list[str] = field(default_factory=list)
+    #: Cases put to the judge that it did not answer (the model failed), each with why.
+    unjudged: list[str] = field(default_factory=list)
     ci95: tuple[float, float] | None = None
     p_value: float | None = None
 
@@ -68,20 +76,44 @@ class PairwiseReport:
         return sum(1 for p in self.preferences if p.outcome == outcome)
 
     @property
+    def decided(self) -> list[Preference]:
+        """The cases whose verdicts were read in both orders."""
+        return [p for p in self.preferences if p.outcome != NOT_EVALUATED]
+
+    @property
+    def not_evaluated(self) -> list[str]:
+        """Each case the judge did not decide, with why: an unreadable verdict, or no answer."""
+        unread = [
+            f"{p.eval_case_id}: the judge's verdict could not be read ({p.verdicts[0]}, "
+            f"{p.verdicts[1]})"
+            for p in self.preferences
+            if p.outcome == NOT_EVALUATED
+        ]
+        return unread + self.unjudged
+
+    @property
+    def complete(self) -> bool:
+        """Every case that was put to the judge was decided."""
+        return not self.not_evaluated
+
+    @property
     def net(self) -> float | None:
-        if not self.preferences:
+        decided = self.decided
+        if not decided:
             return None
-        return (self.count("win") - self.count("loss")) / len(self.preferences)
+        return (self.count("win") - self.count("loss")) / len(decided)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "before": self.before,
             "after": self.after,
             "model": self.model,
-            "cases": len(self.preferences),
+            "cases": len(self.decided),
             "wins": self.count("win"),
             "losses": self.count("loss"),
             "ties": self.count("tie"),
+            "notEvaluated": self.not_evaluated,
+            "complete": self.complete,
             "net": self.net,
             "ci95": list(self.ci95) if self.ci95 else None,
             "pValue": self.p_value,
@@ -93,9 +125,12 @@ class PairwiseReport:
         }
 
     def to_text(self) -> str:
-        if not self.preferences:
+        if not self.decided:
             return "pairwise: no case could be compared" + "".join(
-                f"\n  {why}" for why in self.skipped
+                [
+                    *(f"\n  skipped: {why}" for why in self.skipped),
+                    *(f"\n  NOT_EVALUATED: {why}" for why in self.not_evaluated),
+                ]
             )
         ci = f" [{self.ci95[0]:+.3f}, {self.ci95[1]:+.3f}]" if self.ci95 else ""
         p = f", p {self.p_value:.3g}" if self.p_value is not None else ""
@@ -105,6 +140,7 @@ class PairwiseReport:
             f"net {self.net:+.3f}{ci}{p}"
         ]
         lines += [f"  skipped: {why}" for why in self.skipped]
+        lines += [f"  NOT_EVALUATED: {why}" for why in self.not_evaluated]
         return "\n".join(lines)
 
 
@@ -136,7 +172,7 @@ async def _ask(judge: ModelJudge, model: str, prompt: str, label: CallLabel) -> 
     reply = await judge.generate(model, contents, None, sample=0, label=label)
     lines = [line.strip() for line in reply.text.strip().splitlines() if line.strip()]
     found = _VERDICT.match(lines[0]) if lines else None
-    verdict = found.group(1).upper() if found else "?"
+    verdict = found.group(1).upper() if found else UNREAD
     return verdict, " ".join(lines[1:])[:300]
 
 
@@ -173,7 +209,9 @@ def pairwise(
             _ask(judge, chosen, PROMPT.format(request=request, first=new, second=old), swapped),
         )
         # In the first order the later run's answer is B; in the second it is A.
-        if first[0] == "B" and second[0] == "A":
+        if UNREAD in (first[0], second[0]):
+            outcome = NOT_EVALUATED
+        elif first[0] == "B" and second[0] == "A":
             outcome = "win"
         elif first[0] == "A" and second[0] == "B":
             outcome = "loss"
@@ -186,13 +224,13 @@ def pairwise(
 
     for (case, *_), found in zip(asks, judge.run(everything()), strict=True):
         if isinstance(found, JudgeUnavailableError):
-            report.skipped.append(f"{case}: {found}")
+            report.unjudged.append(f"{case}: {found}")
         elif isinstance(found, BaseException):
             raise found
         else:
             report.preferences.append(found)
-    if report.preferences:
-        outcomes = [{"win": 1, "loss": -1}.get(p.outcome, 0) for p in report.preferences]
+    if report.decided:
+        outcomes = [{"win": 1, "loss": -1}.get(p.outcome, 0) for p in report.decided]
         report.ci95 = _interval(outcomes, seed)
         report.p_value = sign_test_p(report.count("win"), report.count("loss"))
     return report

@@ -120,3 +120,23 @@ def test_pairwise_without_a_judge_model_says_how_to_give_one(
     before, after = _runs()
     assert main(["-q", "compare", before, after, "--pairwise"]) == 2
     assert "--pairwise asks a judge model" in capsys.readouterr().err
+
+
+def test_an_unreadable_verdict_is_not_evaluated_and_the_gate_does_not_pass_on_it(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge answering garbage decided nothing: not ten ties and p 1, but ten cases NOT
+    EVALUATED, and --fail-on-regression fails on them."""
+    model.rule = lambda seen: "Well, it depends on what you value.\nhard to say"
+    before, after = _runs()
+    command = ["-q", "--judge-model", "gemini-2.5-flash", "compare", before, after, "--pairwise"]
+    assert main([*command, "--format", "json"]) == 0
+    pair = json.loads(capsys.readouterr().out)["pairwise"]
+    assert (pair["cases"], pair["wins"], pair["losses"], pair["ties"]) == (0, 0, 0, 0)
+    assert len(pair["notEvaluated"]) == 10 and pair["complete"] is False
+    assert pair["net"] is None and pair["pValue"] is None
+    assert main([*command, "--fail-on-regression"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.count("NOT_EVALUATED: ") == 10
+    assert "the judge's verdict could not be read (?, ?)" in captured.out
+    assert "gate does not pass on verdicts nobody read" in captured.err
