@@ -4,15 +4,42 @@ same scores, without running the agent."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
-from .running import AgentRunReport, CaseRun
+from .running import AgentRunReport
+
+#: The longest eval id kept whole in a file name.
+_KEPT = 80
 
 
-def _file_stem(run: CaseRun, num_runs: int) -> str:
-    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in run.eval_id)[:80] or "case"
-    return stem if num_runs == 1 else f"{stem}.run{run.run}"
+def _clean(eval_id: str) -> str:
+    """The eval id as a file name: itself where it is one, else cleaned and marked with a
+    digest of the id, so that ids that clean up alike (``a/b``, ``a:b``, ``a_b``, ids sharing
+    their first 80 characters) never share a file."""
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in eval_id)[:_KEPT]
+    if cleaned == eval_id and cleaned not in ("", ".", ".."):
+        return cleaned
+    return f"{cleaned or 'case'}~{_digest(eval_id)}"
+
+
+def _digest(eval_id: str) -> str:
+    return hashlib.sha256(eval_id.encode()).hexdigest()[:10]
+
+
+def _file_stems(report: AgentRunReport) -> dict[str, str]:
+    """A file stem per run key, each distinct even where the file system ignores case."""
+    stems: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    for run in report.runs:
+        stem = _clean(run.eval_id)
+        other = taken.get(stem.casefold())
+        if other is not None and other != run.eval_id:
+            stem = f"{stem}~{_digest(run.eval_id)}"
+        taken.setdefault(stem.casefold(), run.eval_id)
+        stems[run.key] = stem if report.num_runs == 1 else f"{stem}.run{run.run}"
+    return stems
 
 
 def _write(path: Path, data: object) -> None:
@@ -25,9 +52,10 @@ def _write(path: Path, data: object) -> None:
 def save_sessions(report: AgentRunReport, folder: str | Path) -> list[Path]:
     """One ``<eval id>[.run<n>].json`` per finished run; returns the files written."""
     written = []
+    stems = _file_stems(report)
     for run in report.runs:
         if run.session is not None:
-            path = Path(folder) / f"{_file_stem(run, report.num_runs)}.json"
+            path = Path(folder) / f"{stems[run.key]}.json"
             _write(path, run.session)
             written.append(path)
     return written
@@ -36,9 +64,10 @@ def save_sessions(report: AgentRunReport, folder: str | Path) -> list[Path]:
 def save_traces(report: AgentRunReport, folder: str | Path) -> list[Path]:
     """One ``<eval id>[.run<n>].otlp.json`` per finished run with spans; returns the files."""
     written = []
+    stems = _file_stems(report)
     for run in report.runs:
         if run.session is not None and run.spans:
-            path = Path(folder) / f"{_file_stem(run, report.num_runs)}.otlp.json"
+            path = Path(folder) / f"{stems[run.key]}.otlp.json"
             _write(path, run.spans)
             written.append(path)
     return written
