@@ -7,9 +7,9 @@ The baseline is the agent's recorded traces; the second run scores the same conv
 its last answer changed, as a new agent version might answer. The comparison lists each metric's
 mean before and after with the paired delta's 95% interval, a p-value and a verdict, and each
 case, metric and rubric that got worse or better. With --fail-on-regression it exits 1 when a
-metric dropped by more than noise, as `platform-eval compare A B --fail-on-regression` does:
-with the sample's one case nothing can be told from noise, so the change is listed and the
-gate stays open (with --strict it exits 1 on any case that got worse).
+metric regressed, as `platform-eval compare A B --fail-on-regression` does: the sample's one
+case is too few for a significance test, so the stated any-drop rule decides and the report
+says so (with --strict it exits 1 on any case that got worse, rubrics included).
 """
 
 import argparse

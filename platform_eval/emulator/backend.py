@@ -52,6 +52,8 @@ COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS, METRICS)
 #: Each resource's long-running operations are kept under its name, as the service names them
 #: (and its revisions, ``REVISIONS``, too).
 OPERATIONS = "operations"
+#: The annotation of a run that keeps the items it was started on.
+RUN_INPUT = "input"
 _EMPTY = "type.googleapis.com/google.protobuf.Empty"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -677,12 +679,38 @@ class Backend:
                 "evaluation_set_snapshot": source,
             }
         )
-        stored = self._insert(parent, RUNS, pending.to_wire(), request_id)
+        # The set's items as they are now, kept with the run (see ``frozen_run_input``).
+        frozen = None
+        if not (run.data_source and run.data_source.evaluation_set_revision):
+            frozen = {RUN_INPUT: self._items_now(source)}
+        stored = self._insert(parent, RUNS, pending.to_wire(), request_id, frozen)
         if experiment is not None:
             self._add_to_experiment(parent, experiment, stored["name"])
         for listener in self._run_listeners:
             listener(stored["name"])
         return stored
+
+    def _items_now(self, set_name: str) -> dict[str, Any]:
+        """The set's item names and the items as they are now."""
+        parent, set_id = split_name(set_name, SETS)
+        names: list[str] = (self.store.get(parent, SETS, set_id) or {}).get("evaluationItems") or []
+        ids = [split_name(name, ITEMS)[1] for name in names]
+        bodies = self.store.get_many(parent, ITEMS, ids)
+        kept = {name: bodies[rid] for name, rid in zip(names, ids, strict=True) if rid in bodies}
+        return {"evaluationItems": names, "items": kept}
+
+    def frozen_run_input(self, run_name: str) -> dict[str, Any] | None:
+        """The items a run on a set was started on: a run evaluates what it was started on,
+        whatever is uploaded to the set while it waits (a set revision's run needs none: the
+        revision is frozen already). Kept beside the run, never part of it; None for a run
+        created before this was kept, or once it ended."""
+        parent, rid = split_name(run_name, RUNS)
+        found = self.store.annotation(parent, RUNS, rid, RUN_INPUT)
+        return found if isinstance(found, dict) else None
+
+    def drop_run_input(self, run_name: str) -> None:
+        parent, rid = split_name(run_name, RUNS)
+        self.store.drop_annotation(parent, RUNS, rid, RUN_INPUT)
 
     def _run_experiment(self, parent: str, run: EvaluationRun) -> str | None:
         """The id of the experiment a run names, checked to exist in ``parent``."""
@@ -754,8 +782,12 @@ class Backend:
             run.error = cancelled_status()
             return True
 
-        if self.update_run(f"{parent}/{RUNS}/{rid}", cancel) is None and not quiet:
-            raise ApiError("NOT_FOUND", f"{parent}/{RUNS}/{rid} not found")
+        name = f"{parent}/{RUNS}/{rid}"
+        updated = self.update_run(name, cancel)
+        if updated is None and not quiet:
+            raise ApiError("NOT_FOUND", f"{name} not found")
+        if updated is not None and updated.done:
+            self.drop_run_input(name)
 
     def get_run_if_any(self, name: str) -> EvaluationRun | None:
         """The stored run, or None when it is gone."""

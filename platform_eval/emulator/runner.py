@@ -319,6 +319,7 @@ class RunExecutor:
             return
         parent, _ = split_name(name, RUNS)
         data_source = run.data_source or EvaluationRunDataSource()
+        frozen: dict[str, dict[str, Any]] = {}
         try:
             configured = run.evaluation_config.metrics if run.evaluation_config else None
             # A registered metric deleted since the run was created fails the run here.
@@ -326,6 +327,10 @@ class RunExecutor:
             if data_source.evaluation_set_revision:
                 # The item revisions it froze: later changes to the set or items do not count.
                 items = self._revisions.frozen_items(data_source.evaluation_set_revision)
+            elif (kept := self._backend.frozen_run_input(name)) is not None:
+                # The set's items as they were when the run was created.
+                items = list(kept.get("evaluationItems") or [])
+                frozen = kept.get("items") or {}
             else:
                 source = self._backend.get_by_name(data_source.evaluation_set or "", SETS)
                 items = list(EvaluationSet.from_wire(source).evaluation_items or [])
@@ -344,7 +349,9 @@ class RunExecutor:
         step = max(1, len(items) // 100)
 
         def evaluate(item_name: str) -> EvaluationItem:
-            return self._evaluate_item(parent, name, item_name, specs, output_prefix)
+            return self._evaluate_item(
+                parent, name, item_name, specs, output_prefix, frozen.get(item_name)
+            )
 
         try:
             for result in self._in_order(name, items, earlier, evaluate):
@@ -424,20 +431,23 @@ class RunExecutor:
         for result_name in result_names:
             self._backend.store.delete(parent, ITEMS, split_name(result_name, ITEMS)[1])
 
-    def _item(self, name: str) -> EvaluationItem:
-        """An item by its name, or the copy an item revision holds by the revision's name."""
+    def _item(self, name: str, frozen: dict[str, Any] | None = None) -> EvaluationItem:
+        """An item by its name (as it was frozen for the run, when it was), or the copy an item
+        revision holds by the revision's name."""
+        if frozen is not None:
+            return EvaluationItem.from_wire(frozen)
         if f"/{REVISIONS}/" in name:
             return EvaluationItem.from_wire(self._revisions.frozen_item(name))
         return EvaluationItem.from_wire(self._backend.get_by_name(name, ITEMS))
 
     def _request_of(
-        self, item_name: str
+        self, item_name: str, frozen: dict[str, Any] | None = None
     ) -> tuple[EvaluationRequest | None, str | None, str, dict[str, Any]]:
         """The request of a REQUEST item, inline or read from its gs:// object; the error when
         there is none; the eval case it records (for a judge's accounting and errors); and the
         item's metadata (the case's initial and final session state)."""
         try:
-            item = self._item(item_name)
+            item = self._item(item_name, frozen)
         except ApiError as exc:
             return None, exc.message, "", {}
         metadata = item.metadata if isinstance(item.metadata, dict) else {}
@@ -466,6 +476,7 @@ class RunExecutor:
         item_name: str,
         specs: list[metrics.MetricSpec],
         output_prefix: str | None,
+        frozen: dict[str, Any] | None = None,
     ) -> EvaluationItem:
         # An item revision's name (a run on a set revision) is reported beside its item's.
         request_name, is_revision, _ = item_name.partition(f"/{REVISIONS}/")
@@ -474,7 +485,7 @@ class RunExecutor:
             evaluation_request_revision=item_name if is_revision else None,
             evaluation_run=run_name,
         )
-        request, error, case, metadata = self._request_of(item_name)
+        request, error, case, metadata = self._request_of(item_name, frozen)
         if request is not None:
             candidate_results = metrics.evaluate_request(
                 specs, request, self.judges, case=case, metadata=metadata
@@ -588,4 +599,8 @@ class RunExecutor:
             return True
 
         self._backend.update_run(name, finish)
+        try:
+            self._backend.drop_run_input(name)
+        except sqlite3.Error:  # a full disk: the copy stays with the run, and harms nothing
+            _logger.debug("the input kept for run %s stays", name, exc_info=True)
         self._backend.cancel_handled(name)

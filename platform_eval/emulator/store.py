@@ -264,6 +264,24 @@ class Store:
                 [(p, c, r, encode(body), request_id) for p, c, r, body, request_id in resources],
             )
 
+    def annotation(self, parent: str, collection: str, rid: str, key: str) -> Any:
+        """One of a resource's annotations (see ``insert``), or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT json_extract(annotations, ?) FROM resources "
+                "WHERE parent=? AND collection=? AND rid=?",
+                (f"$.{key}", parent, collection, rid),
+            ).fetchone()
+        return json.loads(row[0]) if row and row[0] is not None else None
+
+    def drop_annotation(self, parent: str, collection: str, rid: str, key: str) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE resources SET annotations=json_remove(annotations, ?) "
+                "WHERE parent=? AND collection=? AND rid=? AND annotations IS NOT NULL",
+                (f"$.{key}", parent, collection, rid),
+            )
+
     def replace(self, parent: str, collection: str, rid: str, body: dict[str, Any]) -> None:
         with self._lock:
             self._db.execute(

@@ -246,7 +246,7 @@ def test_wait_for_run_times_out_and_reports_progress(emulator: Emulator, sync_cl
     assert sync_client.wait_for_run(run, timeout=30, poll_interval=0.02).done
 
 
-def test_run_whose_set_disappeared_fails_with_an_error(
+def test_a_run_whose_set_disappeared_evaluates_what_it_was_started_on(
     emulator: Emulator, sync_client: Any
 ) -> None:
     item = sync_client.create_item(
@@ -254,16 +254,17 @@ def test_run_whose_set_disappeared_fails_with_an_error(
     )
     evaluation_set = sync_client.create_set(display_name="s", items=[item])
     with emulator.executor.paused():
-        # Held before its first item: the set is read when the run starts, so delete first.
+        # Queued, not started: the set and its item are deleted before the run executes.
         emulator.executor.stop()
         run = sync_client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
         sync_client.delete_set(evaluation_set)
+        sync_client.delete_item(item)
     emulator.executor.start()
-    failed = sync_client.wait_for_run(run, timeout=30, poll_interval=0.02)
-    assert failed.state is t.EvaluationRunState.FAILED
-    assert failed.error is not None and "not found" in (failed.error.message or "")
-    with pytest.raises(errors.PlatformEvalError, match="failed before writing results"):
-        sync_client.get_results(failed)
+    done = sync_client.wait_for_run(run, timeout=30, poll_interval=0.02)
+    assert done.state is t.EvaluationRunState.SUCCEEDED
+    [result] = sync_client.get_results(done)
+    assert result.evaluation_response.evaluation_request == item.name
+    assert result.evaluation_response.candidate_results[0].score == 1.0
 
 
 def test_result_items_can_be_filtered_by_run(client: Any) -> None:

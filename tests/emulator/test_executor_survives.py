@@ -8,6 +8,7 @@ SQLite's ``max_page_count`` caps the database, and a write past it fails with SQ
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ def _fill(store: Store) -> None:
         db = store._db
         (pages,) = db.execute("PRAGMA page_count").fetchone()
         db.execute(f"PRAGMA max_page_count={pages + 1}")
+        number = 0
         try:
             for number in range(1_000_000):
                 db.execute(
@@ -40,6 +42,15 @@ def _fill(store: Store) -> None:
                 )
         except sqlite3.OperationalError as full:
             assert "full" in str(full)
+        # An insert stops when an index has no room; the table's newest leaves may still have
+        # some, which an update of a row there could use: the newest rows grow until none has.
+        for size in (1024, 256, 64, 16, 4, 1):
+            for rid in range(number - 1, max(-1, number - 200), -1):
+                with contextlib.suppress(sqlite3.OperationalError):
+                    db.execute(
+                        "UPDATE resources SET body = body || ? WHERE parent='filler' AND rid=?",
+                        (" " * size, str(rid)),
+                    )
 
 
 def _free(store: Store) -> None:
