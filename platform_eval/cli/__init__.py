@@ -215,6 +215,13 @@ def _judge_options(parser: argparse.ArgumentParser, extra: dict[str, Any]) -> No
         **extra,
     )
     judge.add_argument(
+        "--judge-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds one judge call may take before it counts as failed (default 120)",
+        **extra,
+    )
+    judge.add_argument(
         "--max-judge-calls",
         type=_positive,
         metavar="N",

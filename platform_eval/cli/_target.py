@@ -41,6 +41,7 @@ def judge_settings(args: argparse.Namespace, db: str | Path | None = EMBEDDED_DB
         concurrency=args.judge_concurrency,
         replay_only=args.replay_only,
         max_calls=args.max_judge_calls,
+        call_timeout=args.judge_timeout,
     )
 
 

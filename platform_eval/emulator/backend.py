@@ -279,6 +279,7 @@ class Backend:
         self._run_listeners: list[Callable[[str], None]] = []
         self._run_lock = threading.Lock()
         self._experiment_lock = threading.Lock()
+        self._cancel_listeners: list[Callable[[str], None]] = []
         # Runs being executed that were asked to stop: they turn CANCELLED when the executor
         # stops at the next item boundary, together with the results written so far. Kept in
         # the store too, so that an accepted cancel survives a restart of the emulator.
@@ -287,6 +288,11 @@ class Backend:
     def request_cancel(self, name: str) -> None:
         self.store.add_cancel_request(name)
         self.cancel_requested.add(name)
+        for listener in self._cancel_listeners:
+            listener(name)
+
+    def on_cancel_requested(self, listener: Callable[[str], None]) -> None:
+        self._cancel_listeners.append(listener)
 
     def cancel_handled(self, name: str) -> None:
         self.cancel_requested.discard(name)

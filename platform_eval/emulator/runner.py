@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from .. import metrics
 from .._names import ITEMS, REVISIONS, RUNS, SETS
 from ..metrics import Judges
+from ..metrics.model_judge import evaluation
 from ..types import (
     EvaluationItem,
     EvaluationItemType,
@@ -99,6 +100,7 @@ class RunExecutor:
         self._objects = objects
         self._revisions = Revisions(backend, objects)
         self.judges = judges
+        backend.on_cancel_requested(self._cancel_judging)
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         # Test control: when not None, how many more items may be evaluated before the
@@ -179,6 +181,9 @@ class RunExecutor:
             with self._gate:
                 self._stopping = True
                 self._gate.notify_all()
+            if self.judges.model is not None:
+                # Calls under way would hold the stop for as long as a model takes to answer.
+                self.judges.model.cancel()
             self._queue.put(None)
             self._thread.join(timeout=30)
             self._thread = None
@@ -263,6 +268,7 @@ class RunExecutor:
                 for name in held:
                     if self._backend.store.is_cancel_requested(name):
                         self._backend.cancel_requested.add(name)
+                        self._cancel_judging(name)
             except Exception:  # a full disk: the next beat tries again
                 _logger.warning("run leases could not be renewed", exc_info=True)
 
@@ -487,9 +493,17 @@ class RunExecutor:
         )
         request, error, case, metadata = self._request_of(item_name, frozen)
         if request is not None:
-            candidate_results = metrics.evaluate_request(
-                specs, request, self.judges, case=case, metadata=metadata
-            )
+            # Its judge calls belong to the run: a cancel of the run ends them at once.
+            with evaluation(run_name):
+                candidate_results = metrics.evaluate_request(
+                    specs, request, self.judges, case=case, metadata=metadata
+                )
+            if self.judges.model is not None:
+                # Judging cut short by a stop or a cancel is not kept half judged: a stopped
+                # run resumes on the next start and evaluates this item again then.
+                if self._stopping:
+                    raise _StoppingError
+                self._check_not_cancelled(run_name)
             response.request = request
             response.metric = specs[0].name if len(specs) == 1 else None
             response.candidate_results = candidate_results
@@ -556,6 +570,11 @@ class RunExecutor:
         self._backend.store.set_progress(name, done, total)
 
     # -- state ----------------------------------------------------------------------------
+
+    def _cancel_judging(self, name: str) -> None:
+        """A run asked to stop: its judge calls under way end now, not when they answer."""
+        if self.judges.model is not None:
+            self.judges.model.cancel(name)
 
     def _check_not_cancelled(self, name: str) -> None:
         # A run being executed is cancelled (or deleted, which cancels it first) through

@@ -9,16 +9,23 @@ and waits. A semaphore on that loop bounds the calls in flight across everything
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import Coroutine
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..metrics.judges import Judges
-from ..metrics.model_judge import CallLabel, JudgeUnavailableError, ModelJudge, ModelReply
+from ..metrics.model_judge import (
+    EVALUATION,
+    CallLabel,
+    JudgeUnavailableError,
+    ModelJudge,
+    ModelReply,
+)
 from ..types import Content
 from .cache import JudgeCache, call_key
 from .models import (
@@ -38,6 +45,8 @@ DEFAULT_CONCURRENCY = 8
 MAX_ATTEMPTS = 6
 #: The longest wait between two tries, whatever Retry-After says.
 MAX_BACKOFF = 60.0
+#: How long one model call may take before it counts as failed (``--judge-timeout``).
+DEFAULT_CALL_TIMEOUT = 120.0
 
 
 @dataclass
@@ -129,6 +138,15 @@ def _wire(value: Any) -> Any:
     return dumped
 
 
+async def _unwind() -> None:
+    """Cancels every other task of the running loop and waits (a little) for them to end."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=5)
+
+
 def _asker(label: CallLabel) -> str:
     """Who asks, as the cache keeps askers apart: the metric, the case and the candidate."""
     return json.dumps([label.metric, label.case, label.candidate])
@@ -145,9 +163,13 @@ class Judging:
         max_calls: int | None = None,
         gemini: ModelBackend | None = None,
         litellm: ModelBackend | None = None,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
     ) -> None:
         if concurrency < 1:
             raise ValueError("the judge concurrency must be at least 1")
+        if not call_timeout > 0:
+            raise ValueError("the judge call timeout must be more than 0 seconds")
+        self.call_timeout = call_timeout
         self.model = model
         self.cache = JudgeCache(cache) if isinstance(cache, str | Path) else cache
         self.concurrency = concurrency
@@ -163,6 +185,10 @@ class Judging:
         self._lock = threading.Lock()
         #: Calls under way, so that a budget is never exceeded by calls in flight.
         self._pending = 0
+        #: Evaluations under way, each with the calls it waits for; those cancelled.
+        self._waiting: dict[str, set[Future[Any]]] = {}
+        self._cancelled: set[str] = set()
+        self._closed = False
         self._loop = asyncio.new_event_loop()
         self._semaphore: asyncio.Semaphore | None = None
         self._thread = threading.Thread(
@@ -173,8 +199,43 @@ class Judging:
     # -- the ModelJudge interface -----------------------------------------------------------
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        return future.result()
+        scope = EVALUATION.get()
+        with self._lock:
+            ended = self._ended(scope)
+            if ended is None:
+                future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+                self._waiting.setdefault(scope, set()).add(future)
+        if ended is not None:
+            coroutine.close()
+            raise JudgeUnavailableError(ended)
+        try:
+            return future.result()
+        except CancelledError:
+            raise JudgeUnavailableError(
+                self._ended(scope) or "the judge call was cancelled"
+            ) from None
+        finally:
+            with self._lock:
+                self._waiting.get(scope, set()).discard(future)
+
+    def _ended(self, scope: str) -> str | None:
+        """Why calls of ``scope`` are refused (the judge closed, the evaluation cancelled)."""
+        if self._closed:
+            return "the judge was closed (the evaluation stopped) before it answered"
+        if scope and scope in self._cancelled:
+            return f"{scope} was cancelled while it was being judged"
+        return None
+
+    def cancel(self, evaluation: str | None = None) -> None:
+        with self._lock:
+            if evaluation is None:
+                self._closed = True
+                waiting = [f for futures in self._waiting.values() for f in futures]
+            else:
+                self._cancelled.add(evaluation)
+                waiting = list(self._waiting.get(evaluation, ()))
+        for future in waiting:
+            future.cancel()
 
     async def generate(
         self,
@@ -246,7 +307,20 @@ class Judging:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 async with self._semaphore:
-                    return await backend.generate(model, contents, config)
+                    return await asyncio.wait_for(
+                        backend.generate(model, contents, config), self.call_timeout
+                    )
+            except asyncio.CancelledError:
+                with self._lock:
+                    self._pending -= 1
+                raise
+            except TimeoutError:
+                with self._lock:
+                    self._pending -= 1
+                raise JudgeUnavailableError(
+                    f"the judge model {model} did not answer within {self.call_timeout:g} s "
+                    "(--judge-timeout)"
+                ) from None
             except RetryableError as busy:
                 if attempt == MAX_ATTEMPTS:
                     with self._lock:
@@ -266,6 +340,12 @@ class Judging:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
+        self.cancel()
+        if self._thread.is_alive():
+            # The cancelled calls unwind on the loop before it stops: a model client's call
+            # dropped half way would be left to the garbage collector, on a closed loop.
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(_unwind(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         if self.cache is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..metrics.judges import Judges
-from .service import DEFAULT_CONCURRENCY, Judging
+from .service import DEFAULT_CALL_TIMEOUT, DEFAULT_CONCURRENCY, Judging
 
 MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
 CACHE_ENV = "PLATFORM_EVAL_JUDGE_CACHE"
@@ -29,6 +29,8 @@ class JudgeSettings:
     concurrency: int = DEFAULT_CONCURRENCY
     replay_only: bool = False
     max_calls: int | None = None
+    #: Seconds one model call may take before it counts as failed.
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
 
     @classmethod
     def resolve(
@@ -42,6 +44,7 @@ class JudgeSettings:
         concurrency: int | None = None,
         replay_only: bool = False,
         max_calls: int | None = None,
+        call_timeout: float | None = None,
     ) -> JudgeSettings:
         """Flags first, then the environment, then the eval config's judge model
         (``config_model``, as ADK reads it); the cache beside ``db`` by default (none for an
@@ -60,6 +63,7 @@ class JudgeSettings:
             concurrency=concurrency or DEFAULT_CONCURRENCY,
             replay_only=replay_only,
             max_calls=max_calls,
+            call_timeout=call_timeout or DEFAULT_CALL_TIMEOUT,
         )
 
     def judges(self) -> Judges:
@@ -73,5 +77,6 @@ class JudgeSettings:
             concurrency=self.concurrency,
             replay_only=self.replay_only,
             max_calls=self.max_calls,
+            call_timeout=self.call_timeout,
         )
         return Judges(model=judging)

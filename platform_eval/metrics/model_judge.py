@@ -8,7 +8,9 @@ accounting, the concurrency) and the emulator, jobs or CLI hand one to the engin
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -20,6 +22,21 @@ T = TypeVar("T")
 class JudgeUnavailableError(Exception):
     """No answer can be had for this call (the model failed after its retries, a replay-only
     run found no recorded answer, the call budget is spent); the message says which."""
+
+
+#: The evaluation (a run's name) the calls made in this context belong to, so that a model judge
+#: can end them all when that evaluation is cancelled; empty outside one.
+EVALUATION: ContextVar[str] = ContextVar("platform_eval_evaluation", default="")
+
+
+@contextmanager
+def evaluation(name: str) -> Iterator[None]:
+    """The judge calls made inside belong to the evaluation ``name`` (see ``ModelJudge.cancel``)."""
+    token = EVALUATION.set(name)
+    try:
+        yield
+    finally:
+        EVALUATION.reset(token)
 
 
 @dataclass(frozen=True)
@@ -65,6 +82,11 @@ class ModelJudge(Protocol):
         ``sample`` tells apart the repeated calls a metric makes for one prompt (its
         ``num_samples``): each has its own recorded answer. Raises JudgeUnavailableError.
         """
+        ...
+
+    def cancel(self, evaluation: str | None = None) -> None:
+        """Ends the calls under way of one evaluation (see ``evaluation``), or of every one
+        with None, and refuses its later calls: each caller gets JudgeUnavailableError."""
         ...
 
     def close(self) -> None:

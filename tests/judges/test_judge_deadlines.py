@@ -1,0 +1,162 @@
+"""A judge that never answers cannot hold anything up: each call has a deadline, a cancelled
+run's calls end at once, and a stopping emulator does not wait for them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from factories import agent_data, reply, request_item, user
+from fake_gemini import model_judges
+from google.genai import types
+from paths import SAMPLE_DATA
+
+from platform_eval.emulator import Emulator
+from platform_eval.metrics.model_judge import CallLabel, JudgeUnavailableError, evaluation
+
+ASK = [types.Content(role="user", parts=[types.Part(text="Is the sky blue?")])]
+LABEL = CallLabel("m", "case", "agent")
+
+
+@pytest.fixture
+def silence() -> Iterator[threading.Event]:
+    """Set to let a silent judge go at the end of the test."""
+    released = threading.Event()
+    yield released
+    released.set()
+
+
+def _silent(released: threading.Event) -> Any:
+    def never(seen: Any) -> str:
+        released.wait(60)
+        return "too late"
+
+    return never
+
+
+def _until(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
+
+
+def test_a_call_that_gets_no_answer_fails_at_its_deadline(silence: threading.Event) -> None:
+    with model_judges(_silent(silence), call_timeout=0.5) as (judges, _):
+        judging = judges.model
+        started = time.monotonic()
+        with pytest.raises(JudgeUnavailableError, match=r"did not answer within 0.5 s"):
+            judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=LABEL))
+        assert time.monotonic() - started < 5
+
+
+def test_cancelling_an_evaluation_ends_its_calls_and_refuses_more(
+    silence: threading.Event,
+) -> None:
+    with model_judges(_silent(silence)) as (judges, fake):
+        judging = judges.model
+        failures: list[str] = []
+
+        def ask() -> None:
+            with evaluation("runs/1"):
+                try:
+                    judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=LABEL))
+                except JudgeUnavailableError as exc:
+                    failures.append(str(exc))
+
+        asking = threading.Thread(target=ask)
+        asking.start()
+        _until(lambda: fake.seen)  # the call is under way
+        judging.cancel("runs/1")
+        asking.join(5)
+        assert not asking.is_alive() and failures == [
+            "runs/1 was cancelled while it was being judged"
+        ]
+        ask()  # a later call of the cancelled evaluation is refused at once
+        assert len(failures) == 2
+
+
+SAID = agent_data([user("hi"), reply("hello there")])
+
+
+def test_a_run_whose_judge_is_silent_can_be_cancelled_and_does_not_hold_the_next(
+    silence: threading.Event,
+) -> None:
+    judged = {
+        "metric": "faithful",
+        "metricConfig": {"llmBasedMetricSpec": {"metricPromptTemplate": "Rate {response}"}},
+    }
+    with (
+        model_judges(_silent(silence)) as (judges, fake),
+        Emulator(judges=judges) as emulator,
+        emulator.client("p") as client,
+    ):
+        item = client.create_item(
+            request_item(
+                "x",
+                golden={"text": "hello there"},
+                candidates=[{"candidate": "a", "agentData": SAID}],
+            )
+        )
+        evaluation_set = client.create_set(display_name="s", items=[item])
+        stuck = client.create_run(evaluation_set=evaluation_set, metrics=[judged])
+        _until(lambda: fake.seen)  # under way, waiting on the judge
+        later = client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
+        started = time.monotonic()
+        client.cancel_run(stuck)
+        cancelled = client.wait_for_run(stuck, poll_interval=0.05, timeout=10)
+        assert cancelled.state == "CANCELLED" and time.monotonic() - started < 5
+        assert client.wait_for_run(later, poll_interval=0.05, timeout=10).state == "SUCCEEDED"
+
+
+def test_the_command_gives_up_waiting_and_exits_though_its_judge_is_silent(
+    silence: threading.Event, tmp_path: Path
+) -> None:
+    """`run --timeout 2` with a judge that never answers: the message, and the process ends."""
+    from fake_gemini import fake_gemini
+
+    config = {
+        "criteria": {
+            "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}
+        }
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with fake_gemini(_silent(silence)) as fake:
+        env = dict(os.environ, GOOGLE_GEMINI_BASE_URL=fake.url, GOOGLE_API_KEY="test-key")
+        env.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
+        started = time.monotonic()
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "platform_eval.cli",
+                "-q",
+                "--judge-model",
+                "gemini-test",
+                "run",
+                str(SAMPLE_DATA / "weather.evalset.json"),
+                "--traces",
+                str(SAMPLE_DATA / "weather_traces.otlp.json"),
+                "--config",
+                "config.json",
+                "--timeout",
+                "2",
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        took = time.monotonic() - started
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert took < 20, (took, done.stderr)
