@@ -15,6 +15,7 @@ from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
 from ..formats import adk, load_eval_config, load_eval_set
 from ..formats.config import EvalConfig
+from ..formats.load import holds_answers
 from ..judges import Judging, usage_report
 from ..metrics.computable import SAFETY_ON_SERVICE, why_not_computable
 from ..results import RunResults, compare, fetch_results, merge_runs
@@ -390,6 +391,10 @@ def run(args: argparse.Namespace, target: Target) -> int:
         raise UsageError("--agent needs an eval set file, not the name of an uploaded set")
     # Read once: the check below and the upload use the same parsed eval set.
     eval_set = load_eval_set(source) if is_file else None
+    traces = args.traces
+    if is_file and not agent and not traces and holds_answers(source):
+        # An agents-cli trace file: its cases hold the agent's answers, graded as they are.
+        traces = [str(source)]
     _check_computable(chosen, eval_set, target)
     client = target.client
     if eval_set is not None:
@@ -399,7 +404,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
             config=config,  # read once, above
             inference_configs=inference,
             **agent,
-            traces=None if agent else trace_sources(args.traces, target),
+            traces=None if agent else trace_sources(traces, target),
             metrics=chosen,
             candidate=args.candidate,
             mapping=_mapping(args.mapping),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from ._problems import FormatError, Problem, problems_from_validation
 from .config import EvalConfig, parse_eval_config
 from .convert import EMPTY_CASE
 from .dataset import EvaluationDataset
+
+_logger = logging.getLogger("platform_eval.formats")
 
 
 class Kind(StrEnum):
@@ -340,13 +343,50 @@ def _eval_set_problems(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Pro
         if loaded.kind == Kind.LEGACY_EVAL_SET:
             cases = _LEGACY_CASES.validate_python(loaded.data)
             return adk.eval_set_from_legacy(cases, Path(loaded.path).name.split(".")[0]), []
+        if loaded.kind == Kind.DATASET:
+            return _dataset_eval_set(loaded), []
     except ValidationError as error:
         return None, problems_from_validation(error, loaded.path)
     return None, [Problem(loaded.path, "$", f"expected an ADK eval set, found {loaded.kind}")]
 
 
+def dataset_set_id(path: str) -> str:
+    """An EvaluationDataset file's eval set id: its name without ``-dataset.json``."""
+    name = Path(path).name
+    for suffix in ("-dataset.json", "_dataset.json", ".dataset.json", ".jsonl", ".json"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _dataset_eval_set(loaded: LoadedFile) -> adk.EvalSet:
+    """An EvaluationDataset read as the eval set it holds; what an eval case cannot hold is
+    reported, case by case, never dropped in silence."""
+    from .migrate import dataset_to_eval_set
+
+    dataset = EvaluationDataset.model_validate(loaded.data)
+    eval_set, reports = dataset_to_eval_set(dataset, dataset_set_id(loaded.path))
+    for case, report in zip(dataset.eval_cases, reports, strict=True):
+        for what in report.not_carried:
+            if case.graded and what.startswith(("responses", "agent_data.agents")):
+                continue  # the agent's answer: read as the case's candidate (traces)
+            _logger.warning("%s: eval case %s: not carried: %s", loaded.path, report.eval_id, what)
+    return eval_set
+
+
+def holds_answers(path: str | Path) -> bool:
+    """An EvaluationDataset some of whose cases hold the agent's answers (``responses``): an
+    agents-cli trace file, graded as it is."""
+    loaded = load(path)
+    if loaded.kind != Kind.DATASET:
+        return False
+    cases = loaded.data.get("eval_cases") or loaded.data.get("evalCases") or []
+    return any(isinstance(case, dict) and case.get("responses") is not None for case in cases)
+
+
 def load_eval_set(path: str | Path, text: str | None = None) -> adk.EvalSet:
-    """An ADK eval set from an ``.evalset.json`` or either older ``.test.json`` shape
+    """An ADK eval set from an ``.evalset.json``, either older ``.test.json`` shape, or an
+    Agent Platform EvaluationDataset (``*-dataset.json``), read as the eval set it holds
     (``text``: the file's text, when the caller read it already)."""
     eval_set, problems = _eval_set_problems(load(path, text))
     if problems or eval_set is None:
@@ -392,11 +432,8 @@ def validate_loaded(loaded: LoadedFile) -> list[Problem]:
     if loaded.kind in (Kind.EVAL_SET, Kind.LEGACY_TEST, Kind.LEGACY_EVAL_SET):
         return _eval_set_problems(loaded)[1]
     if loaded.kind == Kind.DATASET:
-        try:
-            EvaluationDataset.model_validate(loaded.data)
-        except ValidationError as error:
-            return problems_from_validation(error, loaded.path)
-        return []
+        # The reader run and upload use: what validate passes, they take.
+        return _eval_set_problems(loaded)[1]
     if loaded.kind == Kind.EVAL_CONFIG:
         return parse_eval_config(loaded.data, loaded.path)[1]
     return []

@@ -26,7 +26,7 @@ from google.genai import types as genai_types
 from ..types import AgentData, AgentEvent, ConversationTurn
 from . import adk
 from .convert import CaseReport, agent_name, expected_events, rubric_groups, user_event
-from .dataset import DatasetCase, EvaluationDataset, ResponseCandidate
+from .dataset import DatasetCase, EvaluationDataset, ResponseCandidate, last_user_content
 from .load import load_dataset, load_eval_set
 
 
@@ -219,7 +219,9 @@ def dataset_case_to_eval_case(case: DatasetCase, index: int) -> tuple[adk.EvalCa
         turns = list(case.agent_data.turns or [])
         conversation = [_invocation_from_turn(t, i) for i, t in enumerate(turns[:-1])]
         last = turns[-1]
-        user = (last.events or [])[-1].content or genai_types.Content(role="user", parts=[])
+        # The message the case asks the agent to answer: the last user event (a graded case's
+        # agent answered it in that same turn).
+        user = last_user_content(case.agent_data) or genai_types.Content(role="user", parts=[])
         conversation.append(
             _from_reference(user, case.reference, last.turn_id or f"turn-{len(turns) - 1}")
         )

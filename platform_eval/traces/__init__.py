@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..formats._problems import FormatError, Problem
+from pydantic import ValidationError
+
+from ..formats._problems import FormatError, Problem, problems_from_validation
+from ..formats.dataset import EvaluationDataset
 from ..formats.load import TRACE_KINDS, Kind, detect, max_file_bytes, read_bytes, read_data
 from ._conversation import Conversation
 from .adk_session import session_to_conversation
@@ -114,6 +117,33 @@ def _span_conversations(records: Records, source: str) -> list[Conversation]:
     return conversations
 
 
+def dataset_conversations(data: Any, source: str) -> list[Conversation]:
+    """The agent's answers an EvaluationDataset holds (an agents-cli trace file, as ``eval
+    generate`` writes it): one conversation per graded case, named by its case."""
+    try:
+        dataset = EvaluationDataset.model_validate(data)
+    except ValidationError as error:
+        raise FormatError(problems_from_validation(error, source)) from None
+    found = []
+    for index, case in enumerate(dataset.eval_cases):
+        agent_data = case.candidate_agent_data()
+        if agent_data is not None:
+            found.append(Conversation(case.eval_case_id or f"case-{index}", agent_data, source))
+    if not found:
+        raise FormatError(
+            [
+                Problem(
+                    source,
+                    "$.eval_cases",
+                    "an EvaluationDataset whose cases hold no agent answers (no `responses`): "
+                    "golden cases, not traces; run the agent on them (--agent) or pass the trace "
+                    "file agents-cli's `eval generate` wrote",
+                )
+            ]
+        )
+    return found
+
+
 def conversations_from(data: Any, kind: Kind | None, source: str) -> list[Conversation]:
     """``load_conversations`` for a file already read: its parsed data and its kind."""
     if kind == Kind.SESSION:
@@ -122,6 +152,8 @@ def conversations_from(data: Any, kind: Kind | None, source: str) -> list[Conver
         return [session_to_conversation({"id": Path(source).stem, "events": data}, source=source)]
     if kind in TRACE_KINDS:
         return _span_conversations(records_from_data(data, source), source)
+    if kind == Kind.DATASET:
+        return dataset_conversations(data, source)
     raise FormatError(
         [
             Problem(

@@ -1,0 +1,202 @@
+"""EvaluationDataset files (what agents-cli reads) are eval sets everywhere: ``validate``,
+``upload`` and ``run`` read them with one reader, and an eval set and its migrated dataset
+score the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from platform_eval.cli import main
+from platform_eval.formats.migrate import migrate_file
+
+CONFIG = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5}}
+
+
+def _scores(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[Any, Any]]:
+    code = main(["-q", *argv, "--format", "json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    return code, {(r["evalCaseId"], r["metric"]): (r["score"], r["status"]) for r in rows}
+
+
+def test_an_eval_set_and_its_migrated_dataset_score_the_same(
+    agent_project: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "eval_config.json").write_text(json.dumps(CONFIG))
+    report = migrate_file("agents/travel.evalset.json", tmp_path / "travel-dataset.json")
+    # A dataset has no session_input: the case that needs one is reported, not silently lost.
+    dropped = {case.eval_id: case.not_carried for case in report.cases}
+    assert any("session_input" in what for what in dropped["who_am_i"])
+    agent = ["--agent", "agents/travel_agent", "--config", "eval_config.json"]
+    _, from_set = _scores(capsys, "run", "agents/travel.evalset.json", *agent)
+    _, from_dataset = _scores(capsys, "run", "travel-dataset.json", *agent)
+    assert len(from_set) == 4 * 2
+    expressible = {key: value for key, value in from_set.items() if key[0] != "who_am_i"}
+    assert {key: from_dataset[key] for key in expressible} == expressible
+
+
+BAD_CASES = [
+    ({"eval_case_id": "empty"}, "$.eval_cases[0]", "needs a prompt"),
+    (
+        {
+            "eval_case_id": "ends_with_the_agent",
+            "agent_data": {
+                "turns": [
+                    {
+                        "turn_index": 0,
+                        "events": [
+                            {
+                                "author": "user",
+                                "content": {"role": "user", "parts": [{"text": "hi"}]},
+                            },
+                            {
+                                "author": "agent",
+                                "content": {"role": "model", "parts": [{"text": "hello"}]},
+                            },
+                        ],
+                    }
+                ]
+            },
+        },
+        "$.eval_cases[0]",
+        "must be the user message to answer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "where", "expected"), BAD_CASES)
+def test_validate_upload_and_run_refuse_a_bad_dataset_alike(
+    work: Path, capsys: pytest.CaptureFixture[str], case: dict[str, Any], where: str, expected: str
+) -> None:
+    path = work / "bad-dataset.json"
+    path.write_text(json.dumps({"eval_cases": [case]}))
+    messages = []
+    for command in (["validate"], ["upload"], ["run", "--metrics", "exact_match"]):
+        assert main(["-q", *command, str(path)]) == 2
+        captured = capsys.readouterr()
+        err = captured.out + captured.err
+        assert "bad-dataset.json" in err and where in err and expected in err, err
+        assert "Traceback" not in err
+        messages.append(err)
+    assert main(["-q", "runs", "list"]) == 0
+    assert capsys.readouterr().out == ""  # nothing was started
+
+
+def _text(role: str, text: str) -> dict[str, Any]:
+    return {"role": role, "parts": [{"text": text}]}
+
+
+#: An agents-cli trace file as `eval generate` writes it: each golden case with the agent's
+#: events appended (a fresh turn for a prompt case) and its final text in `responses`.
+TRACE_FILE = {
+    "eval_cases": [
+        {
+            "eval_case_id": "capital",
+            "prompt": _text("user", "What is the capital of France?"),
+            "reference": {"response": _text("model", "The capital of France is Paris.")},
+            "agent_data": {
+                "agents": {"root_agent": {"agent_id": "root_agent", "instruction": "Answer."}},
+                "turns": [
+                    {
+                        "turn_index": 0,
+                        "turn_id": "turn_0",
+                        "events": [
+                            {
+                                "author": "root_agent",
+                                "content": {
+                                    "role": "model",
+                                    "parts": [
+                                        {
+                                            "function_call": {
+                                                "name": "lookup",
+                                                "args": {"q": "France"},
+                                            }
+                                        }
+                                    ],
+                                },
+                            },
+                            {
+                                "author": "root_agent",
+                                "content": {
+                                    "role": "user",
+                                    "parts": [
+                                        {
+                                            "function_response": {
+                                                "name": "lookup",
+                                                "response": {"capital": "Paris"},
+                                            }
+                                        }
+                                    ],
+                                },
+                            },
+                            {
+                                "author": "root_agent",
+                                "content": _text("model", "The capital of France is Paris."),
+                            },
+                        ],
+                    }
+                ],
+            },
+            "responses": [{"response": _text("model", "The capital of France is Paris.")}],
+        },
+        {
+            "eval_case_id": "follow_up",
+            "reference": {"response": _text("model", "Berlin is the capital of Germany.")},
+            "agent_data": {
+                "turns": [
+                    {
+                        "turn_index": 0,
+                        "events": [
+                            {"author": "user", "content": _text("user", "Capital of Spain?")},
+                            {"author": "root_agent", "content": _text("model", "Madrid.")},
+                        ],
+                    },
+                    {
+                        "turn_index": 1,
+                        "events": [
+                            {"author": "user", "content": _text("user", "And of Germany?")},
+                            {"author": "root_agent", "content": _text("model", "It is Bonn.")},
+                        ],
+                    },
+                ]
+            },
+            "responses": [{"response": _text("model", "It is Bonn.")}],
+        },
+    ]
+}
+
+
+def test_an_agents_cli_trace_file_is_graded_as_it_is(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run traces_X.json` with no --traces and no --agent: each case's answer is its
+    candidate (what agents-cli's `eval grade` does); the same file works as --traces for the
+    golden dataset, and in convert-traces."""
+    (work / "traces_1.json").write_text(json.dumps(TRACE_FILE))
+    config = {"criteria": {"response_match_score": 0.7}}
+    (work / "config.json").write_text(json.dumps(config))
+    code, graded = _scores(capsys, "run", "traces_1.json", "--config", "config.json")
+    assert graded[("capital", "response_match_score")] == (1.0, "PASSED")
+    score, status = graded[("follow_up", "response_match_score")]
+    # Per turn: "Madrid." as expected, then "It is Bonn." against Berlin's answer.
+    assert status == "FAILED" and 0.5 < score < 0.7
+    assert code == 1
+    # The golden cases alone, with the trace file as --traces: the same scores.
+    golden = json.loads(json.dumps(TRACE_FILE))
+    for case in golden["eval_cases"]:
+        case.pop("responses")
+        if "prompt" in case:
+            case.pop("agent_data")
+        else:
+            case["agent_data"]["turns"][-1]["events"].pop()
+    (work / "golden-dataset.json").write_text(json.dumps(golden))
+    again = _scores(
+        capsys, "run", "golden-dataset.json", "--traces", "traces_1.json", "--config", "config.json"
+    )
+    assert again == (code, graded)
+    assert main(["-q", "convert-traces", "traces_1.json"]) == 0
+    converted = capsys.readouterr().out
+    assert "lookup" in converted and "It is Bonn." in converted
