@@ -26,6 +26,7 @@ from google.genai import types as genai_types
 from ..types import (
     FINAL_SESSION_STATE_KEY,
     SESSION_INPUT_KEY,
+    USER_PERSONA_KEY,
     AgentData,
     AgentEvent,
     CandidateResponse,
@@ -218,7 +219,8 @@ def case_to_request(
                 conversation_plan=scenario.conversation_plan,
             )
         )
-        extra = scenario.model_extra or {}
+        # The persona goes in the item's metadata (case_to_item); anything else is reported.
+        extra = {k: v for k, v in (scenario.model_extra or {}).items() if k != "user_persona"}
         if extra:
             report.not_carried.append(f"conversation_scenario fields {sorted(extra)}")
         report.carried.append("conversation_scenario as prompt.userScenario")
@@ -278,6 +280,14 @@ def case_to_item(
                 "session_input.state (kept in item metadata; the service does not initialize "
                 "sessions from it)"
             )
+    scenario = eval_case.conversation_scenario
+    persona = (scenario.model_extra or {}).get("user_persona") if scenario else None
+    if persona is not None:
+        metadata[USER_PERSONA_KEY] = persona
+        report.not_carried.append(
+            "conversation_scenario.user_persona (kept in item metadata, where ADK's "
+            "simulator-quality criterion reads it; the service's UserScenario has no field)"
+        )
     if eval_case.final_session_state:
         metadata[FINAL_SESSION_STATE_KEY] = eval_case.final_session_state
         report.not_carried.append(

@@ -26,6 +26,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from ..types import (
+    USER_PERSONA_KEY,
     AgentData,
     CandidateResult,
     EvaluationRequest,
@@ -348,7 +349,7 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
     _with_rubrics(request, actual)
     extra = {}
     if spec.name in _SETUP_LLM:
-        extra["conversation_scenario"] = _scenario(request)
+        extra["conversation_scenario"] = _scenario(subject)
         expected = None  # ADK's simulator check reads the scenario, not a golden conversation
     try:
         result = judge.run(evaluator.evaluate_invocations(actual, expected, **extra))
@@ -363,19 +364,25 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
     return _candidate_result(spec.name, candidate.candidate, result)
 
 
-def _scenario(request: EvaluationRequest) -> Any:
-    """The item's user scenario (an eval case's ``conversation_scenario``) as ADK's own."""
+def _scenario(subject: Subject) -> Any:
+    """The item's user scenario (an eval case's ``conversation_scenario``, its persona from
+    the item's metadata) as ADK's own."""
     from google.adk.evaluation.conversation_scenarios import ConversationScenario
 
+    request = subject.request
     scenario = request.prompt.user_scenario if request.prompt is not None else None
     if scenario is None:
         raise NotApplicableError(
             "per_turn_user_simulator_quality_v1 checks a simulated user against the case's "
             "conversation_scenario, and this case has none (a recorded conversation)"
         )
-    return ConversationScenario(
-        starting_prompt=scenario.starting_prompt or "",
-        conversation_plan=scenario.conversation_plan or "",
+    persona = subject.metadata.get(USER_PERSONA_KEY)
+    return ConversationScenario.model_validate(
+        {
+            "starting_prompt": scenario.starting_prompt or "",
+            "conversation_plan": scenario.conversation_plan or "",
+            **({"user_persona": persona} if isinstance(persona, dict) else {}),
+        }
     )
 
 

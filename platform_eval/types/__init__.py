@@ -60,6 +60,7 @@ from .inference import (
 from .items import (
     FINAL_SESSION_STATE_KEY,
     SESSION_INPUT_KEY,
+    USER_PERSONA_KEY,
     CandidateResponse,
     CandidateResult,
     EvaluationItem,
@@ -143,6 +144,7 @@ from .status import Status
 __all__ = [
     "FINAL_SESSION_STATE_KEY",
     "SESSION_INPUT_KEY",
+    "USER_PERSONA_KEY",
     "AgentConfig",
     "AgentData",
     "AgentDataPreprocessor",

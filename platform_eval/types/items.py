@@ -117,6 +117,9 @@ class HarborTask(WireModel):
 #: (the API has no field for either): written by formats, read by final_session_state_match.
 SESSION_INPUT_KEY = "sessionInput"
 FINAL_SESSION_STATE_KEY = "finalSessionState"
+#: A conversation scenario's user persona (the API's UserScenario has no field for it), which
+#: ADK's simulator-quality criterion reads.
+USER_PERSONA_KEY = "userPersona"
 
 
 class EvaluationItem(WireModel):

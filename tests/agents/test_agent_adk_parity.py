@@ -214,3 +214,36 @@ def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(
     assert theirs_asked == _judge_requests(model.seen[adk_calls:])
     assert any("You help travellers plan trips" in request for request in theirs_asked)
     assert any("book_hotel" in request for request in theirs_asked)
+
+
+PERSONA = {
+    "id": "terse_traveller",
+    "description": "A busy traveller who writes short messages.",
+    "behaviors": [
+        {
+            "name": "terse",
+            "description": "Writes in as few words as it can.",
+            "behavior_instructions": ["Use at most ten words a message."],
+            "violation_rubrics": ["The message has more than ten words."],
+        }
+    ],
+}
+
+
+def test_a_scenarios_user_persona_reaches_the_simulator_quality_judge_as_in_adk_eval(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ADK renders its persona template for per_turn_user_simulator_quality_v1 when the
+    scenario has a user_persona: the same judge prompts, and scores, as adk eval."""
+    trips = _scenarios(4)
+    for case in trips["eval_cases"]:
+        case["conversation_scenario"]["user_persona"] = PERSONA
+    Path("personas.evalset.json").write_text(json.dumps(trips))
+    theirs = adk_eval("personas.evalset.json", "scenario_config.json")
+    adk_calls = len(model.seen)
+    mine = ours("personas.evalset.json", "scenario_config.json", capsys)
+    assert len(mine) == 4 and all(score is not None for score in mine.values())
+    assert {key: theirs[key] for key in mine} == pytest.approx(mine)
+    theirs_asked = _judge_prompts(model.seen[:adk_calls])
+    assert theirs_asked == _judge_prompts(model.seen[adk_calls:])
+    assert any("A busy traveller who writes short messages." in p for p in theirs_asked)
