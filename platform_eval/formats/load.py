@@ -335,7 +335,8 @@ def _eval_set_problems(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Pro
                 for index, case in enumerate(eval_set.eval_cases)
                 if not case.conversation and case.conversation_scenario is None
             ]
-            return (None, empty) if empty else (eval_set, [])
+            problems = empty + _rubric_id_problems(eval_set, loaded.path, key)
+            return (None, problems) if problems else (eval_set, [])
         if loaded.kind == Kind.LEGACY_TEST:
             rows = _LEGACY_ROWS.validate_python(loaded.data)
             name = Path(loaded.path).name.split(".")[0]
@@ -348,6 +349,38 @@ def _eval_set_problems(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Pro
     except ValidationError as error:
         return None, problems_from_validation(error, loaded.path)
     return None, [Problem(loaded.path, "$", f"expected an ADK eval set, found {loaded.kind}")]
+
+
+def _rubric_id_problems(eval_set: adk.EvalSet, path: str, key: str) -> list[Problem]:
+    """A rubric id twice in what one turn is judged by (the case's rubrics and the turn's):
+    adk eval refuses such a case ("Rubric with rubric_id ... already exists"), and so do we,
+    rather than judge one of the two."""
+    problems = []
+    for index, case in enumerate(eval_set.eval_cases):
+        where = f"$.{key}[{index}]"
+        case_ids: dict[str, str] = {}
+        for number, rubric in enumerate(case.rubrics or []):
+            here = f"{where}.rubrics[{number}].rubric_id"
+            if rubric.rubric_id in case_ids:
+                problems.append(_twice(path, here, rubric.rubric_id, case_ids[rubric.rubric_id]))
+            case_ids.setdefault(rubric.rubric_id, here)
+        for turn, invocation in enumerate(case.conversation or []):
+            seen = dict(case_ids)
+            for number, rubric in enumerate(invocation.rubrics or []):
+                here = f"{where}.conversation[{turn}].rubrics[{number}].rubric_id"
+                if rubric.rubric_id in seen:
+                    problems.append(_twice(path, here, rubric.rubric_id, seen[rubric.rubric_id]))
+                seen.setdefault(rubric.rubric_id, here)
+    return problems
+
+
+def _twice(path: str, where: str, rubric_id: str, first: str) -> Problem:
+    return Problem(
+        path,
+        where,
+        f"rubric_id {rubric_id!r} is already the id of {first}: a turn is judged by its case's "
+        "rubrics and its own, and each needs an id of its own (adk eval refuses the run too)",
+    )
 
 
 def dataset_set_id(path: str) -> str:

@@ -200,3 +200,33 @@ def test_an_agents_cli_trace_file_is_graded_as_it_is(
     assert main(["-q", "convert-traces", "traces_1.json"]) == 0
     converted = capsys.readouterr().out
     assert "lookup" in converted and "It is Bonn." in converted
+
+
+def test_a_rubric_id_in_a_case_and_in_one_of_its_turns_is_refused_as_adk_eval_refuses_it(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rubric = {"rubric_id": "polite", "rubric_content": {"text_property": "It is polite."}}
+    eval_set = {
+        "eval_set_id": "twice",
+        "eval_cases": [
+            {
+                "eval_id": "hello",
+                "rubrics": [rubric],
+                "conversation": [
+                    {
+                        "invocation_id": "t1",
+                        "user_content": _text("user", "hi"),
+                        "final_response": _text("model", "hello"),
+                        "rubrics": [{**rubric, "rubric_content": {"text_property": "Kind."}}],
+                    }
+                ],
+            }
+        ],
+    }
+    (work / "twice.evalset.json").write_text(json.dumps(eval_set))
+    for command in (["validate"], ["run", "--metrics", "exact_match"]):
+        assert main(["-q", *command, "twice.evalset.json"]) == 2
+        captured = capsys.readouterr()
+        said = captured.out + captured.err
+        assert "$.eval_cases[0].conversation[0].rubrics[0].rubric_id" in said, said
+        assert "'polite' is already the id of $.eval_cases[0].rubrics[0].rubric_id" in said
