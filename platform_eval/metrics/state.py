@@ -32,6 +32,15 @@ def final_state(subject: Subject) -> dict[str, Any]:
     return state
 
 
+def _records_state(subject: Subject) -> bool:
+    data = subject.candidate.agent_data
+    return any(
+        event.state_delta
+        for turn in (data.turns if data else None) or []
+        for event in turn.events or []
+    )
+
+
 def parse_keys_match(raw: Any) -> ValueRules:
     """``keys_match`` as rules (MetricError naming a bad one); extra keys never count."""
     return ValueRules(parse_rules(raw, "keys_match") if raw is not None else {}, extra="ignore")
@@ -51,6 +60,14 @@ def final_session_state_match(spec: MetricSpec, subject: Subject) -> CandidateRe
     if not leaves:
         raise NotEvaluatedError("every key of the final_session_state is ignored by keys_match")
     differ = [m for m in (rules.matches_at(actual, golden, leaf) for leaf in leaves) if m]
+    if differ and not _records_state(subject):
+        # No event says how the state changed: an agent that changed none, or a recording
+        # that does not keep state (OpenTelemetry spans never do). A score would be a guess.
+        raise NotEvaluatedError(
+            f"{len(differ)} of {len(leaves)} state values differ from the initial state, and no "
+            "event of the candidate records a state change: OpenTelemetry traces do not carry "
+            "session state (score saved sessions, --save-sessions, for this metric)"
+        )
     score = (len(leaves) - len(differ)) / len(leaves)
     explanation = f"{len(leaves) - len(differ)} of {len(leaves)} state values match"
     if differ:

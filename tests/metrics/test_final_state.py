@@ -214,3 +214,35 @@ def test_cases_with_no_final_state_are_not_applicable_and_do_not_fail_the_run(
     assert code == 0 and report["verdict"] == "PASSED"
     not_applicable = next(r for r in report["rows"] if r["evalCaseId"] == "who_am_i")
     assert not_applicable["passed"] is None
+
+
+def test_saved_traces_say_they_cannot_score_the_final_state_where_sessions_can(
+    agent_project: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OpenTelemetry spans carry no session state (google-adk keeps it out of them): scored
+    again from --save-traces, final_session_state_match is NOT_EVALUATED saying why, never a
+    wrong number; from --save-sessions it scores as the run did."""
+    from platform_eval.cli import main
+
+    eval_set = json.loads((tmp_path / "agents" / "travel.evalset.json").read_text())
+    case = eval_set["eval_cases"][1]  # weather, then a booking
+    case["final_session_state"] = {
+        "booking": {"city": "Rome", "nights": 2, "confirmation": "ROM-2"}
+    }
+    eval_set["eval_cases"] = [case]
+    (tmp_path / "booking.evalset.json").write_text(json.dumps(eval_set))
+    config = {"criteria": {"final_session_state_match": 1.0}}
+    (tmp_path / "state_config.json").write_text(json.dumps(config))
+    common = ["run", "booking.evalset.json", "--config", "state_config.json", "--format", "json"]
+
+    def row(*extra: str) -> dict[str, Any]:
+        main(["-q", *common, *extra])
+        [found] = json.loads(capsys.readouterr().out)["rows"]
+        return found  # type: ignore[no-any-return]
+
+    ran = row("--agent", "agents/travel_agent", "--save-sessions", "s", "--save-traces", "t")
+    assert ran["score"] == 1.0
+    assert row("--traces", "s")["score"] == 1.0
+    from_traces = row("--traces", "t")
+    assert from_traces["score"] is None and from_traces["status"] == "NOT_EVALUATED"
+    assert "OpenTelemetry traces do not carry session state" in from_traces["explanation"]
