@@ -24,6 +24,7 @@ from .._version import __version__
 from ..agents import AgentLoadError
 from ..errors import APIConnectionError, ConfigurationError, PlatformEvalError
 from ..formats import FormatError
+from ..traces.matching import AmbiguousPairingError
 from ._common import EXIT_FAILED, EXIT_USAGE, FORMATS, UsageError, error
 from ._target import TargetOptions, judge_settings, open_target
 from ._traces import wants_emulator
@@ -534,6 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (
         UsageError,
         AgentLoadError,
+        AmbiguousPairingError,
         FormatError,
         ConfigurationError,
         FileNotFoundError,

@@ -25,7 +25,7 @@ from ..formats.load import load_eval_config, load_eval_set
 from ..formats.stream import EvalCases, InMemoryCases, read_eval_cases
 from ..metrics import threshold_problem
 from ..traces import Conversation, MatchReport, load_traces, match_conversations
-from ..traces.matching import split_run
+from ..traces.matching import AmbiguousPairingError, split_run
 from ..types import (
     CandidateResponse,
     EvaluationItem,
@@ -376,6 +376,24 @@ class NothingToEvaluateError(PlatformEvalError):
     """No trace matched an eval case: an empty evaluation set would evaluate nothing."""
 
 
+def _shared_messages_problem(shared: Mapping[str, list[str]]) -> str:
+    by_cases: dict[tuple[str, ...], list[str]] = {}
+    for conversation_id, cases in shared.items():
+        by_cases.setdefault(tuple(cases), []).append(conversation_id)
+    groups = list(by_cases.items())
+    shown = "; ".join(
+        f"traces {', '.join(ids[:3])}{' ...' if len(ids) > 3 else ''} could be any of the cases "
+        f"{', '.join(cases[:5])}{' ...' if len(cases) > 5 else ''}"
+        for cases, ids in groups[:3]
+    )
+    more = f" (and {len(groups) - 3} more such groups)" if len(groups) > 3 else ""
+    return (
+        f"{len(shared)} traces start with a question several eval cases ask, and no id of theirs "
+        f"names a case: {shown}{more}. Pair them with --mapping (a JSON file: trace id -> eval "
+        "id), or record them with the eval case's id as the session id (run --agent does)"
+    )
+
+
 def _traces_job(
     eval_set_source: EvalSetSource,
     traces: Sequence[str | Path | Conversation],
@@ -399,6 +417,8 @@ def _traces_job(
         for note in conversation.notes:
             _logger.warning("trace %s (%s): %s", conversation.id, conversation.source, note)
     matches = match_conversations(eval_set.eval_cases, conversations, mapping)
+    if matches.shared_messages:
+        raise AmbiguousPairingError(_shared_messages_problem(matches.shared_messages))
     if not matches.matches:
         raise NothingToEvaluateError(
             f"none of {len(conversations)} conversations matched an eval case of "

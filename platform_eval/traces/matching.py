@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..errors import PlatformEvalError
 from ..formats.adk import EvalCase
 from ._conversation import Conversation
 
@@ -22,6 +23,10 @@ def _case_first_message(case: EvalCase) -> str | None:
     return None
 
 
+class AmbiguousPairingError(PlatformEvalError):
+    """Traces that several eval cases could claim by their first message, and no id pairs."""
+
+
 @dataclass(frozen=True)
 class Match:
     eval_id: str
@@ -34,6 +39,9 @@ class MatchReport:
     unmatched_cases: list[str] = field(default_factory=list)
     unmatched_conversations: list[str] = field(default_factory=list)
     ambiguous: dict[str, list[str]] = field(default_factory=dict)
+    #: Conversations whose first message is that of several cases (and that no id names):
+    #: conversation id -> those cases. Never paired with all of them.
+    shared_messages: dict[str, list[str]] = field(default_factory=dict)
 
     def summary(self) -> str:
         lines = [f"{len(self.matches)} matched"]
@@ -73,7 +81,9 @@ def match_conversations(
     of repeated runs) matches that case, and any other its case by first user message.
 
     The message comparison trims and folds case and whitespace. A case several traces match
-    keeps all of them (several candidates), and is listed as ambiguous.
+    keeps all of them (several candidates), and is listed as ambiguous. A conversation whose
+    first message several cases share is paired with none (``shared_messages``): the caller
+    names them and asks for a mapping. One pass over the conversations: linear in their number.
     """
     report = MatchReport()
     case_ids = [c.eval_id for c in cases]
@@ -90,6 +100,10 @@ def match_conversations(
             targets = [named]
         else:
             targets = by_message.get(_key(conversation.first_user_message), [])
+            if len(targets) > 1:
+                # A question several cases ask: pairing it with each would be a cross product.
+                report.shared_messages[conversation.id] = targets
+                continue
         if not targets:
             report.unmatched_conversations.append(conversation.id)
             continue
