@@ -11,19 +11,42 @@ from .errors import RepeatedPageTokenError
 T = TypeVar("T")
 
 
-def _follow(page: Page[T], seen: set[str]) -> str | None:
-    """The next page's token, or None at the end; a token given before is an error (a server
-    that repeats one would have the pager loop, and its memory grow, forever)."""
-    token = page.next_page_token
-    if not token:
-        return None
-    if token in seen:
+#: Pages in a row with nothing on them (and a next page) before a pager gives up: a server may
+#: answer an empty page now and then, never this many in a row.
+MAX_EMPTY_PAGES = 100
+
+
+class _Follower:
+    """Decides each next page token, and stops a server that would have the pager read for
+    ever: a token given twice, pages that are all empty, or the same page again under a new
+    token (a pager's memory would grow, and its caller wait, without end)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.empty = 0
+        self.last: list[object] | None = None
+
+    def follow(self, page: Page[T]) -> str | None:
+        token = page.next_page_token
+        if not token:
+            return None
+        if token in self.seen:
+            self._stop(f"gave the page token {token[:40]!r} a second time")
+        self.seen.add(token)
+        self.empty = self.empty + 1 if not page.items else 0
+        if self.empty >= MAX_EMPTY_PAGES:
+            self._stop(f"answered {self.empty} empty pages in a row, each with a next page")
+        names: list[object] = [getattr(item, "name", item) for item in page.items]
+        if page.items and names == self.last and all(isinstance(n, str) for n in names):
+            self._stop("answered the same page again under a new page token")
+        self.last = names
+        return token
+
+    def _stop(self, what: str) -> None:
         raise RepeatedPageTokenError(
-            f"the server gave the page token {token[:40]!r} a second time after "
-            f"{len(seen)} pages; stopping rather than reading the same pages forever"
+            f"the server {what} after {len(self.seen)} pages; stopping rather than reading "
+            "pages for ever"
         )
-    seen.add(token)
-    return token
 
 
 @dataclass(frozen=True)
@@ -44,11 +67,11 @@ class Pager(Generic[T]):
 
     def iter_pages(self) -> Iterator[Page[T]]:
         token: str | None = None
-        seen: set[str] = set()
+        follower = _Follower()
         while True:
             page = self._fetch_page(token)
             yield page
-            token = _follow(page, seen)
+            token = follower.follow(page)
             if token is None:
                 return
 
@@ -65,11 +88,11 @@ class AsyncPager(Generic[T]):
 
     async def iter_pages(self) -> AsyncIterator[Page[T]]:
         token: str | None = None
-        seen: set[str] = set()
+        follower = _Follower()
         while True:
             page = await self._fetch_page(token)
             yield page
-            token = _follow(page, seen)
+            token = follower.follow(page)
             if token is None:
                 return
 

@@ -45,6 +45,8 @@ DEFAULT_CONCURRENCY = 8
 MAX_ATTEMPTS = 6
 #: The longest wait between two tries, whatever Retry-After says.
 MAX_BACKOFF = 60.0
+#: The longest judge answer kept (judges answer in a few hundred words).
+MAX_ANSWER_CHARS = 1 << 20
 #: How long one model call may take before it counts as failed (``--judge-timeout``).
 DEFAULT_CALL_TIMEOUT = 120.0
 
@@ -271,6 +273,15 @@ class Judging:
             raise JudgeUnavailableError(miss)
         self._reserve_call(label)
         answer = await self._call(model, contents, config)
+        if len(answer.text) > MAX_ANSWER_CHARS:
+            # No judge writes a book: kept, it would sit in the cache users commit. The call
+            # was made, and is counted.
+            self._count(label, answer.usage, cached=False)
+            raise JudgeUnavailableError(
+                f"the judge model {model} answered {len(answer.text):,} characters for "
+                f"{label.metric} on case {label.case}; answers over {MAX_ANSWER_CHARS:,} are "
+                "refused and not cached"
+            )
         if self.cache is not None:
             self.cache.put(key, model, answer.text, answer.usage)
         self._count(label, answer.usage, cached=False)

@@ -63,6 +63,45 @@ def test_a_repeated_page_token_is_an_error_not_a_loop(
     assert len(asked) == 2  # the first page, and the one its token named: then it stopped
 
 
+@contextmanager
+def _new_token_every_page(items: list[dict[str, Any]]) -> Iterator[tuple[str, list[str]]]:
+    """Every list page has ``items`` and a next page token never given before."""
+    asked: list[str] = []
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        asked.append(handler.path)
+        body = json.dumps(
+            {"evaluationItems": items, "nextPageToken": f"page-{len(asked)}"}
+        ).encode()
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    with _misbehaving(answer) as url:
+        yield url, asked
+
+
+@pytest.mark.parametrize(
+    ("items", "said", "pages"),
+    [
+        ([], "100 empty pages in a row", 100),
+        ([{"name": "projects/p/locations/l/evaluationItems/1"}], "the same page again", 2),
+    ],
+)
+def test_page_tokens_that_change_for_ever_are_an_error_not_a_loop(
+    items: list[dict[str, Any]], said: str, pages: int
+) -> None:
+    with (
+        _new_token_every_page(items) as (url, asked),
+        Client("p", api_endpoint=url) as client,
+        pytest.raises(errors.RepeatedPageTokenError, match=said),
+    ):
+        list(client.list_items())
+    assert len(asked) == pages
+
+
 def test_a_run_that_never_ends_is_waited_on_until_the_timeout(
     work: Any, emulator: Any, project: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

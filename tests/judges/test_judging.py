@@ -218,3 +218,13 @@ def test_adk_call_ids_do_not_make_the_same_conversation_a_new_call(tmp_path: Pat
 def _ask_as(judging: Any, label: CallLabel) -> str:
     reply = judging.run(judging.generate("gemini-2.5-flash", ASK, None, sample=0, label=label))
     return str(reply.text)
+
+
+def test_an_answer_past_the_size_cap_is_refused_and_not_cached(tmp_path: Path) -> None:
+    from platform_eval.judges.service import MAX_ANSWER_CHARS
+
+    huge = "x" * (MAX_ANSWER_CHARS + 1)
+    with model_judges(lambda seen: huge, cache=tmp_path / "cache.sqlite") as (judges, _):
+        with pytest.raises(JudgeUnavailableError, match="answers over 1,048,576 are refused"):
+            _ask_as(judges.model, LABEL)
+        assert judges.model.cache is not None and len(judges.model.cache) == 0
