@@ -210,9 +210,14 @@ def _runner(agent: LoadedAgent, app_name: str, session_service: Any, recorder: A
             }
         )
         return Runner(app=app, app_name=app_name, **services)
-    return Runner(
-        app_name=app_name, agent=agent.root_agent, plugins=_eval_plugins() + extra, **services
+    from google.adk.apps.app import App
+
+    # An App holds the plugins (Runner's own plugins= is deprecated); built as Runner builds
+    # one for a bare agent, without App's name rules, which a bare agent never had to meet.
+    bare = App.model_construct(
+        name=app_name, root_agent=agent.root_agent, plugins=_eval_plugins() + extra
     )
+    return Runner(app=bare, app_name=app_name, **services)
 
 
 def _span_content_config() -> Any:

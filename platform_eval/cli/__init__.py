@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -514,6 +515,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.debug else logging.ERROR if args.quiet else logging.WARNING,
         format="platform-eval: %(levelname)s: %(message)s",
     )
+    if not args.debug:
+        # google-adk says its evaluators and simulators are experimental each time a run
+        # builds one: notices for ADK's developers, which break the progress line.
+        warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
     try:
         # convert-traces reads local files, and the emulator only for ``emulator:``.
         if getattr(args, "needs_target", False) or wants_emulator(getattr(args, "traces", None)):
