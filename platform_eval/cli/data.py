@@ -89,12 +89,13 @@ def _problems(loaded: formats.LoadedFile) -> list[str | formats.Problem]:
         return problems
     if loaded.kind == formats.Kind.EVAL_CONFIG:
         config, _ = formats.parse_eval_config(loaded.data, loaded.path)
-        unknown = [name for name in config.criteria if name not in metrics.REGISTRY]
-        found: list[str | formats.Problem] = [
-            f"{path}: criteria.{name}: no target here computes the metric {name!r}; known: "
-            f"{', '.join(sorted(metrics.REGISTRY))}"
-            for name in unknown
-        ]
+        found: list[str | formats.Problem] = []
+        # Each criterion resolved as `run` resolves it: names, options and argument rules.
+        for name, metric in zip(config.criteria, config.run_metrics(), strict=True):
+            try:
+                metrics.resolve(metric)
+            except metrics.MetricError as exc:
+                found.append(f"{path}: criteria.{name}: {exc}")
         for name, threshold in config.thresholds().items():
             problem = metrics.threshold_problem(name, threshold)
             if problem:

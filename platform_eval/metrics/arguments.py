@@ -11,6 +11,7 @@ a comparison is ADK's exactly.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -60,6 +61,7 @@ class Rule:
         return math.isfinite(actual) and abs(actual - expected) <= self.tolerance
 
 
+_NAMED_RULES = ("exact", "ignore", "contains", "case_insensitive")
 EXACT = Rule("exact")
 IGNORE = Rule("ignore")
 
@@ -71,10 +73,13 @@ def _number(value: Any) -> bool:
 def parse_rule(raw: Any, where: str) -> Rule:
     """One rule as a config gives it; MetricError naming ``where`` for anything else."""
     if isinstance(raw, str):
-        if raw in ("exact", "ignore", "contains", "case_insensitive"):
+        if raw in _NAMED_RULES:
             return Rule(raw)
+        close = difflib.get_close_matches(raw, _NAMED_RULES, n=1, cutoff=0.6)
         raise MetricError(
-            f"{where}: unknown rule {raw!r}; rules: exact, ignore, contains, case_insensitive, "
+            f"{where}: unknown rule {raw!r}"
+            + (f" (did you mean {close[0]!r}?)" if close else "")
+            + "; rules: exact, ignore, contains, case_insensitive, "
             '{"regex": PATTERN}, {"tolerance": NUMBER}'
         )
     if isinstance(raw, dict) and len(raw) == 1:

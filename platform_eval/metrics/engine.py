@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -595,9 +596,11 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
         raise MetricError(conflict)
     info = REGISTRY.get(name)
     if info is None:
+        close = difflib.get_close_matches(name, REGISTRY, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(map(repr, close))}?" if close else ""
         raise MetricError(
-            f"metric {name!r} is not supported by the local engine; supported: "
-            f"{', '.join(sorted(REGISTRY))}"
+            f"metric {name!r} is not supported by the local engine; "
+            + (hint or "`platform-eval metrics list` shows every metric")
         )
     params = _params(metric)
     for key, value in params.items():

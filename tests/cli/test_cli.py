@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -119,3 +120,25 @@ def test_global_flags_are_taken_before_or_after_the_command(
     # Every global option has its value (or its default) whichever side it was given on.
     for name in ("project", "location", "endpoint", "quiet", "debug", "judge_cache"):
         assert name in args
+
+
+def test_validate_checks_a_config_as_run_does_and_suggests_what_was_meant(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = {
+        "criteria": {
+            "tool_trajectory_avg_score": {
+                "threshold": 1.0,
+                "args_match": {"get_weather": {"city": "case_insensitve"}},
+            },
+            "respnse_match_score": 0.5,
+        }
+    }
+    (work / "typos.json").write_text(json.dumps(config))
+    assert main(["-q", "validate", "typos.json"]) == 2
+    out = capsys.readouterr().out
+    assert "unknown rule 'case_insensitve' (did you mean 'case_insensitive'?)" in out
+    assert "did you mean 'response_match_score'" in out
+    run = ["-q", "run", "data/weather.evalset.json", "--config", "typos.json"]
+    assert main(run) == 2  # run refuses the same file
+    assert "case_insensitve" in capsys.readouterr().err
