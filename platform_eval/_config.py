@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -90,6 +91,10 @@ def service_base_url(location: str) -> str:
     return f"https://{location}-aiplatform.googleapis.com"
 
 
+#: A host name, an IPv4 address or a bracketed IPv6 one (urlsplit drops the brackets).
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|[0-9A-Fa-f:.]+")
+
+
 def _normalize_endpoint(endpoint: str) -> str:
     endpoint = endpoint.strip().rstrip("/")
     if not endpoint:
@@ -99,6 +104,22 @@ def _normalize_endpoint(endpoint: str) -> str:
     scheme = endpoint.split("://", 1)[0]
     if scheme not in ("http", "https"):
         raise ConfigurationError(f"api_endpoint must be http:// or https://, got {scheme}://")
+    parts = urllib.parse.urlsplit(endpoint)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    host = parts.hostname or ""
+    if host in ("http", "https") and parts.path.startswith("//"):
+        raise ConfigurationError(
+            f"endpoint {shown_url(endpoint)!r}: a ':' is missing after {host} "
+            f"(did you mean {host}:{parts.path}?)"
+        )
+    if not host or port == -1 or parts.query or parts.fragment or not _HOST.fullmatch(host):
+        raise ConfigurationError(
+            f"endpoint {shown_url(endpoint)!r} is not a host[:port] or an http(s) URL of one "
+            "(e.g. localhost:8765, http://127.0.0.1:8765)"
+        )
     return endpoint
 
 

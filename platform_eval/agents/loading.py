@@ -9,6 +9,7 @@ returning one of them.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -186,6 +187,16 @@ async def load_agent(spec: str) -> LoadedAgent:
         origin = Path(getattr(module, "__file__", "") or "")
         files = _source_files(origin.parent) if origin.name == "__init__.py" else [origin]
         fingerprint, reset = _fingerprint(files), _reset_function(module, spec)
+    elif not path.exists() and ":" not in spec:
+        near = (
+            difflib.get_close_matches(
+                path.name, [p.name for p in path.resolve().parent.glob("*") if p.is_dir()], n=1
+            )
+            if path.resolve().parent.is_dir()
+            else []
+        )
+        hint = f" (did you mean {str(path.parent / near[0])!r}?)" if near else ""
+        raise AgentLoadError(f"--agent {spec}: no such folder or file{hint}")
     else:
         raise AgentLoadError(
             f"--agent {spec}: expected an agent folder (what `adk eval` takes), an agent.py "

@@ -142,3 +142,32 @@ def test_validate_checks_a_config_as_run_does_and_suggests_what_was_meant(
     run = ["-q", "run", "data/weather.evalset.json", "--config", "typos.json"]
     assert main(run) == 2  # run refuses the same file
     assert "case_insensitve" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "said"),
+    [
+        (
+            "http//localhost:8765",
+            "a ':' is missing after http (did you mean http://localhost:8765?)",
+        ),
+        ("localhost:99999", "'http://localhost:99999' is not a host[:port]"),
+        ("http://127.0.0.1:port", "'http://127.0.0.1:port' is not a host[:port]"),
+    ],
+)
+def test_an_endpoint_that_is_no_address_is_named_as_such(
+    work: Path, capsys: pytest.CaptureFixture[str], endpoint: str, said: str
+) -> None:
+    assert main(["-q", "--endpoint", endpoint, "runs", "list"]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_misspelled_agent_folder_is_called_missing(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (work / "my_agent").mkdir()
+    run = ["-q", "run", "data/weather.evalset.json", "--metrics", "exact_match"]
+    assert main([*run, "--agent", "my_agnet"]) == 2
+    assert "--agent my_agnet: no such folder or file (did you mean 'my_agent'?)" in (
+        capsys.readouterr().err
+    )
