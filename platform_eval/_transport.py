@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import platform
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -28,6 +29,24 @@ from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retr
 from ._version import __version__
 
 _logger = logging.getLogger("platform_eval.http")
+
+#: ``scheme://user:password@`` in a logged line.
+_USERINFO = re.compile(r"(\w+://)[^/\s@]+@")
+
+
+class _NoUserinfo(logging.Filter):
+    """httpx logs each request's URL whole: an endpoint's user and password would reach
+    ``--debug`` output and log files. They are replaced before any handler sees the line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "@" in message:
+            record.msg, record.args = _USERINFO.sub(r"\1***@", message), ()
+        return True
+
+
+for _name in ("httpx", "httpcore"):
+    logging.getLogger(_name).addFilter(_NoUserinfo())
 
 #: Responses at least this large are decoded with the garbage collector paused (``_gc``).
 LARGE_BODY = 64 * 1024

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from conftest import FAST_RETRY, free_port
@@ -67,3 +68,22 @@ def test_async_client_repr_has_no_credentials() -> None:
     client = AsyncClient("p", api_endpoint="http://127.0.0.1:1", credentials=_credentials())
     assert TOKEN not in repr(client)
     assert "Credentials" not in repr(client)
+
+
+def test_debug_logs_never_show_an_endpoints_password(emulator: Any, tmp_path: Any) -> None:
+    """httpx logs every request's URL: with --debug, an endpoint's user and password would be
+    in the output (and in any CI log that keeps it)."""
+    import subprocess
+    import sys
+
+    url = emulator.url.replace("http://", "http://admin:s3cret-pw@")
+    done = subprocess.run(
+        [sys.executable, "-m", "platform_eval.cli", "--debug", "--endpoint", url, "runs", "list"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "HTTP Request: GET http://***@127.0.0.1" in done.stderr
+    assert "s3cret-pw" not in done.stderr + done.stdout
