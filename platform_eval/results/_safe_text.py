@@ -34,7 +34,15 @@ def xml_text(text: str) -> str:
 
 
 def spreadsheet_cell(value: object) -> object:
-    """A text cell that a spreadsheet would run as a formula, quoted to be read as text."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
+    """A text cell that a spreadsheet would run as a formula, quoted to be read as text; and
+    every line of it, since a reader that takes a carriage return for the end of a row would
+    start a new cell there (line breaks are written as newlines, never a bare carriage
+    return)."""
+    if not isinstance(value, str):
+        return value
+    text = value.replace("\r\n", "\n").replace("\r", "\n")
+    if text is value and not text.startswith(_FORMULA_START) and "\n" not in text:
+        return value
+    return "\n".join(
+        "'" + line if line.startswith(_FORMULA_START) else line for line in text.split("\n")
+    )

@@ -63,3 +63,19 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_quoted() -> None:
     assert rows[1]["candidate"] == "'@agent"
     assert rows[1]["explanation"] == "'-1+2"
     assert rows[1]["score"] == "1.0"  # numbers are left as they are
+
+
+def test_a_carriage_return_before_a_formula_starts_no_live_cell() -> None:
+    """A reader that ends a row at a carriage return would start a new cell at ``=...``: every
+    line of a cell is quoted, and line breaks are written as newlines."""
+    run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/1"})
+    run.state = "SUCCEEDED"  # type: ignore[assignment]
+    hostile = 'ok\r=HYPERLINK("http://x")'
+    row = Row("case\r@cmd", "i", None, "agent", "exact_match", 1.0, 0.5, hostile, ())
+    text = RunResults(run, [row]).to_csv()
+    assert "\r" not in text
+    [read] = list(csv.DictReader(io.StringIO(text)))
+    assert read["evalCaseId"] == "case\n'@cmd"
+    assert read["explanation"] == 'ok\n\'=HYPERLINK("http://x")'
+    for line in text.splitlines():
+        assert not line.startswith(("=", "@", "+")), line
