@@ -127,6 +127,8 @@ def test_a_v1_answer_leaves_out_what_only_v1beta1_has(sync_client: Any, emulator
             "evaluationExperiment": experiment.name,
         }
     )
+    # Done first: a run moving on between the reads below would differ for that reason alone.
+    sync_client.wait_for_run(run, poll_interval=0.02, timeout=30)
     beta = httpx.get(f"{emulator.url}/v1beta1/{run.name}").json()
     one = httpx.get(f"{emulator.url}/v1/{run.name}").json()
     assert beta["evaluationExperiment"] == experiment.name
