@@ -28,6 +28,7 @@ from pathlib import Path
 
 from google.api_core import exceptions as core
 
+from .._env import positive_number
 from .._operations import jsonl
 from ..client import AsyncClient
 from ..errors import APIConnectionError, TargetUnreachableError
@@ -200,6 +201,13 @@ def _labelled(key: str, build: Callable[[], EvaluationItem], set_id: str) -> Eva
     return item.model_copy(update={"labels": labels})
 
 
+#: How long one import may take to finish (seconds) before its items are created one by one
+#: instead: an import that never ends must not hold an upload for ever (the emulator's take
+#: milliseconds, the service's seconds). ``PLATFORM_EVAL_IMPORT_WAIT`` sets it.
+IMPORT_WAIT_ENV = "PLATFORM_EVAL_IMPORT_WAIT"
+DEFAULT_IMPORT_WAIT = 300.0
+
+
 def _import_chunks(
     todo: list[PendingItem], set_id: str, report: Callable[[int, Failure | None], None]
 ) -> Iterator[tuple[list[PendingItem], bytes]]:
@@ -250,7 +258,7 @@ async def _import_items(
                 gcs_destination=destination,
                 request_id=f"pe-import-{key_label(set_id + '|' + '|'.join(keys))}",
             )
-            imported = await future.wait()
+            imported = await future.wait(positive_number(IMPORT_WAIT_ENV, DEFAULT_IMPORT_WAIT))
         except asyncio.CancelledError:
             raise
         except Exception:
