@@ -168,7 +168,18 @@ def expected_events(invocation: adk.Invocation, agent: str) -> list[AgentEvent]:
         if final.role is None:
             final = final.model_copy(update={"role": "model"})
         events.append(AgentEvent(author=agent, content=final))
+    elif _says_something(events):
+        # No final response, but the agent said things on the way (intermediate responses):
+        # an empty final answer says so, or the last of those would be read as the final one
+        # (ADK's reference is empty there, unless include_intermediate_responses_in_final).
+        empty = construct(genai_types.Part, text="")
+        events.append(AgentEvent(author=agent, content=_content("model", [empty])))
     return events
+
+
+def _says_something(events: list[AgentEvent]) -> bool:
+    last = events[-1].content if events else None
+    return last is not None and any(p.text for p in last.parts or [])
 
 
 def agent_name(eval_case: adk.EvalCase, default: str) -> str:

@@ -92,15 +92,17 @@ def _turn_invocation(events: Sequence[AgentEvent]) -> Invocation:
             if call is not None:
                 calls.append(_new_tuple(ToolCall, (call.name or "", call.args or {})))
         else:
-            text = content_text(content)
+            has_text = any(p.text is not None and not p.thought for p in parts)
+            text = content_text(content) if has_text else None
             if not from_user:
                 calls.extend(_tool_calls(content))
-        if text:
-            if from_user:
-                user_texts.append(text)
-            else:
-                # The last agent text of the turn is its final response.
+        if text is not None:
+            if not from_user:
+                # The last agent text of the turn is its final response; an empty one says
+                # the turn has none (an expected turn with intermediate responses only).
                 final_text = text
+            elif text:
+                user_texts.append(text)
     return _new_tuple(Invocation, ("\n".join(user_texts), tuple(calls), final_text))
 
 

@@ -143,7 +143,11 @@ def _events(agent_data: AgentData) -> tuple[list[Any], dict[str, Any]]:
         turn_details = _app_details(known, [event.author for event in turn.events or []])
         if turn_details is not None:
             details[invocation_id] = turn_details
-        for event in turn.events or []:
+        turn_events = list(turn.events or [])
+        # An expected turn with intermediate responses and no final one ends with an empty
+        # answer (formats.convert): its texts are then not final, as ADK reads that turn.
+        no_final = bool(turn_events) and _empty_answer(turn_events[-1])
+        for event in turn_events[:-1] if no_final else turn_events:
             stamp = event.event_time.timestamp() if event.event_time else 0.0
             events.append(
                 Event(
@@ -151,6 +155,7 @@ def _events(agent_data: AgentData) -> tuple[list[Any], dict[str, Any]]:
                     content=event.content,
                     invocation_id=invocation_id,
                     timestamp=stamp,
+                    partial=no_final and not _is_user(event) and event.author != "user",
                 )
             )
     return events, details
@@ -158,6 +163,15 @@ def _events(agent_data: AgentData) -> tuple[list[Any], dict[str, Any]]:
 
 def _is_user(event: Any) -> bool:
     return event.content is not None and event.content.role == "user"
+
+
+def _empty_answer(event: Any) -> bool:
+    parts = (event.content.parts if event.content is not None else None) or []
+    return (
+        event.author != "user"
+        and bool(parts)
+        and all(p.text == "" and not p.function_call and not p.function_response for p in parts)
+    )
 
 
 def _known_agents(agent_data: AgentData) -> dict[str, Any]:

@@ -298,7 +298,7 @@ def test_a_conversation_scenario_runs_with_the_simulator_and_is_scored(
 @pytest.mark.parametrize(
     ("agent", "expected"),
     [
-        ("agents/nowhere", "expected an agent folder"),
+        ("agents/nowhere", "--agent agents/nowhere: no such folder or file"),
         ("agents", "this one has neither"),
         ("agents.travel_agent.agent:no_such_agent", "has no 'no_such_agent'"),
         ("agents/broken", "importing the agent raised ZeroDivisionError"),
