@@ -91,7 +91,8 @@ def _problems(loaded: formats.LoadedFile) -> list[str | formats.Problem]:
         config, _ = formats.parse_eval_config(loaded.data, loaded.path)
         found: list[str | formats.Problem] = []
         # Each criterion resolved as `run` resolves it: names, options and argument rules.
-        for name, metric in zip(config.criteria, config.run_metrics(), strict=True):
+        run_names = [name for name in config.criteria if name not in config.code_metrics]
+        for name, metric in zip(run_names, config.run_metrics(), strict=True):
             try:
                 metrics.resolve(metric)
             except metrics.MetricError as exc:

@@ -19,6 +19,7 @@ from ..formats.load import holds_answers
 from ..judges import Judging, usage_report
 from ..metrics.computable import SAFETY_ON_SERVICE, why_not_computable
 from ..results import RunResults, compare, fetch_results, merge_runs
+from ..results.code_metrics import with_code_metrics
 from ..results.model import NOT_CHECKED_REASON
 from ..results.pairwise import PairwiseReport, pairwise
 from ..results.render import judge_line
@@ -233,6 +234,13 @@ def _chosen_metrics(
     try:
         chosen, from_config = jobs.choose_metrics(named or None, config)
     except ValueError:
+        if config is not None and config.code_metrics:
+            raise UsageError(
+                f"{args.config}: its metrics are local code metrics only "
+                f"({', '.join(config.code_metrics)}), computed on a run's results; the run "
+                "needs one metric the target computes too: add --metrics (e.g. --metrics "
+                "rouge_1) or list one in metrics_to_run"
+            ) from None
         raise UsageError("no metrics: pass --metrics m1,m2 or --config eval_config.json") from None
     given = _thresholds(args.threshold or [])
     names = [str(to_metric(m).metric) for m in chosen]
@@ -443,6 +451,8 @@ def run(args: argparse.Namespace, target: Target) -> int:
         return EXIT_OK
     finished = _wait(target, started, args.quiet, args.timeout)
     results = fetch_results(client, finished, thresholds=thresholds, items=items, case_ids=case_ids)
+    if config is not None and config.code_metrics:
+        results = with_code_metrics(results, config.code_metrics, thresholds)
     judging = _judging(target)
     misses = judging.replay_misses if judging is not None else []
     if misses:

@@ -7,7 +7,9 @@ camelCase or snake_case. Options are normalized to snake_case.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic.alias_generators import to_snake
@@ -50,9 +52,36 @@ class Criterion:
 
 
 @dataclass(frozen=True)
+class CodeMetricSource:
+    """A metric an agents-cli config defines in Python (``custom_function``, or the file of
+    ``custom_function_file``): run locally by ``metrics.code_metrics``."""
+
+    name: str
+    source: str
+    #: The file the source is in, or ``<config>:custom_metrics[i].custom_function``.
+    origin: str
+
+
+def code_problem(source: str, origin: str) -> str | None:
+    """What makes a code metric's source unusable: it does not parse, or has no ``evaluate``."""
+    try:
+        tree = ast.parse(source, filename=origin)
+    except SyntaxError as exc:
+        return f"{origin} does not parse: line {exc.lineno}: {exc.msg}"
+    defined = {
+        node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    if "evaluate" not in defined:
+        return f"{origin} defines no function evaluate(instance)"
+    return None
+
+
+@dataclass(frozen=True)
 class EvalConfig:
     criteria: dict[str, Criterion]
     custom_metrics: dict[str, Any] = field(default_factory=dict)
+    #: Metrics the evaluating process computes with the user's code (agents-cli).
+    code_metrics: dict[str, CodeMetricSource] = field(default_factory=dict)
     user_simulator_config: dict[str, Any] | None = None
     source: str | None = None
 
@@ -71,8 +100,13 @@ class EvalConfig:
     def run_metrics(self) -> list[EvaluationRunMetric]:
         """The criteria as run metrics: ``match_type``/``ignore_args`` travel in
         ``computationBasedMetricSpec``, a criterion's rubrics and judge in
-        ``rubricBasedMetricSpec``."""
-        return [_run_metric(criterion) for criterion in self.criteria.values()]
+        ``rubricBasedMetricSpec``; an agents-cli ``prompt_template`` metric as an LLM metric.
+        Code metrics are not run metrics: the evaluating process computes them."""
+        return [
+            _run_metric(criterion, self.custom_metrics.get(name))
+            for name, criterion in self.criteria.items()
+            if name not in self.code_metrics
+        ]
 
 
 #: Beyond ADK: per-argument rules of the trajectory criteria, the keys of a final state match.
@@ -90,7 +124,15 @@ ADK_JUDGED_CRITERIA = (
 )
 
 
-def _run_metric(criterion: Criterion) -> EvaluationRunMetric:
+def _run_metric(criterion: Criterion, custom: Any = None) -> EvaluationRunMetric:
+    if isinstance(custom, dict) and custom.get("prompt_template"):
+        # agents-cli's LLM metric: what the SDK's LLMMetric(prompt_template=...) sends.
+        spec: dict[str, Any] = {"metricPromptTemplate": custom["prompt_template"]}
+        if custom.get("system_instruction"):
+            spec["systemInstruction"] = custom["system_instruction"]
+        return EvaluationRunMetric.model_validate(
+            {"metric": criterion.metric, "metricConfig": {"llmBasedMetricSpec": spec}}
+        )
     params: dict[str, Any] = {
         key: value
         for key, value in criterion.options.items()
@@ -218,13 +260,73 @@ def _agents_cli_config(
         problems.append(Problem(file, "$.metrics_to_run", "expected a list of metric names"))
         names = []
     custom: dict[str, Any] = {}
+    code: dict[str, CodeMetricSource] = {}
     for index, entry in enumerate(data.get("custom_metrics") or []):
+        where = f"$.custom_metrics[{index}]"
         if not isinstance(entry, dict) or "name" not in entry:
-            problems.append(
-                Problem(file, f"$.custom_metrics[{index}]", "expected an object with a name")
-            )
+            problems.append(Problem(file, where, "expected an object with a name"))
             continue
-        custom[entry["name"]] = {k: v for k, v in entry.items() if k != "name"}
+        name = str(entry["name"])
+        custom[name] = {k: v for k, v in entry.items() if k != "name"}
+        found = _code_source(entry, file, where, problems)
+        if found is not None:
+            code[name] = found
+    for index, name in enumerate(names):
+        entry = custom.get(name)
+        if entry is not None and entry.get("execution") == "remote":
+            problems.append(
+                Problem(
+                    file,
+                    f"$.metrics_to_run[{index}]",
+                    f"{name!r} is a remote code-execution metric (execution: remote), which "
+                    "platform-eval does not send yet: run it locally (drop `execution: remote`) "
+                    "or with agents-cli",
+                )
+            )
     return EvalConfig(
-        {name: Criterion(name, None) for name in names}, custom_metrics=custom, source=file
+        {name: Criterion(name, None) for name in names},
+        custom_metrics=custom,
+        code_metrics={name: source for name, source in code.items() if name in names},
+        source=file,
     )
+
+
+def _code_source(
+    entry: dict[str, Any], file: str | None, where: str, problems: list[Problem]
+) -> CodeMetricSource | None:
+    """A ``custom_function`` / ``custom_function_file`` metric's source, read and checked
+    (as agents-cli reads it: the file relative to the config's folder)."""
+    inline, named = entry.get("custom_function"), entry.get("custom_function_file")
+    if inline is None and named is None:
+        return None
+    if inline is not None and named is not None:
+        problems.append(
+            Problem(file, where, "give custom_function or custom_function_file, not both")
+        )
+        return None
+    if named is not None:
+        where += ".custom_function_file"
+        if not isinstance(named, str) or not named:
+            problems.append(Problem(file, where, "expected the path of a Python file"))
+            return None
+        path = Path(named) if Path(named).is_absolute() else Path(file or ".").parent / named
+        try:
+            source = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            problems.append(Problem(file, where, f"cannot read {path}: {exc.strerror or exc}"))
+            return None
+        except UnicodeDecodeError:
+            problems.append(Problem(file, where, f"{path} is not UTF-8 text"))
+            return None
+        origin = str(path)
+    else:
+        where += ".custom_function"
+        if not isinstance(inline, str):
+            problems.append(Problem(file, where, "expected Python source defining evaluate()"))
+            return None
+        source, origin = inline, f"{file or 'config'}:{where[2:]}"
+    problem = code_problem(source, origin)
+    if problem is not None:
+        problems.append(Problem(file, where, problem))
+        return None
+    return CodeMetricSource(str(entry["name"]), source, origin)

@@ -1,0 +1,126 @@
+"""agents-cli configs' local code metrics (custom_function, custom_function_file): read as
+agents-cli reads them, run in the evaluating process as the GenAI Eval SDK runs them, each
+failure that case's alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from platform_eval.cli import main
+
+CONFIG = """\
+metrics_to_run:
+  - rouge_1
+  - agent_turn_count
+  - answer_words
+custom_metrics:
+  - name: agent_turn_count
+    custom_function: |
+      def evaluate(instance):
+          turns = (instance.get("agent_data") or {}).get("turns", [])
+          return {"score": len(turns), "explanation": "turns counted"}
+  - name: answer_words
+    custom_function_file: words.py
+  - name: not_run
+    custom_function: |
+      def evaluate(instance):
+          raise AssertionError("only metrics_to_run run")
+"""
+
+WORDS = """\
+def evaluate(instance):
+    text = instance["response"]["parts"][0]["text"]
+    if instance.get("reference") is None:
+        raise ValueError("a case without a reference")
+    return len(text.split())
+"""
+
+
+def test_code_metrics_score_each_case_with_the_users_function(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (work / "eval_config.yaml").write_text(CONFIG)
+    (work / "words.py").write_text(WORDS)
+    run = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
+    assert main(["-q", *run, "--config", "eval_config.yaml", "--format", "json"]) == 0
+    rows = {r["metric"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert set(rows) == {"rouge_1", "agent_turn_count", "answer_words"}
+    assert rows["agent_turn_count"]["score"] == 3.0
+    assert rows["agent_turn_count"]["explanation"] == "turns counted"
+    assert rows["answer_words"]["score"] == 2.0
+
+
+def test_a_function_that_raises_leaves_that_case_not_evaluated_with_its_last_line(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (work / "eval_config.yaml").write_text(CONFIG)
+    (work / "words.py").write_text(WORDS.replace("is None", "is not None"))
+    run = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
+    main(["-q", *run, "--config", "eval_config.yaml", "--format", "json"])
+    rows = {r["metric"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["answer_words"]["status"] == "NOT_EVALUATED"
+    assert rows["answer_words"]["explanation"] == (
+        "not evaluated: ValueError: a case without a reference"
+    )
+    assert rows["agent_turn_count"]["score"] == 3.0  # the others go on
+
+
+@pytest.mark.parametrize(
+    ("entry", "where", "said"),
+    [
+        (
+            "    custom_function_file: missing.py\n",
+            "$.custom_metrics[0].custom_function_file",
+            "cannot read",
+        ),
+        (
+            "    custom_function: |\n      def score(i):\n          return 1\n",
+            "$.custom_metrics[0].custom_function",
+            "defines no function evaluate(instance)",
+        ),
+        (
+            "    custom_function: |\n      def evaluate(i)\n          return 1\n",
+            "$.custom_metrics[0].custom_function",
+            "does not parse: line 1",
+        ),
+    ],
+)
+def test_a_code_metric_that_cannot_run_is_refused_before_anything_is_uploaded(
+    work: Path, capsys: pytest.CaptureFixture[str], entry: str, where: str, said: str
+) -> None:
+    config = "metrics_to_run:\n  - mine\ncustom_metrics:\n  - name: mine\n" + entry
+    (work / "eval_config.yaml").write_text(config)
+    for command in (
+        ["validate", "eval_config.yaml"],
+        ["run", "data/weather.evalset.json", "--config", "eval_config.yaml"],
+    ):
+        assert main(["-q", *command]) == 2
+        captured = capsys.readouterr()
+        said_all = captured.out + captured.err
+        assert "eval_config.yaml" in said_all and where in said_all and said in said_all, said_all
+    assert main(["-q", "runs", "list"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_agents_cli_scaffold_config_and_its_code_metric_are_read_as_agents_cli_reads_them(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """agents-cli 1.11's own scaffold files, from the installed google-agents-cli package."""
+    scaffold = _scaffold()
+    for name in ("eval_config.yaml", "response_quality.py"):
+        (work / name).write_text((scaffold / name).read_text())
+    assert main(["-q", "validate", "eval_config.yaml"]) == 0
+
+
+def _scaffold() -> Path:
+    try:
+        import google.agents.cli as agents_cli
+    except ImportError:
+        pytest.skip("google-agents-cli is not installed (the dev extra installs it)")
+    found = Path(agents_cli.__file__).parent / "scaffold" / "agents" / "adk" / "tests" / "eval"
+    if not (found / "eval_config.yaml").exists():
+        pytest.skip(f"no scaffold eval config in this google-agents-cli ({found})")
+    return found
