@@ -4,10 +4,11 @@ a loopback HTTP server whose answers no emulator would give."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,18 +20,20 @@ from platform_eval import AsyncClient, Client, errors
 
 
 @contextmanager
-def _serving(body: bytes, asked: list[str] | None = None) -> Iterator[str]:
-    """A loopback server answering every GET with 200 and ``body``; its URL. The paths asked
-    are kept in ``asked``."""
+def _serving(body: bytes | Callable[[int], bytes], asked: list[str] | None = None) -> Iterator[str]:
+    """A loopback server answering every GET with 200 and ``body`` (or ``body(n)`` for the
+    n-th request); its URL. The paths asked are kept in ``asked``."""
+    count = itertools.count(1)
 
     def answer(handler: BaseHTTPRequestHandler) -> None:
         if asked is not None:
             asked.append(handler.path)
+        body_now = body(next(count)) if callable(body) else body
         handler.send_response(200)
         handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(body)))
+        handler.send_header("content-length", str(len(body_now)))
         handler.end_headers()
-        handler.wfile.write(body)
+        handler.wfile.write(body_now)
 
     with _misbehaving(answer) as url:
         yield url
@@ -68,18 +71,10 @@ def _new_token_every_page(items: list[dict[str, Any]]) -> Iterator[tuple[str, li
     """Every list page has ``items`` and a next page token never given before."""
     asked: list[str] = []
 
-    def answer(handler: BaseHTTPRequestHandler) -> None:
-        asked.append(handler.path)
-        body = json.dumps(
-            {"evaluationItems": items, "nextPageToken": f"page-{len(asked)}"}
-        ).encode()
-        handler.send_response(200)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+    def page(number: int) -> bytes:
+        return json.dumps({"evaluationItems": items, "nextPageToken": f"page-{number}"}).encode()
 
-    with _misbehaving(answer) as url:
+    with _serving(page, asked) as url:
         yield url, asked
 
 
