@@ -160,3 +160,62 @@ def test_the_command_gives_up_waiting_and_exits_though_its_judge_is_silent(
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     assert took < 20, (took, done.stderr)
+
+
+def test_ctrl_c_while_judging_ends_the_command_at_once(
+    silence: threading.Event, tmp_path: Path
+) -> None:
+    """A real SIGINT while the judge is asked (and never answers): exit 130 within seconds,
+    one line saying what to do, no traceback."""
+    import signal
+
+    from fake_gemini import fake_gemini
+
+    config = {
+        "criteria": {
+            "final_response_match_v2": {
+                "threshold": 0.5,
+                "judge_model_options": {"num_samples": 1},
+            }
+        }
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with fake_gemini(_silent(silence)) as fake:
+        env = dict(os.environ, GOOGLE_GEMINI_BASE_URL=fake.url, GOOGLE_API_KEY="test-key")
+        env.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
+        command = [
+            sys.executable,
+            "-m",
+            "platform_eval.cli",
+            "-q",
+            "--judge-model",
+            "gemini-test",
+            "run",
+            str(SAMPLE_DATA / "weather.evalset.json"),
+            "--traces",
+            str(SAMPLE_DATA / "weather_traces.otlp.json"),
+            "--config",
+            "config.json",
+        ]
+        # A shell's background job starts with SIGINT ignored; the child gets the default.
+        process = subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            _until(lambda: fake.seen, timeout=60)  # judging has started
+            interrupted = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=30)
+            took = time.monotonic() - interrupted
+        finally:
+            process.kill()
+    assert process.returncode == 130, err
+    assert took < 5, took
+    assert "Traceback" not in err and "interrupted" in err
+    assert len(err.strip().splitlines()) <= 3, err
