@@ -45,6 +45,8 @@ DEFAULT_CONCURRENCY = 8
 MAX_ATTEMPTS = 6
 #: The longest wait between two tries, whatever Retry-After says.
 MAX_BACKOFF = 60.0
+#: Model tries in a row that fail alike (the same status, the same error) before judging stops.
+DEFAULT_STOP_AFTER = 10
 #: The longest judge answer kept (judges answer in a few hundred words).
 MAX_ANSWER_CHARS = 1 << 20
 #: How long one model call may take before it counts as failed (``--judge-timeout``).
@@ -166,12 +168,18 @@ class Judging:
         gemini: ModelBackend | None = None,
         litellm: ModelBackend | None = None,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        stop_after: int = DEFAULT_STOP_AFTER,
     ) -> None:
         if concurrency < 1:
             raise ValueError("the judge concurrency must be at least 1")
         if not call_timeout > 0:
             raise ValueError("the judge call timeout must be more than 0 seconds")
         self.call_timeout = call_timeout
+        self.stop_after = stop_after
+        #: Tries in a row that failed alike, how, and why judging stopped (None: it goes on).
+        self._streak = 0
+        self._streak_kind = ""
+        self._stopped: str | None = None
         self.model = model
         self.cache = JudgeCache(cache) if isinstance(cache, str | Path) else cache
         self.concurrency = concurrency
@@ -271,8 +279,14 @@ class Judging:
             with self._lock:
                 self.replay_misses.append(miss)
             raise JudgeUnavailableError(miss)
+        self._refuse_if_stopped()
         self._reserve_call(label)
-        answer = await self._call(model, contents, config)
+        try:
+            answer = await self._call(model, contents, config)
+        except BaseException:
+            with self._lock:
+                self._pending -= 1
+            raise
         if len(answer.text) > MAX_ANSWER_CHARS:
             # No judge writes a book: kept, it would sit in the cache users commit. The call
             # was made, and is counted.
@@ -316,39 +330,57 @@ class Judging:
             config = config.model_copy(update={"http_options": None})
         delay = 1.0
         for attempt in range(1, MAX_ATTEMPTS + 1):
+            self._refuse_if_stopped()
             try:
                 async with self._semaphore:
-                    return await asyncio.wait_for(
+                    answer = await asyncio.wait_for(
                         backend.generate(model, contents, config), self.call_timeout
                     )
-            except asyncio.CancelledError:
-                with self._lock:
-                    self._pending -= 1
-                raise
             except TimeoutError:
-                with self._lock:
-                    self._pending -= 1
-                raise JudgeUnavailableError(
+                raise self._failed(
+                    "timeout",
                     f"the judge model {model} did not answer within {self.call_timeout:g} s "
-                    "(--judge-timeout)"
+                    "(--judge-timeout)",
                 ) from None
             except RetryableError as busy:
+                said = f"the judge model {model} stayed busy after {attempt} tries: {busy}"
+                status = str(busy).split(" ", 1)[0].rstrip(":")
+                # 429 is a quota saying "slower", not an outage: retried, never counted.
+                failure = (
+                    JudgeUnavailableError(said) if status == "429" else self._failed(status, said)
+                )
                 if attempt == MAX_ATTEMPTS:
-                    with self._lock:
-                        self._pending -= 1
-                    raise JudgeUnavailableError(
-                        f"the judge model {model} stayed busy after {attempt} tries: {busy}"
-                    ) from None
+                    raise failure from None
                 wait = busy.retry_after if busy.retry_after is not None else delay
                 await asyncio.sleep(min(wait, MAX_BACKOFF))
                 delay = min(delay * 2, MAX_BACKOFF)
+                continue
             except Exception as exc:
-                with self._lock:
-                    self._pending -= 1
-                raise JudgeUnavailableError(
-                    f"the judge model {model} failed: {type(exc).__name__}: {exc}"
+                raise self._failed(
+                    type(exc).__name__,
+                    f"the judge model {model} failed: {type(exc).__name__}: {exc}",
                 ) from None
+            with self._lock:
+                self._streak = 0
+            return answer
         raise AssertionError("unreachable")
+
+    def _failed(self, kind: str, message: str) -> JudgeUnavailableError:
+        """Counts a failed try; ``stop_after`` in a row failing alike stop judging: an outage
+        is said once, not waited out call after call."""
+        with self._lock:
+            self._streak = self._streak + 1 if kind == self._streak_kind else 1
+            self._streak_kind = kind
+            if self._streak >= self.stop_after and self._stopped is None:
+                self._stopped = (
+                    f"judging stopped after {self._streak} judge model tries in a row failed "
+                    f"alike: {message}"
+                )
+        return JudgeUnavailableError(message)
+
+    def _refuse_if_stopped(self) -> None:
+        if self._stopped is not None:
+            raise JudgeUnavailableError(self._stopped)
 
     def close(self) -> None:
         self.cancel()

@@ -219,3 +219,32 @@ def test_ctrl_c_while_judging_ends_the_command_at_once(
     assert took < 5, took
     assert "Traceback" not in err and "interrupted" in err
     assert len(err.strip().splitlines()) <= 3, err
+
+
+def test_an_outage_stops_judging_after_ten_tries_failing_alike() -> None:
+    """A judge that answers 503 to everything: ten tries in a row fail alike, then judging
+    stops and every later call says why at once, instead of waiting out each call's retries."""
+    with model_judges(lambda seen: "never") as (judges, fake):
+        fake.fail_next(503, count=10_000, retry_after="0")
+        judging = judges.model
+        failures = []
+        for case in range(30):
+            label = CallLabel("m", f"case-{case}", "agent")
+            with pytest.raises(JudgeUnavailableError) as failed:
+                judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=label))
+            failures.append(str(failed.value))
+    assert len(fake.seen) == 10  # the tenth try in a row stopped it
+    assert failures[-1].startswith("judging stopped after 10 judge model tries in a row")
+    assert "503" in failures[-1]
+
+
+def test_a_quotas_429s_are_retried_and_never_stop_judging() -> None:
+    """Eleven 429s in a row (a quota saying "slower"): the first call gives up after its six
+    tries, and the second is answered; 503s alike would have stopped judging at ten."""
+    with model_judges(lambda seen: "yes") as (judges, fake):
+        fake.fail_next(429, count=11, retry_after="0")
+        judging = judges.model
+        with pytest.raises(JudgeUnavailableError, match="stayed busy after 6 tries"):
+            judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=LABEL))
+        reply = judging.run(judging.generate("gemini-test", ASK, None, sample=1, label=LABEL))
+    assert reply.text == "yes"
