@@ -31,8 +31,9 @@ def _files(
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if p.is_file()):
-                readable = child.suffix.lower() in suffixes
+            for child in sorted(p for p in path.rglob("*") if not p.is_dir()):
+                # A FIFO, a device or a broken link is no file to read: listed as skipped.
+                readable = child.is_file() and child.suffix.lower() in suffixes
                 (found if readable else skipped).append(child)
         else:
             found.append(path)
@@ -72,7 +73,14 @@ def validate(args: argparse.Namespace) -> int:
                 shown = ", ".join(map(str, traces))
                 print(f"ok: {shown}{together}: {len(conversations)} conversations")
     for path in skipped:
-        print(f"skipped: {path}: not a file platform-eval reads ({', '.join(READABLE_SUFFIXES)})")
+        why = (
+            f"not a file platform-eval reads ({', '.join(READABLE_SUFFIXES)})"
+            if path.is_file()
+            else "not a regular file (a pipe, a device or a broken link)"
+        )
+        print(f"skipped: {path}: {why}")
+    if not files:
+        problems.append(f"{', '.join(args.paths)}: no file platform-eval reads, nothing validated")
     for problem in problems:
         print(problem)
     if problems:

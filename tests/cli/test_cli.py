@@ -171,3 +171,19 @@ def test_a_misspelled_agent_folder_is_called_missing(
     assert "--agent my_agnet: no such folder or file (did you mean 'my_agent'?)" in (
         capsys.readouterr().err
     )
+
+
+def test_validate_on_a_folder_of_no_readable_file_says_so_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe")
+    (folder / "zero.json").symlink_to("/dev/zero")
+    assert main(["validate", str(folder)]) == 2
+    out = capsys.readouterr().out
+    assert f"skipped: {folder / 'pipe'}: not a regular file" in out
+    assert f"skipped: {folder / 'zero.json'}: not a regular file" in out
+    assert "no file platform-eval reads, nothing validated" in out
