@@ -52,13 +52,13 @@ class _NonFiniteError(Exception):
 
 
 def _refuse_constant(name: str) -> Any:
-    raise _NonFiniteError(f"{name} is not a JSON value")
+    raise _NonFiniteError(f"{name} is not a JSON value (JSON has no NaN or infinity)")
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _NonFiniteError(f"{text} is beyond a double's range")
+        raise _NonFiniteError(f"{text} is beyond a double's range (JSON has no infinity)")
     return value
 
 
@@ -91,10 +91,7 @@ def parse_json(raw: bytes, *, limits: Limits, what: str = "the request body") ->
     except RecursionError:
         problem = "$", too_deep(limits.json_depth)
     except _NonFiniteError as number:
-        problem = (
-            _non_finite_path(text),
-            f"{number} is beyond a double's range (JSON has no infinity)",
-        )
+        problem = _non_finite_path(text), str(number)
     except ValueError as exc:
         raise ApiError("INVALID_ARGUMENT", f"{what} is not valid JSON: {exc}") from None
     if problem is not None:

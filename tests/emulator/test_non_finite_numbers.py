@@ -59,7 +59,17 @@ def test_an_overflowing_number_is_a_400_naming_its_path(
     assert refused.status_code == 400, refused.text
     message = refused.json()["error"]["message"]
     assert f"at {path}:" in message and "beyond a double's range" in message
+    assert message.count("JSON has no") == 1  # said once
     _lists_still_work(http, base)
+
+
+def test_a_nan_is_named_once_for_what_it_is(http: httpx.Client, base: str) -> None:
+    body = b'{"displayName": "x", "metadata": {"score": NaN}}'
+    message = http.post(f"{base}/{EXPERIMENTS}", content=body).json()["error"]["message"]
+    assert message == (
+        "the request body at $.metadata.score: NaN is not a JSON value (JSON has no NaN or "
+        "infinity)"
+    )
 
 
 def test_an_overflowing_number_in_a_patch_is_refused(http: httpx.Client, base: str) -> None:
