@@ -10,11 +10,26 @@ from google.api_core import exceptions as core
 
 from .._sync import run_or_defer
 from ..client import AsyncClient, Client
+from ..errors import ConfigurationError
+from ..metrics.thresholds import threshold_problem
 from ..types import EvaluationItem, EvaluationRun
 from .model import RunResults, build, eval_case_id
 
 #: How many request items are read at once to name the eval case of each result.
 CONCURRENCY = 16
+
+
+def _check_recorded(run: EvaluationRun, given: Mapping[str, float]) -> None:
+    """A threshold recorded with the run that cannot judge anything (not a number, outside its
+    metric's range: the run's metadata edited by hand) is an error, never dropped or used."""
+    for metric, value in run.recorded_threshold_entries.items():
+        problem = None if metric in given else threshold_problem(metric, value)
+        if problem is not None:
+            raise ConfigurationError(
+                f"run {run.name}: the threshold recorded for {metric} ({value!r}) cannot be "
+                f"used: {problem}; give one (--threshold {metric}=X) or judge without the "
+                "recorded ones (--ignore-run-thresholds)"
+            )
 
 
 async def fetch_results_async(
@@ -28,6 +43,7 @@ async def fetch_results_async(
 ) -> RunResults:
     current = run if isinstance(run, EvaluationRun) and run.done else await client.get_run(run)
     if recorded:
+        _check_recorded(current, thresholds or {})
         thresholds = {**current.recorded_thresholds, **(thresholds or {})}
     if items is None:
         items = await client.get_results(current)

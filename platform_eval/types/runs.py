@@ -210,16 +210,21 @@ class EvaluationRun(WireModel):
     @property
     def recorded_thresholds(self) -> dict[str, float]:
         """The thresholds the run was started to be judged by, as ``record_thresholds`` keeps
-        them in the run's ``metadata`` (the field the API leaves to the caller's tracking)."""
-        ours = self.metadata.get(METADATA_KEY) if isinstance(self.metadata, dict) else None
-        recorded = ours.get("thresholds") if isinstance(ours, dict) else None
-        if not isinstance(recorded, dict):
-            return {}
+        them in the run's ``metadata`` (the field the API leaves to the caller's tracking).
+        Entries that are not numbers are left out here: ``recorded_threshold_entries`` has
+        them all, for a reader that refuses them."""
         return {
-            str(metric): float(value)
-            for metric, value in recorded.items()
+            metric: float(value)
+            for metric, value in self.recorded_threshold_entries.items()
             if isinstance(value, int | float) and not isinstance(value, bool)
         }
+
+    @property
+    def recorded_threshold_entries(self) -> dict[str, Any]:
+        """Every threshold entry of the run's metadata, as it is stored."""
+        ours = self.metadata.get(METADATA_KEY) if isinstance(self.metadata, dict) else None
+        recorded = ours.get("thresholds") if isinstance(ours, dict) else None
+        return {str(k): v for k, v in recorded.items()} if isinstance(recorded, dict) else {}
 
     @property
     def summary(self) -> dict[str, Any]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
-from factories import agent_data, call, reply, user
+from factories import agent_data, call, reply, request_item, user
 from rich.console import Console
 
 from platform_eval import Client
@@ -176,3 +177,34 @@ def test_results_of_an_evaluation_name_their_cases_without_reading_each_request(
     told, read, case_ids = asyncio.run(main())
     assert told.rows and [r.as_dict() for r in told.rows] == [r.as_dict() for r in read.rows]
     assert {r.eval_case_id for r in told.rows} == set(case_ids.values())
+
+
+@pytest.mark.parametrize(
+    ("recorded", "said"),
+    [
+        ({"exact_match": -5}, "-5 is outside the range of exact_match's scores"),
+        ({"exact_match": "high"}, "the threshold must be a number, not str"),
+    ],
+)
+def test_a_threshold_recorded_with_a_run_that_cannot_judge_is_an_error_not_dropped(
+    work: Path, capsys: pytest.CaptureFixture[str], recorded: dict[str, Any], said: str
+) -> None:
+    from platform_eval import connect
+    from platform_eval.cli import main
+
+    with connect() as target:
+        client = target.client
+        item = client.create_item(
+            request_item("x", golden={"text": "a"}, candidates=[{"candidate": "c", "text": "a"}])
+        )
+        run = client.create_run(
+            evaluation_set=client.create_set(display_name="s", items=[item]),
+            metrics=["exact_match"],
+            metadata={"platformEval": {"thresholds": recorded}},
+        )
+        client.wait_for_run(run, poll_interval=0.02, timeout=30)
+    assert main(["-q", "results", str(run.name)]) == 2
+    err = capsys.readouterr().err
+    assert "the threshold recorded for exact_match" in err and said in err
+    assert main(["-q", "results", str(run.name), "--ignore-run-thresholds"]) == 0
+    assert main(["-q", "results", str(run.name), "--threshold", "exact_match=1"]) == 0
