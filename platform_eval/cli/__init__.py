@@ -487,6 +487,13 @@ def _limit_options(start: argparse.ArgumentParser) -> None:
         metavar="N",
         help="connections open at once; beyond, new ones are closed (default 1,000)",
     )
+    limits.add_argument(
+        "--max-telemetry-mb",
+        type=_megabytes,
+        metavar="MIB",
+        help="OTLP exports kept for --traces emulator:; beyond, exports are refused until "
+        "read and cleared (default 64)",
+    )
 
 
 def program() -> int:

@@ -35,6 +35,7 @@ def emulator_start(args: argparse.Namespace) -> int:
             max_json_depth=args.max_json_depth,
             first_request_seconds=args.first_request_seconds,
             max_connections=args.max_connections,
+            max_telemetry_bytes=bytes_in(args.max_telemetry_mb) if args.max_telemetry_mb else None,
             auth_token=token,
             judges=judge_settings(args, db=args.db).judges(),
         )

@@ -28,9 +28,13 @@ class Limits:
     first_request_seconds: float = 10.0
     #: Connections open at once; beyond, new ones are closed at once.
     connections: int = 1000
+    #: Bytes of OTLP exports kept for ``GET /_emulator/otlp`` (the JSON kept); beyond, exports
+    #: are refused until the kept ones are read and cleared. Ten 40 MB exports made a 429 MB
+    #: answer and a 1.4 GB server.
+    telemetry_bytes: int = 64 * 2**20
 
     def __post_init__(self) -> None:
-        for name in ("body_bytes", "json_values", "connections"):
+        for name in ("body_bytes", "json_values", "connections", "telemetry_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive whole number, got {value!r}")

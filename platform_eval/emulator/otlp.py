@@ -56,15 +56,23 @@ def _decompressed(body: bytes, encoding: str, limit: int) -> bytes:
 class TelemetryStore:
     """The exports received, in order, as OTLP JSON objects."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, limit: int) -> None:
         self.store = store
+        self.limit = limit
 
     def add(self, signal: str, export: dict[str, Any]) -> None:
+        body = json.dumps(export, separators=(",", ":"), ensure_ascii=False)
         with self.store.transaction() as db:
-            db.execute(
-                "INSERT INTO telemetry (signal, body) VALUES (?, ?)",
-                (signal, json.dumps(export, separators=(",", ":"), ensure_ascii=False)),
-            )
+            (kept,) = db.execute("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM telemetry").fetchone()
+            if kept + len(body) > self.limit:
+                raise ApiError(
+                    "RESOURCE_EXHAUSTED",
+                    f"the emulator keeps {kept:,} bytes of OTLP exports and this one is "
+                    f"{len(body):,}: past its limit of {self.limit:,} (emulator start "
+                    "--max-telemetry-mb); read them (GET /_emulator/otlp, --traces emulator:) "
+                    "and clear them (DELETE /_emulator/otlp)",
+                )
+            db.execute("INSERT INTO telemetry (signal, body) VALUES (?, ?)", (signal, body))
 
     def exports_json(self) -> str:
         """The exports as one JSON list, from the JSON they are kept as, not decoded again."""
@@ -79,7 +87,7 @@ class TelemetryStore:
 
 class OtlpRoutes:
     def __init__(self, store: Store, limits: Limits) -> None:
-        self.telemetry = TelemetryStore(store)
+        self.telemetry = TelemetryStore(store, limits.telemetry_bytes)
         self.limits = limits
 
     def routes(self) -> list[Route]:
@@ -113,7 +121,10 @@ class OtlpRoutes:
         except ApiError as error:
             return error_response(error)
         if export:  # an empty export is valid and holds nothing
-            self.telemetry.add(signal, export)
+            try:
+                self.telemetry.add(signal, export)
+            except ApiError as error:
+                return error_response(error)
         if content_type == PROTOBUF:
             # An empty Export*ServiceResponse: all accepted.
             return Response(b"", media_type=PROTOBUF)

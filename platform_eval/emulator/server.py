@@ -65,6 +65,7 @@ class Emulator:
         max_json_depth: int | None = None,
         first_request_seconds: float | None = None,
         max_connections: int | None = None,
+        max_telemetry_bytes: int | None = None,
         auth_token: str | None = None,
     ) -> None:
         """Each ``max_*`` and ``first_request_seconds`` bounds what one request or connection may
@@ -75,6 +76,7 @@ class Emulator:
             "json_depth": max_json_depth,
             "first_request_seconds": first_request_seconds,
             "connections": max_connections,
+            "telemetry_bytes": max_telemetry_bytes,
         }
         self.limits = Limits(**{key: value for key, value in given.items() if value is not None})
         self.host = host

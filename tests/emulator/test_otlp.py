@@ -411,3 +411,20 @@ def test_per_message_log_events_of_the_older_conventions(tmp_path: Path) -> None
     (turn,) = conversation.agent_data.turns or []
     texts = [(e.author, p.text) for e in turn.events or [] for p in e.content.parts or []]
     assert texts == [("user", "What is 2+2?"), ("helper", "4.")]
+
+
+def test_kept_exports_are_capped_until_read_and_cleared() -> None:
+    """Exports pile up until someone reads them: past the cap the next is refused (429,
+    saying how to make room), and the answer that reads them stays bounded."""
+    recording = record(schema=2, content=True, turns=1).otlp_json()
+    size = len(json.dumps(recording, separators=(",", ":")))
+    with Emulator(max_telemetry_bytes=size * 3) as emulator:
+        for _ in range(3):
+            assert httpx.post(f"{emulator.url}/v1/traces", json=recording).status_code == 200
+        refused = httpx.post(f"{emulator.url}/v1/traces", json=recording)
+        assert refused.status_code == 429, refused.text
+        assert "DELETE /_emulator/otlp" in refused.json()["error"]["message"]
+        kept = httpx.get(f"{emulator.url}/_emulator/otlp")
+        assert len(kept.json()) == 3 and len(kept.content) <= size * 3 + 10
+        assert httpx.delete(f"{emulator.url}/_emulator/otlp").status_code == 200
+        assert httpx.post(f"{emulator.url}/v1/traces", json=recording).status_code == 200
