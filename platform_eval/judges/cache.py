@@ -143,13 +143,22 @@ class JudgeCache:
                 ).fetchone()
                 if row is not None or not record:
                     return None if row is None else int(row[0])
-                # One statement, so that two processes never give one occurrence twice.
-                self._db.execute(
-                    "INSERT OR IGNORE INTO judge_askers (request, asker, occurrence) "
-                    "SELECT ?, ?, COALESCE(MAX(occurrence) + 1, 0) FROM judge_askers "
-                    "WHERE request=?",
-                    (request, asker, request),
-                )
+                try:
+                    # One statement, so that two processes never give one occurrence twice.
+                    self._db.execute(
+                        "INSERT OR IGNORE INTO judge_askers (request, asker, occurrence) "
+                        "SELECT ?, ?, COALESCE(MAX(occurrence) + 1, 0) FROM judge_askers "
+                        "WHERE request=?",
+                        (request, asker, request),
+                    )
+                except sqlite3.OperationalError:
+                    # Another process holds the write lock: the asker gets the next
+                    # occurrence for now, unrecorded (its answer will not be kept either).
+                    (given,) = self._db.execute(
+                        "SELECT COALESCE(MAX(occurrence) + 1, 0) FROM judge_askers WHERE request=?",
+                        (request,),
+                    ).fetchone()
+                    return int(given)
                 (given,) = self._db.execute(
                     "SELECT occurrence FROM judge_askers WHERE request=? AND asker=?",
                     (request, asker),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import CancelledError, Future
@@ -27,7 +28,7 @@ from ..metrics.model_judge import (
     ModelReply,
 )
 from ..types import Content
-from .cache import JudgeCache, call_key
+from .cache import JudgeCache, JudgeCacheError, call_key
 from .models import (
     Answer,
     GenaiBackend,
@@ -38,6 +39,8 @@ from .models import (
 )
 
 T = TypeVar("T")
+
+_logger = logging.getLogger("platform_eval.judges")
 
 #: Calls in flight at once, across every case and metric being judged.
 DEFAULT_CONCURRENCY = 8
@@ -296,9 +299,13 @@ class Judging:
                 f"{label.metric} on case {label.case}; answers over {MAX_ANSWER_CHARS:,} are "
                 "refused and not cached"
             )
-        if self.cache is not None:
-            self.cache.put(key, model, answer.text, answer.usage)
         self._count(label, answer.usage, cached=False)
+        if self.cache is not None:
+            try:
+                self.cache.put(key, model, answer.text, answer.usage)
+            except JudgeCacheError as exc:
+                # The answer was paid for: it is used, and only its keeping is lost.
+                _logger.warning("a judge answer is used but not kept: %s", exc)
         return ModelReply(answer.text, answer.usage)
 
     # -- internals ----------------------------------------------------------------------------

@@ -228,3 +228,21 @@ def test_an_answer_past_the_size_cap_is_refused_and_not_cached(tmp_path: Path) -
         with pytest.raises(JudgeUnavailableError, match="answers over 1,048,576 are refused"):
             _ask_as(judges.model, LABEL)
         assert judges.model.cache is not None and len(judges.model.cache) == 0
+
+
+def test_an_answer_the_cache_cannot_keep_is_still_used(tmp_path: Path) -> None:
+    """Another process holds the cache file's write lock: the paid answer is used, and only
+    its keeping is lost (with a warning), not the answer."""
+    cache_file = tmp_path / "cache.sqlite"
+    with model_judges(lambda seen: "kept or not", cache=cache_file) as (judges, _):
+        judging = judges.model
+        assert judging.cache is not None
+        judging.cache._db.execute("PRAGMA busy_timeout=50")  # not 30 s in a test
+        other = sqlite3.connect(str(cache_file), isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        try:
+            assert _ask_as(judging, LABEL) == "kept or not"
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert len(judging.cache) == 0
