@@ -147,7 +147,7 @@ def test_compare_lists_the_regression_and_can_fail_on_it(tmp_path: Path) -> None
     done = _run("compare_runs.py", "--fail-on-regression", cwd=tmp_path)
     # One case: too few for a significance test; the any-drop rule decides, and says so.
     assert done.returncode == 1, done.stderr
-    assert "1 paired cases are too few for the permutation test" in done.stdout
+    assert "1 paired case is too few for the permutation test" in done.stdout
     done = _run("compare_runs.py", "--strict", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "regressed:" in done.stdout

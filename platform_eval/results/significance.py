@@ -272,8 +272,9 @@ def rule_line(test: MetricTest) -> str:
             f"{test.metric}: decided on {test.cases} paired cases by a paired permutation test "
             f"at alpha {test.alpha:g}, beyond a change of {test.min_delta:g}"
         )
+    cases = "1 paired case is" if test.cases == 1 else f"{test.cases} paired cases are"
     return (
-        f"{test.metric}: {test.cases} paired cases are too few for the permutation test to reach "
+        f"{test.metric}: {cases} too few for the permutation test to reach "
         f"alpha {test.alpha:g} (its smallest p is {smallest_p(test.cases):.3g}); decided by the "
         f"any-drop rule: a drop larger than {test.min_delta:g}, or a case gone from pass to fail, "
         "regresses"
