@@ -97,7 +97,7 @@ def _problems(loaded: formats.LoadedFile) -> list[str | formats.Problem]:
         return problems
     if loaded.kind == formats.Kind.EVAL_CONFIG:
         config, _ = formats.parse_eval_config(loaded.data, loaded.path)
-        found: list[str | formats.Problem] = []
+        found: list[str | formats.Problem] = list(config.code_problems())
         # Each criterion resolved as `run` resolves it: names, options and argument rules.
         run_names = [name for name in config.criteria if name not in config.code_metrics]
         for name, metric in zip(run_names, config.run_metrics(), strict=True):

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
-from ..formats import adk, load_eval_config, load_eval_set
+from ..formats import FormatError, adk, load_eval_config, load_eval_set
 from ..formats.config import EvalConfig
 from ..formats.load import holds_answers
 from ..judges import Judging, usage_report
@@ -231,6 +231,8 @@ def _chosen_metrics(
     # Read first, so that a config file's own problem (missing, not JSON, a bad value) is
     # reported as that, naming the file, and not as "no metrics".
     config = load_eval_config(args.config) if args.config else None
+    if config is not None and config.code_problems():
+        raise FormatError(config.code_problems())
     try:
         chosen, from_config = jobs.choose_metrics(named or None, config)
     except ValueError:

@@ -60,6 +60,9 @@ class CodeMetricSource:
     source: str
     #: The file the source is in, or ``<config>:custom_metrics[i].custom_function``.
     origin: str
+    #: Why it cannot run (a missing file, no ``evaluate``, a syntax error), said where it is
+    #: used (validate, run), as agents-cli says it; the config itself still loads.
+    problem: Problem | None = None
 
 
 def code_problem(source: str, origin: str) -> str | None:
@@ -87,6 +90,10 @@ class EvalConfig:
 
     def thresholds(self) -> dict[str, float]:
         return {name: c.threshold for name, c in self.criteria.items() if c.threshold is not None}
+
+    def code_problems(self) -> list[Problem]:
+        """What stops a code metric the config runs from running."""
+        return [m.problem for m in self.code_metrics.values() if m.problem is not None]
 
     def judge_model(self) -> str | None:
         """The judge model the criteria name (``judge_model_options.judge_model``; the first
@@ -310,14 +317,15 @@ def _code_source(
             problems.append(Problem(file, where, "expected the path of a Python file"))
             return None
         path = Path(named) if Path(named).is_absolute() else Path(file or ".").parent / named
+        name = str(entry["name"])
         try:
             source = path.read_text(encoding="utf-8")
         except OSError as exc:
-            problems.append(Problem(file, where, f"cannot read {path}: {exc.strerror or exc}"))
-            return None
+            why = f"cannot read {path}: {exc.strerror or exc}"
+            return CodeMetricSource(name, "", str(path), Problem(file, where, why))
         except UnicodeDecodeError:
-            problems.append(Problem(file, where, f"{path} is not UTF-8 text"))
-            return None
+            why = f"{path} is not UTF-8 text"
+            return CodeMetricSource(name, "", str(path), Problem(file, where, why))
         origin = str(path)
     else:
         where += ".custom_function"
@@ -326,7 +334,9 @@ def _code_source(
             return None
         source, origin = inline, f"{file or 'config'}:{where[2:]}"
     problem = code_problem(source, origin)
-    if problem is not None:
-        problems.append(Problem(file, where, problem))
-        return None
-    return CodeMetricSource(str(entry["name"]), source, origin)
+    return CodeMetricSource(
+        str(entry["name"]),
+        source,
+        origin,
+        None if problem is None else Problem(file, where, problem),
+    )
