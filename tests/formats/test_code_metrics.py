@@ -124,3 +124,27 @@ def _scaffold() -> Path:
     if not (found / "eval_config.yaml").exists():
         pytest.skip(f"no scaffold eval config in this google-agents-cli ({found})")
     return found
+
+
+def test_a_prompt_template_metric_becomes_the_llm_metric_the_sdk_sends() -> None:
+    from platform_eval.formats.config import parse_eval_config
+
+    config, problems = parse_eval_config(
+        {
+            "metrics_to_run": ["helpful", "rouge_1"],
+            "custom_metrics": [
+                {
+                    "name": "helpful",
+                    "prompt_template": "Is {response} helpful for {prompt}? Score 1 to 5.",
+                    "system_instruction": "Be strict.",
+                }
+            ],
+        },
+        "eval_config.yaml",
+    )
+    assert problems == []
+    helpful, rouge = config.run_metrics()
+    spec = helpful.metric_config.llm_based_metric_spec
+    assert helpful.metric == "helpful" and rouge.metric == "rouge_1"
+    assert spec.metric_prompt_template == "Is {response} helpful for {prompt}? Score 1 to 5."
+    assert spec.system_instruction == "Be strict."
