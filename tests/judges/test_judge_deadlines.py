@@ -117,6 +117,7 @@ def test_a_run_whose_judge_is_silent_can_be_cancelled_and_does_not_hold_the_next
         assert client.wait_for_run(later, poll_interval=0.05, timeout=10).state == "SUCCEEDED"
 
 
+@pytest.mark.slow  # a whole command in a process of its own
 def test_the_command_gives_up_waiting_and_exits_though_its_judge_is_silent(
     silence: threading.Event, tmp_path: Path
 ) -> None:
@@ -162,6 +163,7 @@ def test_the_command_gives_up_waiting_and_exits_though_its_judge_is_silent(
     assert took < 20, (took, done.stderr)
 
 
+@pytest.mark.slow  # a whole command in a process of its own
 def test_ctrl_c_while_judging_ends_the_command_at_once(
     silence: threading.Event, tmp_path: Path
 ) -> None:
