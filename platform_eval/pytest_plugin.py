@@ -55,6 +55,8 @@ class PlatformEval:
         from . import jobs
         from .results import fetch_results
 
+        if self.target.emulator is not None:
+            self._refuse_what_cannot_be_computed(metrics, config)
         evaluation = jobs.evaluate(
             self.client,
             eval_set,
@@ -77,6 +79,25 @@ class PlatformEval:
             items=evaluation.results,
             case_ids=evaluation.upload.case_ids,
         )
+
+    def _refuse_what_cannot_be_computed(
+        self, chosen: Sequence[Any] | None, config: str | Path | None
+    ) -> None:
+        """Before anything is uploaded, as the command line does: a judged metric with no
+        judge to decide it is an error here, not NOT_EVALUATED case after case."""
+        from . import jobs
+        from . import metrics as engine
+        from ._operations import to_metric
+        from .metrics.computable import why_not_computable
+
+        assert self.target.emulator is not None
+        named, _ = jobs.choose_metrics(chosen, config)
+        for metric in named:
+            why = why_not_computable(engine.resolve(to_metric(metric)), self.target.emulator.judges)
+            if why is not None:
+                raise ValueError(
+                    f"{why}: set PLATFORM_EVAL_JUDGE_MODEL for the test session's emulator"
+                )
 
 
 @pytest.fixture(scope="session")

@@ -33,3 +33,16 @@ def test_a_failure_lists_cases_metrics_and_verdicts(platform_eval: PlatformEval)
         results.assert_passed()
     message = str(caught.value)
     assert "paris-then-oslo [agent] response_match_score: 0.963 < 0.99" in message
+
+
+def test_a_judged_metric_with_no_judge_is_refused_before_anything_is_uploaded(
+    platform_eval: PlatformEval,
+) -> None:
+    uploaded = len(list(platform_eval.client.list_items()))
+    with pytest.raises(ValueError, match="'final_response_match_v2' is judged by a model"):
+        platform_eval.evaluate(
+            DATA / "weather.evalset.json",
+            traces=[DATA / "weather_traces.otlp.json"],
+            metrics=["final_response_match_v2"],
+        )
+    assert len(list(platform_eval.client.list_items())) == uploaded
