@@ -52,8 +52,12 @@ COLLECTIONS = (ITEMS, SETS, RUNS, EXPERIMENTS, METRICS)
 #: Each resource's long-running operations are kept under its name, as the service names them
 #: (and its revisions, ``REVISIONS``, too).
 OPERATIONS = "operations"
-#: The annotation of a run that keeps the items it was started on.
+#: The annotation of a run that keeps the items it was started on: their names in order, and
+#: each item as it was.
 RUN_INPUT = "input"
+RUN_INPUT_ITEMS = "names"
+RUN_INPUT_BODIES = "items"
+_SET_ITEMS = wire_name(EvaluationSet, "evaluation_items")
 _EMPTY = "type.googleapis.com/google.protobuf.Empty"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -699,11 +703,11 @@ class Backend:
     def _items_now(self, set_name: str) -> dict[str, Any]:
         """The set's item names and the items as they are now."""
         parent, set_id = split_name(set_name, SETS)
-        names: list[str] = (self.store.get(parent, SETS, set_id) or {}).get("evaluationItems") or []
+        names: list[str] = (self.store.get(parent, SETS, set_id) or {}).get(_SET_ITEMS) or []
         ids = [split_name(name, ITEMS)[1] for name in names]
         bodies = self.store.get_many(parent, ITEMS, ids)
         kept = {name: bodies[rid] for name, rid in zip(names, ids, strict=True) if rid in bodies}
-        return {"evaluationItems": names, "items": kept}
+        return {RUN_INPUT_ITEMS: names, RUN_INPUT_BODIES: kept}
 
     def frozen_run_input(self, run_name: str) -> dict[str, Any] | None:
         """The items a run on a set was started on: a run evaluates what it was started on,

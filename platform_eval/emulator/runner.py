@@ -39,7 +39,17 @@ from ..types import (
     SummaryMetrics,
     request_mode_problem,
 )
-from .backend import ApiError, Backend, cancelled_status, now, project_of, rpc_status, split_name
+from .backend import (
+    RUN_INPUT_BODIES,
+    RUN_INPUT_ITEMS,
+    ApiError,
+    Backend,
+    cancelled_status,
+    now,
+    project_of,
+    rpc_status,
+    split_name,
+)
 from .gcs import ObjectStore
 from .revisions import Revisions
 from .store import failure as store_failure
@@ -335,8 +345,8 @@ class RunExecutor:
                 items = self._revisions.frozen_items(data_source.evaluation_set_revision)
             elif (kept := self._backend.frozen_run_input(name)) is not None:
                 # The set's items as they were when the run was created.
-                items = list(kept.get("evaluationItems") or [])
-                frozen = kept.get("items") or {}
+                items = list(kept.get(RUN_INPUT_ITEMS) or [])
+                frozen = kept.get(RUN_INPUT_BODIES) or {}
             else:
                 source = self._backend.get_by_name(data_source.evaluation_set or "", SETS)
                 items = list(EvaluationSet.from_wire(source).evaluation_items or [])
