@@ -13,9 +13,9 @@ from pydantic import ValidationError
 
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
-from ..formats import FormatError, adk, load_eval_config, load_eval_set
+from ..formats import FormatError, adk, load_eval_config
 from ..formats.config import EvalConfig
-from ..formats.load import holds_answers
+from ..formats.load import eval_set_from, holds_answers, load
 from ..judges import Judging, usage_report
 from ..metrics.computable import SAFETY_ON_SERVICE, why_not_computable
 from ..results import RunResults, compare, fetch_results, merge_runs
@@ -400,9 +400,10 @@ def run(args: argparse.Namespace, target: Target) -> int:
     if agent and not is_file:
         raise UsageError("--agent needs an eval set file, not the name of an uploaded set")
     # Read once: the check below and the upload use the same parsed eval set.
-    eval_set = load_eval_set(source) if is_file else None
+    loaded = load(source) if is_file else None
+    eval_set = eval_set_from(loaded) if loaded is not None else None
     traces = args.traces
-    if is_file and not agent and not traces and holds_answers(source):
+    if loaded is not None and not agent and not traces and holds_answers(loaded):
         # An agents-cli trace file: its cases hold the agent's answers, graded as they are.
         traces = [str(source)]
     _check_computable(chosen, eval_set, target)

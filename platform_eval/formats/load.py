@@ -407,24 +407,31 @@ def _dataset_eval_set(loaded: LoadedFile) -> adk.EvalSet:
     return eval_set
 
 
-def holds_answers(path: str | Path) -> bool:
+def holds_answers(loaded: LoadedFile) -> bool:
     """An EvaluationDataset some of whose cases hold the agent's answers (``responses``): an
     agents-cli trace file, graded as it is."""
-    loaded = load(path)
     if loaded.kind != Kind.DATASET:
         return False
-    cases = loaded.data.get("eval_cases") or loaded.data.get("evalCases") or []
-    return any(isinstance(case, dict) and case.get("responses") is not None for case in cases)
+    try:
+        dataset = EvaluationDataset.model_validate(loaded.data)
+    except ValidationError:
+        return False  # eval_set_from says what is wrong with it
+    return any(case.graded for case in dataset.eval_cases)
+
+
+def eval_set_from(loaded: LoadedFile) -> adk.EvalSet:
+    """``load_eval_set`` for a file already read (``load``)."""
+    eval_set, problems = _eval_set_problems(loaded)
+    if problems or eval_set is None:
+        raise FormatError(problems)
+    return eval_set
 
 
 def load_eval_set(path: str | Path, text: str | None = None) -> adk.EvalSet:
     """An ADK eval set from an ``.evalset.json``, either older ``.test.json`` shape, or an
     Agent Platform EvaluationDataset (``*-dataset.json``), read as the eval set it holds
     (``text``: the file's text, when the caller read it already)."""
-    eval_set, problems = _eval_set_problems(load(path, text))
-    if problems or eval_set is None:
-        raise FormatError(problems)
-    return eval_set
+    return eval_set_from(load(path, text))
 
 
 def load_dataset(path: str | Path) -> EvaluationDataset:
