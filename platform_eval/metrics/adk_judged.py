@@ -100,16 +100,14 @@ def _evaluation(name: str) -> Any:
 # -- the criterion --------------------------------------------------------------------------
 
 
-def criterion(spec: MetricSpec, judge: ModelJudge) -> dict[str, Any]:
+def criterion(spec: MetricSpec, model: str) -> dict[str, Any]:
     """ADK's criterion for the metric, as its eval_config.json would give it: the fields the
-    run metric carries, the inline rubrics, the judge model (the config's, else ours)."""
+    run metric carries, the inline rubrics, the judge model (``Judges.model_for``)."""
     given = dict(spec.params.get("criterion") or {})
     options = dict(given.get("judge_model_options") or {})
-    if spec.params.get("judge_model"):
-        options.setdefault("judge_model", spec.params["judge_model"])
     if spec.params.get("num_samples") is not None:
         options.setdefault("num_samples", spec.params["num_samples"])
-    options.setdefault("judge_model", judge.model)
+    options["judge_model"] = model
     given["judge_model_options"] = options
     given.setdefault("threshold", 0.0)  # decides ADK's per-turn status only, never a score
     if spec.rubrics and "rubrics" not in given:
@@ -341,7 +339,7 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
     request, candidate = subject.request, subject.candidate
     if candidate.agent_data is None or not candidate.agent_data.turns:
         raise NotEvaluatedError("ADK's judged criteria read a candidate's AgentData turns")
-    fields = criterion(spec, judge)
+    fields = criterion(spec, judges.model_for(spec.params) or judge.model)
     model = fields["judge_model_options"]["judge_model"]
     label = CallLabel(spec.name, subject.case_id, candidate.candidate or "")
     call = _Call(judge, label, model)

@@ -240,16 +240,15 @@ class Judges:
     model: ModelJudge | None = None
 
     def model_for(self, params: Mapping[str, Any]) -> str | None:
-        """The model a metric is judged by: its own (``judge_model``, or its ADK criterion's
-        ``judge_model_options.judge_model``), else the model judge's; None without a model
-        judge."""
+        """The model a metric is judged by: its own (its ADK criterion's
+        ``judge_model_options.judge_model``, else ``judge_model``), else the model judge's;
+        None without a model judge. The one place this order is decided."""
         if self.model is None:
             return None
-        own = params.get("judge_model")
         criterion = params.get("criterion")
         options = criterion.get("judge_model_options") if isinstance(criterion, dict) else None
-        if not own and isinstance(options, dict):
-            own = options.get("judge_model")
+        own = options.get("judge_model") if isinstance(options, dict) else None
+        own = own or params.get("judge_model")
         return str(own) if own else self.model.model
 
     def close(self) -> None:
