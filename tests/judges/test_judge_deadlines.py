@@ -117,6 +117,25 @@ def test_a_run_whose_judge_is_silent_can_be_cancelled_and_does_not_hold_the_next
         assert client.wait_for_run(later, poll_interval=0.05, timeout=10).state == "SUCCEEDED"
 
 
+def _judged_command(work: Path, fake_url: str) -> tuple[list[str], dict[str, str]]:
+    """`platform-eval run` on the sample with one judged criterion, its judge at ``fake_url``:
+    the command and its environment."""
+    config = {
+        "criteria": {
+            "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}
+        }
+    }
+    (work / "config.json").write_text(json.dumps(config))
+    env = dict(os.environ, GOOGLE_GEMINI_BASE_URL=fake_url, GOOGLE_API_KEY="test-key")
+    env.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
+    command = [
+        *(sys.executable, "-m", "platform_eval.cli", "-q", "--judge-model", "gemini-test"),
+        *("run", str(SAMPLE_DATA / "weather.evalset.json")),
+        *("--traces", str(SAMPLE_DATA / "weather_traces.otlp.json"), "--config", "config.json"),
+    ]
+    return command, env
+
+
 @pytest.mark.slow  # a whole command in a process of its own
 def test_the_command_gives_up_waiting_and_exits_though_its_judge_is_silent(
     silence: threading.Event, tmp_path: Path
@@ -124,33 +143,11 @@ def test_the_command_gives_up_waiting_and_exits_though_its_judge_is_silent(
     """`run --timeout 2` with a judge that never answers: the message, and the process ends."""
     from fake_gemini import fake_gemini
 
-    config = {
-        "criteria": {
-            "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}
-        }
-    }
-    (tmp_path / "config.json").write_text(json.dumps(config))
     with fake_gemini(_silent(silence)) as fake:
-        env = dict(os.environ, GOOGLE_GEMINI_BASE_URL=fake.url, GOOGLE_API_KEY="test-key")
-        env.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
+        command, env = _judged_command(tmp_path, fake.url)
         started = time.monotonic()
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "platform_eval.cli",
-                "-q",
-                "--judge-model",
-                "gemini-test",
-                "run",
-                str(SAMPLE_DATA / "weather.evalset.json"),
-                "--traces",
-                str(SAMPLE_DATA / "weather_traces.otlp.json"),
-                "--config",
-                "config.json",
-                "--timeout",
-                "2",
-            ],
+            [*command, "--timeout", "2"],
             cwd=tmp_path,
             env=env,
             capture_output=True,
@@ -173,32 +170,8 @@ def test_ctrl_c_while_judging_ends_the_command_at_once(
 
     from fake_gemini import fake_gemini
 
-    config = {
-        "criteria": {
-            "final_response_match_v2": {
-                "threshold": 0.5,
-                "judge_model_options": {"num_samples": 1},
-            }
-        }
-    }
-    (tmp_path / "config.json").write_text(json.dumps(config))
     with fake_gemini(_silent(silence)) as fake:
-        env = dict(os.environ, GOOGLE_GEMINI_BASE_URL=fake.url, GOOGLE_API_KEY="test-key")
-        env.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
-        command = [
-            sys.executable,
-            "-m",
-            "platform_eval.cli",
-            "-q",
-            "--judge-model",
-            "gemini-test",
-            "run",
-            str(SAMPLE_DATA / "weather.evalset.json"),
-            "--traces",
-            str(SAMPLE_DATA / "weather_traces.otlp.json"),
-            "--config",
-            "config.json",
-        ]
+        command, env = _judged_command(tmp_path, fake.url)
         # A shell's background job starts with SIGINT ignored; the child gets the default.
         process = subprocess.Popen(
             command,
