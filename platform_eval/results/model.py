@@ -133,6 +133,9 @@ class MetricSummary:
             return Status.NOT_CHECKED if self.scored else Status.NOT_EVALUATED
         if self.failed or self.not_evaluated:
             return Status.FAILED if self.failed else Status.NOT_EVALUATED
+        if not self.scored:
+            # Every case was one the metric does not apply to: nothing passed.
+            return Status.NOT_APPLICABLE
         return Status.PASSED
 
 

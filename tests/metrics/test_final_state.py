@@ -246,3 +246,17 @@ def test_saved_traces_say_they_cannot_score_the_final_state_where_sessions_can(
     from_traces = row("--traces", "t")
     assert from_traces["score"] is None and from_traces["status"] == "NOT_EVALUATED"
     assert "OpenTelemetry traces do not carry session state" in from_traces["explanation"]
+
+
+def test_a_metric_that_applied_to_no_case_is_never_passed() -> None:
+    from platform_eval.results.model import Row, RunResults, Status
+    from platform_eval.types import EvaluationRun
+
+    run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/1"})
+    run.state = "SUCCEEDED"  # type: ignore[assignment]
+    why = "not applicable: the eval case has no final_session_state"
+    rows = [
+        Row(f"c{i}", "i", None, "a", "final_session_state_match", None, 1.0, why) for i in range(2)
+    ]
+    [summary] = RunResults(run, rows).summary()
+    assert summary.status == Status.NOT_APPLICABLE and summary.scored == 0
