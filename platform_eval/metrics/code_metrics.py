@@ -50,7 +50,8 @@ def instance(
     if reference is not None:
         found["reference"] = {"response": _content("model", reference)}
     if isinstance(candidate, AgentData):
-        found["agent_data"] = candidate.model_dump(mode="json", exclude_none=True)
+        # snake_case, as the SDK dumps its own AgentData for the function.
+        found["agent_data"] = candidate.model_dump(mode="json", exclude_none=True, by_alias=False)
     answer = final_answer(candidate)
     if answer is not None:
         found["response"] = _content("model", answer)

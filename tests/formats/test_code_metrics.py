@@ -148,3 +148,55 @@ def test_a_prompt_template_metric_becomes_the_llm_metric_the_sdk_sends() -> None
     assert helpful.metric == "helpful" and rouge.metric == "rouge_1"
     assert spec.metric_prompt_template == "Is {response} helpful for {prompt}? Score 1 to 5."
     assert spec.system_instruction == "Be strict."
+
+
+def test_the_instance_is_the_one_the_official_sdks_handler_passes() -> None:
+    """The official SDK's own CustomMetricHandler, given the same case, hands the user's
+    evaluate() the same instance as ours (prompt, reference, response, agent_data)."""
+    pytest.importorskip("vertexai._genai._evals_metric_handlers")
+    from google.genai import types as genai_types
+    from vertexai import types as vt
+    from vertexai._genai._evals_metric_handlers import CustomMetricHandler
+
+    from platform_eval.metrics import code_metrics
+    from platform_eval.results.pairwise import final_answer
+    from platform_eval.types import AgentData
+
+    def content(role: str, text: str) -> genai_types.Content:
+        return genai_types.Content(role=role, parts=[genai_types.Part(text=text)])
+
+    question, golden, answer = "Capital of France?", "Paris.", "It is Paris."
+    turns = {
+        "turns": [
+            {
+                "turn_index": 0,
+                "events": [
+                    {"author": "user", "content": content("user", question).model_dump()},
+                    {"author": "agent", "content": content("model", answer).model_dump()},
+                ],
+            }
+        ]
+    }
+    seen: list[dict[str, object]] = []
+
+    def capture(instance: dict[str, object]) -> float:
+        seen.append(instance)
+        return 1.0
+
+    handler = CustomMetricHandler(None, vt.Metric(name="probe", custom_function=capture))  # type: ignore[arg-type]
+    handler.get_metric_result(
+        vt.EvalCase(
+            eval_case_id="capital",
+            prompt=content("user", question),
+            reference=vt.ResponseCandidate(response=content("model", golden)),
+            responses=[vt.ResponseCandidate(response=content("model", answer))],
+            agent_data=vt.evals.AgentData.model_validate(turns),
+        ),
+        0,
+    )
+    [theirs] = seen
+    ours = code_metrics.instance(
+        "capital", question, golden, AgentData.model_validate(turns), final_answer
+    )
+    for key in ("eval_case_id", "prompt", "reference", "response", "agent_data"):
+        assert ours[key] == theirs[key], key
