@@ -19,8 +19,7 @@ from ..formats.load import eval_set_from, holds_answers, load
 from ..judges import Judging, usage_report
 from ..metrics.computable import SAFETY_ON_SERVICE, why_not_computable
 from ..results import RunResults, compare, fetch_results, merge_runs
-from ..results.code_metrics import with_code_metrics
-from ..results.model import NOT_CHECKED_REASON
+from ..results.model import NO_RUN, NOT_CHECKED_REASON
 from ..results.pairwise import PairwiseReport, pairwise
 from ..results.render import judge_line
 from ..results.significance import DEFAULT_SEED
@@ -236,16 +235,10 @@ def _chosen_metrics(
     try:
         chosen, from_config = jobs.choose_metrics(named or None, config)
     except ValueError:
-        if config is not None and config.code_metrics:
-            raise UsageError(
-                f"{args.config}: its metrics are local code metrics only "
-                f"({', '.join(config.code_metrics)}), computed on a run's results; the run "
-                "needs one metric the target computes too: add --metrics (e.g. --metrics "
-                "rouge_1) or list one in metrics_to_run"
-            ) from None
         raise UsageError("no metrics: pass --metrics m1,m2 or --config eval_config.json") from None
     given = _thresholds(args.threshold or [])
     names = [str(to_metric(m).metric) for m in chosen]
+    names += list(config.code_metrics) if config is not None else []
     _check_thresholds(given, from_config, names, args.config)
     return chosen, {**from_config, **given}, config
 
@@ -429,18 +422,23 @@ def run(args: argparse.Namespace, target: Target) -> int:
         if evaluation.agent_runs is not None:
             note(evaluation.agent_runs.summary(), quiet=args.quiet)
         note(evaluation.upload.summary(), quiet=args.quiet)
-        if evaluation.attached:
+        if evaluation.attached and evaluation.run is not None:
             note(
                 f"attached to {evaluation.run.name}, started by an earlier attempt",
                 quiet=args.quiet,
             )
-        started = evaluation.run
+        started: EvaluationRun | None = evaluation.run
         # jobs.evaluate read the results when it waited: they are not read again.
         items: list[EvaluationItem] | None = evaluation.results or None
         case_ids: dict[str, str] = evaluation.upload.case_ids
     else:
         if args.traces:
             raise UsageError("--traces needs an eval set file, not the name of an uploaded set")
+        if not chosen:
+            raise UsageError(
+                f"{args.config}: its metrics are local code metrics only, computed on the "
+                "eval set file's cases: pass the file, not the name of an uploaded set"
+            )
         started = client.create_run(
             evaluation_set=client.get_set(args.evalset),
             metrics=chosen,
@@ -449,13 +447,18 @@ def run(args: argparse.Namespace, target: Target) -> int:
         )
         items = None
         case_ids = {}
-    if args.no_wait:
+    if started is None:
+        # Every metric a local code metric: nothing for the target to compute, no run.
+        note(NO_RUN, quiet=args.quiet)
+        results = fetch_results(client, None, thresholds=thresholds, items=items or [])
+    elif args.no_wait:
         print(started.name)
         return EXIT_OK
-    finished = _wait(target, started, args.quiet, args.timeout)
-    results = fetch_results(client, finished, thresholds=thresholds, items=items, case_ids=case_ids)
-    if config is not None and config.code_metrics:
-        results = with_code_metrics(results, config.code_metrics, thresholds)
+    else:
+        finished = _wait(target, started, args.quiet, args.timeout)
+        results = fetch_results(
+            client, finished, thresholds=thresholds, items=items, case_ids=case_ids
+        )
     judging = _judging(target)
     misses = judging.replay_misses if judging is not None else []
     if misses:

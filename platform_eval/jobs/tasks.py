@@ -35,6 +35,7 @@ from ..types import (
     record_not_evaluated,
     record_thresholds,
 )
+from .code_metrics import code_results, functions_of, not_evaluated_results
 from .manifest import Manifest, key_label
 from .upload import (
     DEFAULT_CONCURRENCY,
@@ -524,7 +525,11 @@ def upload_traces(
 
 @dataclass
 class Evaluation:
-    run: EvaluationRun
+    #: None when every metric is a local code metric: nothing for the target to compute, so
+    #: no run is started (the service needs one metric at least).
+    run: EvaluationRun | None
+    #: The run's RESULT items, then one per request item for the config's local code metrics
+    #: (computed by this process, never uploaded: they have no name).
     results: list[EvaluationItem]
     evaluation_set: EvaluationSet
     upload: UploadReport
@@ -601,7 +606,8 @@ def choose_metrics(
     """The metrics to run (``metrics``, else the config's criteria) and the config's thresholds.
 
     ``config``: an eval_config.json file, its JSON as a dict, or an EvalConfig. Raises
-    ValueError when neither names a metric.
+    ValueError when neither names a metric. The list is empty when the config's metrics are
+    all local code metrics: then no run is started, and ``evaluate`` computes them itself.
     """
     loaded = _config(config)
     chosen: list[MetricLike] = list(metrics or [])
@@ -610,7 +616,7 @@ def choose_metrics(
         if not chosen:
             chosen = list(loaded.run_metrics())
         thresholds = loaded.thresholds()
-    if not chosen:
+    if not chosen and not (loaded is not None and loaded.code_metrics):
         raise ValueError("evaluate needs metrics=[...] or a config with criteria")
     return chosen, thresholds
 
@@ -680,8 +686,9 @@ def evaluate(
         raise ValueError("pass traces or agent, not both: the candidates come from one of them")
     loaded_config = _config(config)
     chosen, from_config = choose_metrics(metrics, loaded_config)
+    code = functions_of(loaded_config)
     thresholds = {**from_config, **(thresholds or {})}
-    names = [str(to_metric(m).metric) for m in chosen]
+    names = [str(to_metric(m).metric) for m in chosen] + list(code)
     for metric, value in thresholds.items():
         problem = threshold_problem(metric, value, names)
         if problem:
@@ -743,11 +750,14 @@ def evaluate(
         metadata = record_not_evaluated(
             record_thresholds(None, thresholds), ran.not_evaluated if ran else {}
         )
-        run, attached = await _start_or_attach(
-            async_client, journal, evaluation_set, chosen, metadata, inference_configs
-        )
+        run: EvaluationRun | None = None
+        attached = False
+        if chosen:
+            run, attached = await _start_or_attach(
+                async_client, journal, evaluation_set, chosen, metadata, inference_configs
+            )
         agent_runs = ran.report if ran else None
-        if not wait:
+        if not wait and run is not None:
             return Evaluation(
                 run,
                 [],
@@ -757,12 +767,19 @@ def evaluate(
                 attached=attached,
                 agent_runs=agent_runs,
             )
-        run = await async_client.wait_for_run(
-            run, timeout=timeout, poll_interval=poll_interval, on_progress=on_run_progress
-        )
-        results = await async_client.get_results(run) if run.evaluation_results else []
-        if run.name:
-            journal.record_collected(run.name)
+        results: list[EvaluationItem] = []
+        if run is not None:
+            run = await async_client.wait_for_run(
+                run, timeout=timeout, poll_interval=poll_interval, on_progress=on_run_progress
+            )
+            results = await async_client.get_results(run) if run.evaluation_results else []
+            if run.name:
+                journal.record_collected(run.name)
+        if code:
+            results += await code_results(async_client, evaluation_set, report.case_ids, code)
+            if run is None and ran is not None:
+                # No run records the cases the agent failed on: these items do.
+                results += not_evaluated_results(ran.not_evaluated, code)
         if ran is not None and ran.journal is not None:
             ran.journal.clear()  # the sessions are evaluated: a next evaluation runs the agent
         return Evaluation(

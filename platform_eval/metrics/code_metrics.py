@@ -15,7 +15,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..types import AgentData, CandidateResult, Content, Part
+from ..types import CandidateResponse, CandidateResult, Content, EvaluationRequest, Part
+from ._invocations import final_text
 
 CodeFunction = Callable[[dict[str, Any]], Any]
 
@@ -36,26 +37,34 @@ def _content(role: str, text: str) -> dict[str, Any]:
 
 
 def instance(
-    case_id: str,
-    prompt: str | None,
-    golden: AgentData | str | None,
-    candidate: AgentData | str | None,
-    final_answer: Callable[[AgentData | str | None], str | None],
+    case_id: str, request: EvaluationRequest, response: CandidateResponse
 ) -> dict[str, Any]:
-    """The SDK's instance for one candidate of one case."""
+    """The SDK's instance for one candidate response of one request."""
     found: dict[str, Any] = {"eval_case_id": case_id}
+    prompt = request.prompt.text if request.prompt is not None else None
     if prompt is not None:
         found["prompt"] = _content("user", prompt)
-    reference = final_answer(golden)
-    if reference is not None:
+    if request.golden_response is not None and (reference := final_text(request.golden_response)):
         found["reference"] = {"response": _content("model", reference)}
-    if isinstance(candidate, AgentData):
+    if response.agent_data is not None:
         # snake_case, as the SDK dumps its own AgentData for the function.
-        found["agent_data"] = candidate.model_dump(mode="json", exclude_none=True, by_alias=False)
-    answer = final_answer(candidate)
-    if answer is not None:
+        found["agent_data"] = response.agent_data.model_dump(
+            mode="json", exclude_none=True, by_alias=False
+        )
+    if answer := final_text(response):
         found["response"] = _content("model", answer)
     return found
+
+
+def score_request(
+    case_id: str, request: EvaluationRequest, functions: Mapping[str, CodeFunction]
+) -> list[CandidateResult]:
+    """Every function's result for every candidate response of ``request``."""
+    return [
+        score(name, function, response.candidate or "", instance(case_id, request, response))
+        for response in request.candidate_responses or []
+        for name, function in functions.items()
+    ]
 
 
 def score(

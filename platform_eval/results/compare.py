@@ -69,9 +69,9 @@ class Comparison:
     def _coverage(self) -> list[str]:
         lines = []
         if self.only_before:
-            lines.append(f"only in {self.before.run.name}: {', '.join(self.only_before)}")
+            lines.append(f"only in {self.before.run_name}: {', '.join(self.only_before)}")
         if self.only_after:
-            lines.append(f"only in {self.after.run.name}: {', '.join(self.only_after)}")
+            lines.append(f"only in {self.after.run_name}: {', '.join(self.only_after)}")
         lines += [f"not paired: {reason}" for reason in self.unpaired]
         return lines
 
@@ -126,8 +126,8 @@ class Comparison:
     def to_json(self) -> str:
         return json.dumps(
             {
-                "before": self.before.run.name,
-                "after": self.after.run.name,
+                "before": self.before.run_name,
+                "after": self.after.run_name,
                 "metrics": {
                     m: {
                         "before": a,
@@ -178,7 +178,7 @@ class Comparison:
             for title, group in (("regressed", self.regressions), ("improved", self.improvements))
             for c in group
         )
-        title = f"{escape(self.before.run.name or '')} vs {escape(self.after.run.name or '')}"
+        title = f"{escape(self.before.run_name or '')} vs {escape(self.after.run_name or '')}"
         return (
             '<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f"<title>platform-eval compare: {title}</title><style>"
@@ -263,8 +263,8 @@ def merge_runs(runs: Sequence[RunResults]) -> RunResults:
         for row in results.rows
     ]
     first = runs[0]
-    names = ",".join(r.run.name or "?" for r in runs)
-    run = first.run.model_copy(update={"name": names})
+    names = ",".join(r.run_name or "?" for r in runs)
+    run = first.run.model_copy(update={"name": names}) if first.run is not None else None
     return RunResults(run, rows, {k: v for r in runs for k, v in r.conversations.items()})
 
 

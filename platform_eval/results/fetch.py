@@ -41,11 +41,18 @@ async def fetch_results_async(
     recorded: bool = True,
     case_ids: Mapping[str, str] | None = None,
 ) -> RunResults:
-    current = run if isinstance(run, EvaluationRun) and run.done else await client.get_run(run)
-    if recorded:
+    current: EvaluationRun | None = None
+    if run is None:
+        # No run was started (every metric a local code metric): the items are the results.
+        if items is None:
+            raise ValueError("fetch_results(client, None) needs items=: there is no run to read")
+    else:
+        current = run if isinstance(run, EvaluationRun) and run.done else await client.get_run(run)
+    if recorded and current is not None:
         _check_recorded(current, thresholds or {})
         thresholds = {**current.recorded_thresholds, **(thresholds or {})}
     if items is None:
+        assert current is not None
         items = await client.get_results(current)
     known = dict(case_ids or {})
     requests: set[str] = set()
@@ -102,6 +109,9 @@ def fetch_results(
     case_ids: Mapping[str, str] | None = None,
 ) -> Any:
     """RunResults of a finished run (a coroutine of them with an AsyncClient).
+
+    ``run`` is None, with ``items``, for an evaluation that started no run (``Evaluation.run``
+    when every metric was a local code metric).
 
     Each row names its eval case (from the request item's ``evalCaseId``), candidate and
     metric, with the score, the threshold, pass or fail, the explanation and the rubric

@@ -193,6 +193,12 @@ def _spread_table(results: RunResults) -> str:
     )
 
 
+def _run_html(results: RunResults) -> str:
+    if results.run is None:
+        return escape(results.run_line())
+    return f"Run <code>{escape(results.run.name or '')}</code>: {escape(str(results.run.state))}"
+
+
 def to_html(results: RunResults) -> str:
     verdict = results.verdict.value
     summary_rows = "".join(
@@ -207,13 +213,12 @@ def to_html(results: RunResults) -> str:
     cases = "".join(
         _case(case, rows, results.conversations.get(case)) for case, rows in by_case.items()
     )
-    title = f"platform-eval: {escape(results.run.display_name or f'run {results.run.id}')}"
+    title = f"platform-eval: {escape(results.title)}"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{title}</title><style>{_STYLE}</style></head><body>"
         f'<h1>{title} <span class="{verdict}">{verdict}</span></h1>'
-        f"<p>Run <code>{escape(results.run.name or '')}</code>: {escape(str(results.run.state))}"
-        f", {len(results.cases)} cases, {len(results.rows)} results.</p>"
+        + f"<p>{_run_html(results)}, {len(results.cases)} cases, {len(results.rows)} results.</p>"
         + (f"<p>{escape(judge_line(results.judge))}</p>" if results.judge is not None else "")
         + ("" if results.passed else f"<pre>{escape(results.verdict_line())}</pre>")
         + f"<h2>Metrics</h2>{_chart(results)}<table><tr><th>metric</th><th>mean</th>"

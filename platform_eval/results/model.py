@@ -203,15 +203,45 @@ class ThresholdError(PlatformEvalError):
         super().__init__(results.failure_message())
 
 
+#: What a report says in place of a run when there was none to start.
+NO_RUN = "no evaluation run: every metric is a local code metric, computed here"
+
+
 @dataclass
 class RunResults:
-    run: EvaluationRun
+    #: None when no run was started: every metric was a local code metric.
+    run: EvaluationRun | None
     rows: list[Row]
     conversations: dict[str, CaseRecord] = field(default_factory=dict)
     #: What judging the run cost, where it is known (the embedded emulator judged it):
     #: calls, cacheHits, promptTokens, candidatesTokens, thoughtsTokens, and the same per
     #: metric (byMetric) and per eval case and metric (byCase).
     judge: dict[str, Any] | None = None
+
+    @property
+    def run_failed(self) -> bool:
+        return self.run is not None and self.run.state != EvaluationRunState.SUCCEEDED
+
+    @property
+    def run_name(self) -> str | None:
+        return self.run.name if self.run is not None else None
+
+    @property
+    def run_state(self) -> str | None:
+        return str(self.run.state) if self.run is not None else None
+
+    @property
+    def title(self) -> str:
+        """The run's display name, else its name; what reports head with."""
+        if self.run is None:
+            return "local code metrics"
+        return self.run.display_name or self.run.name or f"run {self.run.id}"
+
+    def run_line(self) -> str:
+        """``Run `NAME` (STATE)``, or that there was no run."""
+        if self.run is None:
+            return NO_RUN[0].upper() + NO_RUN[1:]
+        return f"Run `{self.run.name}` ({self.run.state})"
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -297,7 +327,7 @@ class RunResults:
     def verdict(self) -> Status:
         """FAILED (the run failed, or a threshold was missed), NOT_EVALUATED (no score at all),
         NOT_CHECKED (scores, but no threshold to judge them by) or PASSED."""
-        if self.run.state != EvaluationRunState.SUCCEEDED or self.failures():
+        if self.run_failed or self.failures():
             return Status.FAILED
         if not self.evaluated_anything:
             return Status.NOT_EVALUATED
@@ -334,7 +364,7 @@ class RunResults:
     def failure_message(self) -> str:
         if self.verdict == Status.NOT_CHECKED:
             return f"nothing was checked: {NOT_CHECKED_REASON}"
-        if self.run.state != EvaluationRunState.SUCCEEDED:
+        if self.run is not None and self.run_failed:
             error = self.run.error.message if self.run.error else "no error message"
             return f"run {self.run.name} is {self.run.state}: {error}"
         if not self.evaluated_anything:
@@ -442,7 +472,7 @@ def _verdicts(raw: Iterable[RubricVerdict]) -> tuple[Verdict, ...]:
 
 
 def build(
-    run: EvaluationRun,
+    run: EvaluationRun | None,
     results: Iterable[EvaluationItem],
     *,
     case_ids: Mapping[str, str] | None = None,
@@ -477,7 +507,8 @@ def build(
                     verdicts=_verdicts(result.rubric_verdicts or []),
                 )
             )
-    rows += _not_evaluated_rows(run, rows, thresholds)
+    if run is not None:
+        rows += _not_evaluated_rows(run, rows, thresholds)
     return RunResults(run, rows, conversations)
 
 

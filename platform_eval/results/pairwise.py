@@ -186,7 +186,7 @@ def pairwise(
 ) -> PairwiseReport:
     """Asks ``judge`` which run answered each case better; see the module's docstring."""
     chosen = model or judge.model
-    report = PairwiseReport(before.run.name or "", after.run.name or "", chosen)
+    report = PairwiseReport(before.run_name or "", after.run_name or "", chosen)
     asks: list[tuple[str, str, str, str]] = []
     for case, record in after.conversations.items():
         earlier = before.conversations.get(case)

@@ -17,8 +17,8 @@ from .model import Status, format_score
 
 def to_json(results: RunResults, *, indent: int | None = 2) -> str:
     document: dict[str, Any] = {
-        "run": results.run.name,
-        "state": str(results.run.state),
+        "run": results.run_name,
+        "state": results.run_state,
         "passed": results.passed,
         "verdict": results.verdict.value,
         "thresholds": results.thresholds,
@@ -146,7 +146,7 @@ def to_junit(results: RunResults) -> str:
     """One testcase per eval case, candidate and metric; failures carry the explanation."""
     suite = ET.Element(
         "testsuite",
-        name=f"platform-eval {results.run.display_name or results.run.name or ''}".strip(),
+        name=f"platform-eval {results.title}",
         tests=str(len(results.rows)),
         failures=str(sum(1 for r in results.rows if r.status == Status.FAILED)),
         skipped=str(sum(1 for r in results.rows if r.threshold is None)),
@@ -209,7 +209,7 @@ def to_markdown(results: RunResults) -> str:
     lines = [
         f"## platform-eval: {verdict.value.replace('_', ' ')}",
         "",
-        f"Run `{results.run.name}` ({results.run.state}), {len(results.cases)} cases.",
+        f"{results.run_line()}, {len(results.cases)} cases.",
         "",
         "| metric | mean | threshold | passed | failed | not evaluated |",
         "|---|---|---|---|---|---|",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,8 +160,12 @@ def test_the_instance_is_the_one_the_official_sdks_handler_passes() -> None:
     from vertexai._genai._evals_metric_handlers import CustomMetricHandler
 
     from platform_eval.metrics import code_metrics
-    from platform_eval.results.pairwise import final_answer
-    from platform_eval.types import AgentData
+    from platform_eval.types import (
+        AgentData,
+        CandidateResponse,
+        EvaluationPrompt,
+        EvaluationRequest,
+    )
 
     def content(role: str, text: str) -> genai_types.Content:
         return genai_types.Content(role=role, parts=[genai_types.Part(text=text)])
@@ -195,8 +200,66 @@ def test_the_instance_is_the_one_the_official_sdks_handler_passes() -> None:
         0,
     )
     [theirs] = seen
-    ours = code_metrics.instance(
-        "capital", question, golden, AgentData.model_validate(turns), final_answer
+    request = EvaluationRequest(
+        prompt=EvaluationPrompt(text=question),
+        golden_response=CandidateResponse(text=golden),
+        candidate_responses=[
+            CandidateResponse(candidate="agent", agent_data=AgentData.model_validate(turns))
+        ],
     )
+    ours = code_metrics.instance("capital", request, request.candidate_responses[0])
     for key in ("eval_case_id", "prompt", "reference", "response", "agent_data"):
         assert ours[key] == theirs[key], key
+
+
+def _quality_judge(travel_rule: Any) -> Any:
+    """The agent as the travel script answers it; the scaffold's response_quality.py, asking
+    its own model through google-genai, answered with the verdict its schema asks for."""
+
+    def rule(seen: Any) -> Any:
+        if "expert QA evaluator" in seen.prompt:
+            assert seen.body["generationConfig"]["responseMimeType"] == "application/json"
+            score = 5 if "Paris" in seen.prompt.split("Final Response:")[1] else 3
+            return json.dumps({"score": score, "explanation": f"graded {score}"})
+        return travel_rule(seen)
+
+    return rule
+
+
+def test_agents_cli_scaffold_project_runs_with_the_scores_its_code_metrics_return(
+    agent_project: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """agents-cli 1.11's scaffold as a project holds it (its dataset, its eval_config.yaml,
+    whose two metrics are both local code metrics, and response_quality.py, which asks its own
+    model): `run --agent` grades the agent's answers with those functions, and starts no run."""
+    scaffold = _scaffold()
+    agent_project.rule = _quality_judge(agent_project.rule)
+    quality = (scaffold / "response_quality.py").read_text()
+    # What agents-cli's cookiecutter writes in a new project in place of the template field.
+    Path("response_quality.py").write_text(quality.replace("{{cookiecutter.default_model}}", "m"))
+    Path("eval_config.yaml").write_text((scaffold / "eval_config.yaml").read_text())
+    Path("basic-dataset.json").write_text(
+        (scaffold / "datasets" / "basic-dataset.json").read_text()
+    )
+    run = ["run", "basic-dataset.json", "--agent", "agents/travel_agent"]
+    code = main([*run, "--config", "eval_config.yaml", "--format", "json"])
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert code == 0, captured.err
+    assert document["run"] is None and "no evaluation run" in captured.err
+    rows = {(r["evalCaseId"], r["metric"]): r for r in document["rows"]}
+    cases = ("greeting", "weather_query", "capital_lookup")
+    # agent_turn_count is defined, but not in metrics_to_run: not run, as agents-cli runs it.
+    assert set(rows) == {(c, "custom_response_quality") for c in cases}
+    assert rows["greeting", "custom_response_quality"]["score"] == 3.0
+    assert rows["greeting", "custom_response_quality"]["explanation"] == "graded 3"
+    judged = [s for s in agent_project.seen if "expert QA evaluator" in s.prompt]
+    assert len(judged) == 3 and {s.model for s in judged} == {"m"}
+    # The capital case carries its reference to the function, as agents-cli passes it.
+    references = [s.prompt.partition("Expected Answer (ground truth): ")[2] for s in judged]
+    assert [r for r in references if r] == [
+        r for r in references if r.startswith("{'response': {'parts': [{'text': 'The capital")
+    ]
+    assert sum(1 for r in references if r) == 1
+    assert main(["-q", "runs", "list"]) == 0
+    assert capsys.readouterr().out == ""  # nothing for the target to compute: no run

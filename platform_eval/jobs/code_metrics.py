@@ -1,0 +1,113 @@
+"""An agents-cli config's local code metrics (``custom_function`` / ``custom_function_file``),
+computed by ``evaluate`` over the request items it uploaded, as agents-cli's ``eval grade``
+computes them: in this process, on the user's own code.
+
+Their scores come back as RESULT-shaped items beside the run's own (``Evaluation.results``), so
+that ``fetch_results`` reads both alike. These items are this process's, never uploaded: they
+have no name, and ``results RUN`` later shows the run's own metrics only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from ..client import AsyncClient
+from ..formats._problems import FormatError
+from ..formats.config import EvalConfig
+from ..metrics import code_metrics
+from ..metrics.code_metrics import CodeFunction
+from ..types import (
+    CandidateResult,
+    EvaluationItem,
+    EvaluationItemType,
+    EvaluationRequest,
+    EvaluationSet,
+)
+from ..types.items import EvaluationResult
+
+#: How many request items are read at once.
+CONCURRENCY = 16
+
+
+def functions_of(config: EvalConfig | None) -> dict[str, CodeFunction]:
+    """The config's code metrics, each the user's ``evaluate``; a file that is missing, does
+    not parse or defines no ``evaluate`` is a FormatError here, before anything is uploaded."""
+    if config is None or not config.code_metrics:
+        return {}
+    problems = config.code_problems()
+    if problems:
+        raise FormatError(problems)
+    return {
+        name: code_metrics.load_function(name, source.source, source.origin)
+        for name, source in config.code_metrics.items()
+    }
+
+
+async def code_results(
+    client: AsyncClient,
+    evaluation_set: EvaluationSet,
+    case_ids: Mapping[str, str],
+    functions: Mapping[str, CodeFunction],
+) -> list[EvaluationItem]:
+    """One result item per request item of the set, with every function's score for each of
+    its candidates. The request items are read back from the target: what is scored is what
+    was uploaded."""
+    limit = asyncio.Semaphore(CONCURRENCY)
+
+    async def scored(name: str) -> EvaluationItem | None:
+        async with limit:
+            item = await client.get_item(name)
+        request = item.evaluation_request
+        if request is None:
+            return None
+        case = case_ids.get(name) or _case_of(item)
+        # The user's code may be slow (agents-cli's default asks a model): off the loop.
+        results = await asyncio.to_thread(code_metrics.score_request, case, request, functions)
+        return _result_item(case, name, request, results)
+
+    found = await asyncio.gather(*(scored(n) for n in evaluation_set.evaluation_items or []))
+    return [item for item in found if item is not None]
+
+
+def not_evaluated_results(
+    not_evaluated: Mapping[str, Mapping[str, str]], functions: Mapping[str, CodeFunction]
+) -> list[EvaluationItem]:
+    """For the candidates the agent failed on (never uploaded), each code metric NOT_EVALUATED
+    with the failure: where no run records them, these items do."""
+    return [
+        _result_item(
+            case,
+            None,
+            None,
+            [
+                CandidateResult(candidate=candidate, metric=name, explanation=why)
+                for candidate, why in candidates.items()
+                for name in functions
+            ],
+        )
+        for case, candidates in not_evaluated.items()
+    ]
+
+
+def _result_item(
+    case: str,
+    request_name: str | None,
+    request: EvaluationRequest | None,
+    results: list[CandidateResult],
+) -> EvaluationItem:
+    return EvaluationItem(
+        metadata={"evalCaseId": case},
+        evaluation_item_type=EvaluationItemType.RESULT,
+        evaluation_response=EvaluationResult(
+            evaluation_request=request_name,
+            request=request,
+            candidate_results=results,
+        ),
+    )
+
+
+def _case_of(item: EvaluationItem) -> str:
+    metadata = item.metadata if isinstance(item.metadata, dict) else {}
+    case = metadata.get("evalCaseId")
+    return str(case) if isinstance(case, str) and case else (item.name or "?").rsplit("/", 1)[-1]
