@@ -17,7 +17,8 @@ from ..formats import FormatError, adk, load_eval_config
 from ..formats.config import EvalConfig
 from ..formats.load import eval_set_from, holds_answers, load
 from ..judges import Judging, usage_report
-from ..metrics.computable import SAFETY_ON_SERVICE, why_not_computable
+from ..metrics import service_only
+from ..metrics.computable import why_not_computable
 from ..results import RunResults, compare, fetch_results, merge_runs
 from ..results.model import NO_RUN, NOT_CHECKED_REASON
 from ..results.pairwise import PairwiseReport, pairwise
@@ -272,15 +273,14 @@ def _check_computable(
             raise UsageError(
                 f"metric {resolved.metric!r} cannot be computed on the emulator: {exc}"
             ) from None
+        beyond = service_only.reason(spec.name)
+        if beyond is not None:
+            raise UsageError(f"{beyond}: run against a project (--project)")
         if target.emulator is None:
             # A running emulator's judges are its own: it refuses what it cannot compute when
-            # the run is created. Only safety_v1 is known to be beyond every emulator.
-            if spec.name == "safety_v1":
-                raise UsageError(f"{SAFETY_ON_SERVICE} with --project")
+            # the run is created.
             continue
         why = why_not_computable(spec, target.emulator.judges, rubric_types)
-        if why == SAFETY_ON_SERVICE:
-            raise UsageError(f"{why} with --project")
         if why is not None:
             raise UsageError(f"{why}: {JUDGE_HOW}")
 

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from .. import metrics
+from ..metrics import service_only
 from ..target import Target
 from ._common import EXIT_OK
 
@@ -47,6 +48,8 @@ def metrics_list(args: argparse.Namespace) -> int:
     infos = list(metrics.REGISTRY.values())
 
     def targets(info: metrics.MetricInfo) -> str:
+        if service_only.reason(info.name) is not None:
+            return "service"
         return "emulator" + (", service" if info.service_defined else "")
 
     if args.json:
@@ -65,13 +68,17 @@ def metrics_list(args: argparse.Namespace) -> int:
         print(json.dumps(listed, indent=2))
         return EXIT_OK
     width = max(len(info.name) for info in infos)
-    print(f"{'metric':{width}}  {'reads':22}  {'judge':5}  {'computed by':17}  {'range':10}  about")
+    wide = max(len(",".join(info.reads)) for info in infos)
+    print(
+        f"{'metric':{width}}  {'reads':{wide}}  {'judge':5}  {'computed by':17}  {'range':10}  "
+        "about"
+    )
     for info in infos:
         reads, judge = ",".join(info.reads), "judge" if info.needs_judge else "-"
         low, high = info.score_range
         scale = f"{low:g}-{high:g} {'^' if info.higher_is_better else 'v'}"
         print(
-            f"{info.name:{width}}  {reads:22}  {judge:5}  {targets(info):17}  {scale:10}  "
+            f"{info.name:{width}}  {reads:{wide}}  {judge:5}  {targets(info):17}  {scale:10}  "
             f"{info.description}"
         )
     return EXIT_OK

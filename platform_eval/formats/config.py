@@ -22,6 +22,7 @@ from ..types import (
     Rubric,
     RubricBasedMetricSpec,
 )
+from ..types.predefined_metrics import newest_version
 from ._problems import Problem
 
 #: Options whose keys are the user's own names (tools, arguments, state keys): kept as written.
@@ -290,6 +291,8 @@ def _agents_cli_config(
                     "or with agents-cli",
                 )
             )
+    # An unversioned predefined name is its newest version, as agents-cli sends it.
+    names = [name if name in custom else newest_version(name) for name in names]
     return EvalConfig(
         {name: Criterion(name, None) for name in names},
         custom_metrics=custom,

@@ -35,6 +35,7 @@ from ..types import (
     record_not_evaluated,
     record_thresholds,
 )
+from ..types.predefined_metrics import newest_version
 from .code_metrics import code_results, functions_of, not_evaluated_results
 from .manifest import Manifest, key_label
 from .upload import (
@@ -610,7 +611,10 @@ def choose_metrics(
     all local code metrics: then no run is started, and ``evaluate`` computes them itself.
     """
     loaded = _config(config)
-    chosen: list[MetricLike] = list(metrics or [])
+    # An unversioned predefined name ("general_quality") is its newest version.
+    chosen: list[MetricLike] = [
+        newest_version(m) if isinstance(m, str) else m for m in metrics or []
+    ]
     thresholds: dict[str, float] = {}
     if loaded is not None:
         if not chosen:

@@ -35,6 +35,7 @@ from ..types import (
     RubricContentProperty,
     RubricVerdict,
 )
+from ..types.predefined_metrics import predefined_metrics
 from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotApplicableError, NotEvaluatedError
 from .judges import Judges
@@ -453,7 +454,8 @@ ADK_JUDGED_METRICS = (
             f"ADK: {name} by google-adk's own evaluator and prompt, judged by a model",
             reads=reads,
             needs_judge=True,
-            service_defined=False,
+            # final_response_match_v2 is the service's too: sent there by name.
+            service_defined=name in predefined_metrics(),
             params={"criterion": (), "judge_model": (), "num_samples": (), "rubric_group": ()},
             judged_scorer=score,
         )

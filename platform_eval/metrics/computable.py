@@ -9,14 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import service_only
 from ._spec import MetricSpec
 from .engine import REGISTRY
 from .judges import LOCAL_TYPES, Judges
-
-SAFETY_ON_SERVICE = (
-    "metric 'safety_v1' is computed by the Vertex AI evaluation service (google-adk calls it); "
-    "the emulator does not imitate it: run against a project"
-)
 
 
 def why_not_computable(
@@ -38,8 +34,8 @@ def why_not_computable(
     info = REGISTRY[spec.name]
     if not info.needs_judge:
         return None
-    if spec.name == "safety_v1":
-        return SAFETY_ON_SERVICE
+    if (why := service_only.reason(spec.name)) is not None:
+        return f"{why}: run against a project"
     if has_model:
         return None
     if "rubrics" not in info.reads:

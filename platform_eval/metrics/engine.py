@@ -14,7 +14,16 @@ from ..types import (
     EvaluationRunMetric,
     Rubric,
 )
-from . import adk_judged, rubric_metrics, state, text, tools, trajectory, vertex_text
+from . import (
+    adk_judged,
+    rubric_metrics,
+    service_only,
+    state,
+    text,
+    tools,
+    trajectory,
+    vertex_text,
+)
 from ._invocations import Invocation, RequestTurns, Subject
 from ._spec import (
     NOT_APPLICABLE_PREFIX,
@@ -469,6 +478,7 @@ REGISTRY: dict[str, MetricInfo] = {
         *_VERTEX_COMPUTATION,
         *rubric_metrics.RUBRIC_METRICS,
         *adk_judged.ADK_JUDGED_METRICS,
+        *service_only.SERVICE_ONLY_METRICS,
     )
 }
 

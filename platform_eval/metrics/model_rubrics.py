@@ -79,13 +79,23 @@ def transcript(subject: JudgeInput) -> str:
     return "\n".join(lines)
 
 
-def verdict_prompt(rubrics: Sequence[Rubric], subject: JudgeInput) -> str:
+def verdict_prompt(
+    rubrics: Sequence[Rubric],
+    subject: JudgeInput,
+    focus: str | None = None,
+    reference: str | None = None,
+) -> str:
     """What the judge is asked: a verdict on each rubric, or (none given) rubrics to write."""
     if rubrics:
         listed = "\n".join(f"- [{r.rubric_id}] {r.description}" for r in rubrics)
         task = (
             "Decide, for each rubric below, whether the agent's conversation satisfies it.\n"
             f"{listed}"
+        )
+    elif focus is not None:
+        task = (
+            f"The metric {subject.metric!r} checks {focus}. Write the specific, checkable "
+            "rubrics it needs (at most 12), then decide each one (give each an id and its text)."
         )
     else:
         task = (
@@ -100,6 +110,7 @@ def verdict_prompt(rubrics: Sequence[Rubric], subject: JudgeInput) -> str:
         '"verdict" (true when satisfied), '
         '"reasoning" (one or two sentences citing the conversation)}]}.\n\n'
         f"CONVERSATION:\n{transcript(subject)}"
+        + (f"\n\nREFERENCE ANSWER:\n{reference}" if reference is not None else "")
     )
 
 
@@ -137,14 +148,20 @@ def _ask(
 
 
 def decide(
-    judge: ModelJudge, model: str, rubrics: Sequence[Rubric], subject: JudgeInput
+    judge: ModelJudge,
+    model: str,
+    rubrics: Sequence[Rubric],
+    subject: JudgeInput,
+    focus: str | None = None,
+    reference: str | None = None,
 ) -> list[RubricVerdict]:
-    """The model's verdict on each rubric; with no rubrics, the rubrics it wrote, decided."""
+    """The model's verdict on each rubric; with no rubrics, the rubrics it wrote (about
+    ``focus``, what the metric checks, when given), decided."""
     label = CallLabel(subject.metric, subject.case, subject.candidate.candidate or "")
     entries = _ask(
         judge,
         model,
-        verdict_prompt(rubrics, subject),
+        verdict_prompt(rubrics, subject, focus, reference),
         _VERDICT_SCHEMA,
         lambda data: list(data["verdicts"]),
         None,

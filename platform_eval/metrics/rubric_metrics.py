@@ -16,8 +16,8 @@ from typing import Any
 
 from ..types import CandidateResult, EvaluationRequest, Rubric, RubricVerdict
 from . import adk_judged, model_rubrics
-from ._invocations import Subject
-from ._spec import MetricInfo, MetricSpec, NotEvaluatedError
+from ._invocations import Subject, final_text
+from ._spec import MetricInfo, MetricSpec, NotApplicableError, NotEvaluatedError
 from .judges import JudgeError, JudgeInput, Judges
 
 # (name, description, defined by the service)
@@ -47,6 +47,84 @@ _METRICS = (
     ("text_quality_v2", "text quality against rubrics (latest version)", True),
 )
 
+#: The rest of the service's catalog (the official SDK's SUPPORTED_PREDEFINED_METRICS): on the
+#: emulator each is judged in the same frame, with what the service's metric measures told to
+#: the model that writes the rubrics (when the request brings none) and decides them.
+#: name -> (description, what the written rubrics check, whether they need the reference)
+_CATALOG: dict[str, tuple[str, str, bool]] = {
+    **{
+        f"final_response_reference_free_v{v}": (
+            "the final response's quality on its own, with no reference answer",
+            "the agent's final response on its own (there is no reference answer): that it "
+            "answers what the user asked, is correct, complete and clear",
+            False,
+        )
+        for v in (1, 2)
+    },
+    "final_response_match_v3": (
+        "whether the final response agrees with the reference answer",
+        "whether the agent's final response agrees with the REFERENCE ANSWER below: one rubric "
+        "per fact or conclusion of the reference, satisfied when the response states the same",
+        True,
+    ),
+    **{
+        f"hallucination_v{v}": (
+            "the share of the final response's claims the conversation supports",
+            "the agent's final response, claim by claim: split it into its factual claims and "
+            "write one rubric per claim, 'the claim \"...\" is supported by the conversation' "
+            "(the user's messages, the tool results, the context given), not by outside "
+            "knowledge",
+            False,
+        )
+        for v in (1, 2)
+    },
+    **{
+        f"grounding_v{v}": (
+            "the share of the final response's claims grounded in the context given",
+            "the agent's final response, claim by claim: one rubric per factual claim, "
+            "satisfied when the context the prompt and the tool results give states it",
+            False,
+        )
+        for v in (1, 2)
+    },
+    **{
+        f"multi_turn_general_quality_v{v}": (
+            "overall quality of every agent turn of a multi-turn conversation",
+            "the whole multi-turn conversation, every agent turn: that each answers its user "
+            "message, keeps to what was said before, and the conversation reaches its goal",
+            False,
+        )
+        for v in (1, 2)
+    },
+    **{
+        f"multi_turn_text_quality_v{v}": (
+            "text quality (fluency, coherence, grounding) over a multi-turn conversation",
+            "the text of every agent turn of the conversation: fluent, coherent with the turns "
+            "before it, and consistent with what the user and the tools said",
+            False,
+        )
+        for v in (1, 2)
+    },
+    "multi_turn_tool_use_quality_v1": (
+        "tool use quality over every turn of a multi-turn conversation",
+        "the agent's tool calls over the whole conversation: the right tools, with the right "
+        "arguments, at the right turn, and their results used in the answers",
+        False,
+    ),
+    "multi_turn_trajectory_quality_v1": (
+        "the quality of the agent's whole trajectory over a multi-turn conversation",
+        "the agent's trajectory over the whole conversation (its steps, tool calls and "
+        "answers, in order): each step needed, none missing, in a sensible order",
+        False,
+    ),
+}
+
+
+def focus_of(metric: str) -> tuple[str, bool] | None:
+    """What the rubrics of a catalog metric check, and whether they need the reference."""
+    found = _CATALOG.get(metric)
+    return (found[1], found[2]) if found else None
+
 
 def _rubrics(spec: MetricSpec, request: EvaluationRequest) -> list[Rubric]:
     """The metric's own rubrics, then the request's (one group, or all); as ADK adds each turn's
@@ -72,6 +150,22 @@ ADK_RUBRIC_CRITERIA = (
 )
 
 
+def _focus_and_reference(metric: str, request: EvaluationRequest) -> tuple[str | None, str | None]:
+    """A catalog metric's focus, and the reference answer when its rubrics need one."""
+    found = focus_of(metric)
+    if found is None:
+        return None, None
+    focus, needs_reference = found
+    if not needs_reference:
+        return focus, None
+    reference = final_text(request.golden_response) if request.golden_response else ""
+    if not reference:
+        raise NotApplicableError(
+            f"{metric} compares the final response with a reference answer, and the case has none"
+        )
+    return focus, reference
+
+
 def _score(spec: MetricSpec, scored: Subject, judges: Judges) -> CandidateResult:
     if spec.name in ADK_RUBRIC_CRITERIA and judges.model is not None:
         return adk_judged.score(spec, scored, judges)
@@ -81,13 +175,14 @@ def _score(spec: MetricSpec, scored: Subject, judges: Judges) -> CandidateResult
     verdicts: list[RubricVerdict] = []
     not_evaluated: list[dict[str, Any]] = []
     model = judges.model_for(spec.params)
+    focus, reference = _focus_and_reference(spec.name, request)
     if not rubrics:
         if judges.model is None or model is None:
             raise NotEvaluatedError(
                 "the request has no rubrics and no model judge is configured to write them"
             )
         try:
-            verdicts = model_rubrics.decide(judges.model, model, [], subject)
+            verdicts = model_rubrics.decide(judges.model, model, [], subject, focus, reference)
         except JudgeError as exc:
             raise NotEvaluatedError(str(exc)) from None
     else:
@@ -103,7 +198,11 @@ def _score(spec: MetricSpec, scored: Subject, judges: Judges) -> CandidateResult
         if judges.model is not None and model is not None:
             for rubric in remaining:
                 try:
-                    verdicts.extend(model_rubrics.decide(judges.model, model, [rubric], subject))
+                    verdicts.extend(
+                        model_rubrics.decide(
+                            judges.model, model, [rubric], subject, reference=reference
+                        )
+                    )
                 except JudgeError as exc:
                     not_evaluated.append({"rubricId": rubric.rubric_id, "reason": str(exc)})
             remaining = []
@@ -152,15 +251,36 @@ def _score(spec: MetricSpec, scored: Subject, judges: Judges) -> CandidateResult
     )
 
 
-RUBRIC_METRICS = tuple(
-    MetricInfo(
-        name,
-        description,
-        reads=("rubrics", "response", "trajectory"),
-        needs_judge=True,
-        service_defined=service_defined,
-        params={"rubric_group": (), "judge_model": (), "num_samples": (), "criterion": ()},
-        judged_scorer=_score,
-    )
-    for name, description, service_defined in _METRICS
+_PARAMS: dict[str, tuple[Any, ...]] = {
+    "rubric_group": (),
+    "judge_model": (),
+    "num_samples": (),
+    "criterion": (),
+}
+
+RUBRIC_METRICS = (
+    *(
+        MetricInfo(
+            name,
+            description,
+            reads=("rubrics", "response", "trajectory"),
+            needs_judge=True,
+            service_defined=service_defined,
+            params=_PARAMS,
+            judged_scorer=_score,
+        )
+        for name, description, service_defined in _METRICS
+    ),
+    *(
+        MetricInfo(
+            name,
+            description,
+            reads=("rubrics", "response", "trajectory", *(("golden",) if reference else ())),
+            needs_judge=True,
+            service_defined=True,
+            params=_PARAMS,
+            judged_scorer=_score,
+        )
+        for name, (description, _, reference) in _CATALOG.items()
+    ),
 )
