@@ -73,12 +73,15 @@ from .items import (
     request_mode_problem,
 )
 from .loss_analysis import (
+    AnalysisConfig,
     FailedRubric,
     LossAnalysisConfig,
     LossAnalysisResult,
     LossCluster,
     LossExample,
     LossTaxonomyEntry,
+    RedTeamingAnalysisConfig,
+    VulnerableTool,
 )
 from .metric_specs import (
     AgentDataPreprocessor,
@@ -150,6 +153,7 @@ __all__ = [
     "AgentDataPreprocessor",
     "AgentEvent",
     "AgentRunConfig",
+    "AnalysisConfig",
     "AudioResponseFormat",
     "AudioTranscriptionConfig",
     "AutoRoutingMode",
@@ -239,6 +243,7 @@ __all__ = [
     "PromptTemplate",
     "PromptTemplateData",
     "RawAgentTrajectoryDestination",
+    "RedTeamingAnalysisConfig",
     "ReplicatedVoiceConfig",
     "ResponseFormat",
     "RougeSpec",
@@ -271,6 +276,7 @@ __all__ = [
     "UserSimulatorConfig",
     "VideoResponseFormat",
     "VoiceConfig",
+    "VulnerableTool",
     "WireModel",
     "is_terminal_state",
     "record_not_evaluated",

@@ -15,6 +15,32 @@ class LossAnalysisConfig(WireModel):
 
     metric: str | None = None
     candidate: str | None = None
+    #: Beyond the discovery documents of 2026-11-06, sent by the official SDK (2.7.0): the
+    #: taxonomy to cluster by (``agent_taxonomy_v1``) and how many of the top clusters to keep.
+    predefined_taxonomy: str | None = None
+    max_top_cluster_count: int | None = None
+
+
+class VulnerableTool(WireModel):
+    """A tool whose results could carry injected content, at these JSON paths."""
+
+    tool_name: str | None = None
+    json_paths: list[str] | None = None
+
+
+class RedTeamingAnalysisConfig(WireModel):
+    """An automated red-teaming analysis of the run's agent."""
+
+    attack_categories: list[str] | None = None
+    vulnerable_tools: list[VulnerableTool] | None = None
+
+
+class AnalysisConfig(WireModel):
+    """One analysis of a run: beyond the discovery documents of 2026-11-06, sent by the
+    official SDK (2.7.0) as the run's ``analysisConfigs``."""
+
+    analysis_name: str | None = None
+    red_teaming_analysis_config: RedTeamingAnalysisConfig | None = None
 
 
 class LossTaxonomyEntry(WireModel):

@@ -8,7 +8,7 @@ from ._base import Timestamp, WireModel, oneof, output_only
 from .common import BigQueryDestination, CloudLoggingConfig, EncryptionSpec, GcsDestination
 from .enums import OpenEvaluationRunState, is_terminal_state
 from .inference import InferenceConfig, PromptTemplate
-from .loss_analysis import LossAnalysisConfig, LossAnalysisResult
+from .loss_analysis import AnalysisConfig, LossAnalysisConfig, LossAnalysisResult
 from .metric_specs import (
     AutoraterConfig,
     ComputationBasedMetricSpec,
@@ -172,7 +172,9 @@ class EvaluationRun(WireModel):
     evaluation_results: EvaluationRunResults | None = output_only()
     evaluation_set_snapshot: str | None = output_only()
     evaluation_experiment: str | None = None
-    analysis_configs: list[dict[str, Any]] | None = None
+    #: Beyond the discovery documents of 2026-11-06: the official SDK sends a red-teaming
+    #: analysis here. The emulator keeps it and does not run it.
+    analysis_configs: list[AnalysisConfig] | None = None
     #: The service account the service runs the evaluation as.
     service_account: str | None = None
     encryption_spec: EncryptionSpec | None = None

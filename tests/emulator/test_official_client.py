@@ -297,3 +297,57 @@ def test_every_method_of_the_official_evals_is_exercised_or_needs_a_model(packag
         for name in public & EXERCISED:
             assert re.search(rf"official\.{name}\(", source), f"{name} is never called here"
     assert not EXERCISED & set(NEEDS_MODEL)
+
+
+def test_the_official_clients_loss_and_red_teaming_fields_are_taken_and_a_typo_is_not(
+    emulator: Emulator, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fields the official SDK sends beyond the discovery documents (LossAnalysisConfig's
+    maxTopClusterCount and predefinedTaxonomy, the run's analysisConfigs with a red-teaming
+    analysis) are kept; a misspelt one is still a 400 naming it."""
+    import httpx
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", emulator.url)
+    official = official_evals("vertexai", project, emulator.url)
+    vt = importlib.import_module("vertexai._genai.types")
+    with emulator.client(project) as ours:
+        item = ours.create_item(
+            t.EvaluationItem(
+                display_name="weather",
+                evaluation_item_type=t.EvaluationItemType.REQUEST,
+                evaluation_request=t.EvaluationRequest.model_validate(REQUEST),
+            )
+        )
+        evaluation_set = ours.create_set(display_name="loss", items=[item])
+    run = official.create_evaluation_run(
+        dataset=vt.EvaluationRunDataSource(evaluation_set=evaluation_set.name),
+        dest=f"gs://bucket-{project}/results",
+        metrics=[vt.EvaluationRunMetric(metric="exact_match")],
+        loss_analysis_configs=[
+            vt.LossAnalysisConfig(
+                metric="exact_match",
+                candidate="agent-a",
+                predefined_taxonomy="agent_taxonomy_v1",
+                max_top_cluster_count=3,
+            )
+        ],
+        red_teaming_config=vt.RedTeamingAnalysisConfig(
+            attack_categories=["prompt_injection"],
+            vulnerable_tools=[vt.VulnerableTool(tool_name="search", json_paths=["$.body"])],
+        ),
+    )
+    with emulator.client(project) as ours:
+        stored = ours.get_run(run.name)
+    (loss,) = stored.evaluation_config.loss_analysis_config
+    assert (loss.predefined_taxonomy, loss.max_top_cluster_count) == ("agent_taxonomy_v1", 3)
+    (analysis,) = stored.analysis_configs
+    assert analysis.red_teaming_analysis_config.vulnerable_tools[0].json_paths == ["$.body"]
+    body = stored.model_dump(mode="json", by_alias=True, exclude_none=True)
+    body = {k: body[k] for k in ("dataSource", "evaluationConfig", "analysisConfigs")}
+    body["evaluationConfig"]["lossAnalysisConfig"][0]["maxTopClusterCnt"] = 3
+    answer = httpx.post(
+        f"{emulator.url}/v1beta1/projects/{project}/locations/us-central1/evaluationRuns", json=body
+    )
+    assert answer.status_code == 400
+    assert "unknown field 'maxTopClusterCnt' for LossAnalysisConfig" in answer.text
+    assert "did you mean 'maxTopClusterCount'?" in answer.text
