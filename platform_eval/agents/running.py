@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..formats import adk
+from .history import history_events
 from .journal import AgentJournal
 from .loading import LoadedAgent
 
@@ -240,9 +241,11 @@ async def run_case(
     session_id: str,
     on_turn: Callable[[], None] | None = None,
     run_config: Any = None,
+    history: Sequence[adk.Invocation] = (),
 ) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]]]:
     """Runs one ADK eval case; returns its finished session (ADK's JSON), why it ended, and
-    what each agent was given (``CaseRun.agents``)."""
+    what each agent was given (``CaseRun.agents``). ``history``: turns that already happened,
+    put into the session before the case's own are asked."""
     from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
     from google.adk.evaluation.simulation.user_simulator import Status
     from google.adk.events.event import Event
@@ -259,6 +262,13 @@ async def run_case(
         state=dict(given.state) if given else {},
         session_id=session_id,
     )
+    if history:
+        session = await service.get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id
+        )
+        assert session is not None
+        for event in history_events(history, agent.root_agent.name):
+            await service.append_event(session, event)
     if agent.reset is not None:
         agent.reset()
     with _adk_experimental():
@@ -351,13 +361,22 @@ async def run_agent_cases(
             scope = recorder.scope(result.key) if recorder else contextlib.nullcontext()
             try:
                 with scope:
+                    history = (case.conversation or [])[: case.history_turns]
+                    asked = (
+                        case.model_copy(
+                            update={"conversation": (case.conversation or [])[len(history) :]}
+                        )
+                        if history
+                        else case
+                    )
                     result.session, result.ending, result.agents = await run_case(
                         agent,
-                        to_adk_case(case),
+                        to_adk_case(asked),
                         provider,
                         session_id_for(case.eval_id, run, num_runs),
                         turned,
                         run_config,
+                        history,
                     )
             except Exception as exc:  # one case's failure must not stop the others
                 result.error = f"{type(exc).__name__}: {exc}"

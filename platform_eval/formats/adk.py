@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from google.genai import types as genai_types
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic.alias_generators import to_camel
 
 # google-genai's Content, with the common shapes built without its per-part validation (the
@@ -114,6 +114,20 @@ class EvalCase(AdkModel):
     creation_timestamp: float = 0.0
     rubrics: list[AdkRubric] | None = None
     final_session_state: dict[str, Any] | None = None
+    #: How many of the conversation's first invocations already happened: an EvaluationDataset
+    #: case that continues a conversation ("N+1"), whose earlier turns are the session's history
+    #: and are not asked again. Not a field of ADK's eval case: never written to a file.
+    _history_turns: int = PrivateAttr(default=0)
+
+    @property
+    def history_turns(self) -> int:
+        return self._history_turns
+
+    def continuing(self, history_turns: int) -> EvalCase:
+        """This case, its first ``history_turns`` invocations the history it continues."""
+        copied = self.model_copy()
+        copied._history_turns = history_turns
+        return copied
 
     @model_validator(mode="after")
     def _conversation_xor_scenario(self) -> EvalCase:

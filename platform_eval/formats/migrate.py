@@ -225,6 +225,11 @@ def dataset_case_to_eval_case(case: DatasetCase, index: int) -> tuple[adk.EvalCa
         conversation.append(
             _from_reference(user, case.reference, last.turn_id or f"turn-{len(turns) - 1}")
         )
+        # The earlier turns happened: an agent run on the case answers the last message only.
+        eval_case = adk.EvalCase(
+            eval_id=eval_id, conversation=conversation, rubrics=rubrics or None
+        )
+        return eval_case.continuing(len(conversation) - 1), report
     return adk.EvalCase(eval_id=eval_id, conversation=conversation, rubrics=rubrics or None), report
 
 

@@ -230,3 +230,50 @@ def test_a_rubric_id_in_a_case_and_in_one_of_its_turns_is_refused_as_adk_eval_re
         said = captured.out + captured.err
         assert "$.eval_cases[0].conversation[0].rubrics[0].rubric_id" in said, said
         assert "'polite' is already the id of $.eval_cases[0].rubrics[0].rubric_id" in said
+
+
+def test_a_continued_conversation_is_the_sessions_history_and_only_its_last_message_is_asked(
+    agent_project: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Shape B ("N+1"): the earlier turns go into the session as they were said; the agent
+    answers the last user message, with the history in what its model reads."""
+    history = {
+        "turn_index": 0,
+        "turn_id": "t0",
+        "events": [
+            {"author": "user", "content": _text("user", "What is the weather in Oslo?")},
+            {"author": "travel_agent", "content": _text("model", "Oslo is snowy today.")},
+        ],
+    }
+    ask = {
+        "turn_index": 1,
+        "turn_id": "t1",
+        "events": [{"author": "user", "content": _text("user", "Book 2 nights in Oslo")}],
+    }
+    dataset = {
+        "eval_cases": [
+            {
+                "eval_case_id": "continue",
+                "agent_data": {"turns": [history, ask]},
+                "reference": {"response": _text("model", "Booked, confirmation OSL-2.")},
+            }
+        ]
+    }
+    Path("continue-dataset.json").write_text(json.dumps(dataset))
+    Path("config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.1}}))
+    run = ["run", "continue-dataset.json", "--agent", "agents/travel_agent"]
+    code, scores = _scores(capsys, *run, "--config", "config.json")
+    assert code == 0, scores
+    asked = [s for s in agent_project.seen if s.body.get("tools")]
+    last_messages = [
+        " ".join(p.get("text", "") for p in s.body["contents"][-1].get("parts", [])) for s in asked
+    ]
+    # The history was not asked again: the model's first call answers the last message ...
+    assert "What is the weather in Oslo?" not in last_messages
+    assert last_messages[0] == "Book 2 nights in Oslo"
+    # ... and reads the history before it, as the session holds it.
+    first = json.dumps(asked[0].body["contents"])
+    assert "What is the weather in Oslo?" in first and "Oslo is snowy today." in first
+    # The golden history turn equals the candidate's: the turn scores 1, the booking its match.
+    score, status = scores[("continue", "response_match_score")]
+    assert status == "PASSED" and 0.5 < score <= 1.0
