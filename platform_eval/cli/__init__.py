@@ -255,7 +255,7 @@ def _with_global_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import data, evaluate, resources
+    from . import data, evaluate, generate, resources
     from .emulator import emulator_start
 
     parser = _Parser(
@@ -298,6 +298,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("traces", nargs="+", metavar="TRACE", help="files, folders or emulator:")
     p.add_argument("--out", help="file to write (default stdout)")
+
+    p = _add(
+        commands,
+        "generate",
+        "run the agent on a dataset and write an agents-cli trace file",
+        "platform-eval generate tests/eval/datasets/basic-dataset.json --agent app/",
+        generate.generate,
+    )
+    p.add_argument("dataset", metavar="DATASET", help="an EvaluationDataset or ADK eval set file")
+    p.add_argument(
+        "--agent",
+        required=True,
+        metavar="AGENT",
+        help="an agent folder (what adk eval takes), an agent.py, or module:attribute",
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="the trace file (default artifacts/traces/traces_<time>.json, as agents-cli's)",
+    )
+    p.add_argument(
+        "--agent-concurrency", type=_positive, default=4, metavar="N", help="cases at once"
+    )
+    p.add_argument("--config", metavar="FILE", help="eval config (its user_simulator_config)")
 
     p = _add(
         commands,

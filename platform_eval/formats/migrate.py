@@ -256,7 +256,8 @@ def dataset_path_for(source: Path, destination_dir: Path) -> Path:
     return destination_dir / f"{name}-dataset.json"
 
 
-def _write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any) -> None:
+    """``data`` as indented JSON at ``path``, written whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(path.suffix + ".tmp")
     temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -278,7 +279,7 @@ def migrate_file(
         report.skipped = True
         return report
     dataset, report.cases = eval_set_to_dataset(load_eval_set(source_path))
-    _write_json(target, dataset.to_json_dict())
+    write_json(target, dataset.to_json_dict())
     return report
 
 
@@ -309,5 +310,5 @@ def unmigrate_file(
         report.skipped = True
         return report
     eval_set, report.cases = dataset_to_eval_set(load_dataset(source_path), set_id)
-    _write_json(target, eval_set.to_json_dict())
+    write_json(target, eval_set.to_json_dict())
     return report

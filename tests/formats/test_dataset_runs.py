@@ -277,3 +277,88 @@ def test_a_continued_conversation_is_the_sessions_history_and_only_its_last_mess
     # The golden history turn equals the candidate's: the turn scores 1, the booking its match.
     score, status = scores[("continue", "response_match_score")]
     assert status == "PASSED" and 0.5 < score <= 1.0
+
+
+def test_generate_writes_a_trace_file_agents_cli_reads_and_run_grades(
+    agent_project: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`generate` runs the agent on each case and merges what it did as `agents-cli eval
+    generate` does; agents-cli's own trace loader reads the file, and `run` grades it."""
+    pytest.importorskip("google.agents.cli.eval.cmd_grade")
+    from google.agents.cli.eval.cmd_grade import _load_traces_eval_cases
+
+    dataset = {
+        "eval_cases": [
+            {
+                "eval_case_id": "weather",
+                "prompt": _text("user", "What is the weather in Rome?"),
+                "reference": {"response": _text("model", "The weather in Rome is warm and dry.")},
+            },
+            {
+                "eval_case_id": "booking",
+                "agent_data": {
+                    "turns": [
+                        {
+                            "turn_index": 0,
+                            "events": [
+                                {"author": "user", "content": _text("user", "Weather in Oslo?")},
+                                {"author": "travel_agent", "content": _text("model", "Snowy.")},
+                            ],
+                        },
+                        {
+                            "turn_index": 1,
+                            "events": [
+                                {"author": "user", "content": _text("user", "Book 1 night in Oslo")}
+                            ],
+                        },
+                    ]
+                },
+            },
+        ]
+    }
+    Path("golden-dataset.json").write_text(json.dumps(dataset))
+    code = main(["-q", "generate", "golden-dataset.json", "--agent", "agents/travel_agent"])
+    written = Path(capsys.readouterr().out.strip())
+    assert code == 0 and written.parent == Path("artifacts/traces")
+    assert written.name.startswith("traces_") and written.suffix == ".json"
+    theirs, files = _load_traces_eval_cases(str(written))
+    assert files == 1 and [c.eval_case_id for c in theirs] == ["weather", "booking"]
+    weather, booking = theirs
+    # A prompt case: a fresh turn_0 of the agent's events (the prompt stays the prompt).
+    (turn,) = weather.agent_data.turns
+    assert turn.turn_id == "turn_0" and all(e.author != "user" for e in turn.events)
+    assert weather.responses[0].response.parts[0].text == "The weather in Rome is warm and dry."
+    assert weather.agent_data.agents["travel_agent"].tools  # what the agent was given
+    assert "travel" in weather.agent_data.agents["travel_agent"].instruction
+    # A continued conversation: the agent's events appended to its last turn.
+    assert len(booking.agent_data.turns) == 2
+    assert booking.agent_data.turns[1].events[0].author == "user"
+    assert booking.responses[0].response.parts[0].text.startswith("Booked, confirmation")
+    # Graded as it is, as agents-cli's `eval grade` would.
+    Path("config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.5}}))
+    code, scores = _scores(capsys, "run", str(written), "--config", "config.json")
+    assert scores[("weather", "response_match_score")] == (1.0, "PASSED")
+    assert code == 0
+
+
+def test_generate_reports_a_case_the_agent_failed_on_and_writes_the_others(
+    agent_project: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The first model call (the first case's, one case at a time) is refused: a 400 is never
+    # retried, so the agent fails on that case at once.
+    agent_project.fail_next(400)
+    dataset = {
+        "eval_cases": [
+            {"eval_case_id": "boom", "prompt": _text("user", "Explode please")},
+            {"eval_case_id": "ok", "prompt": _text("user", "What is the weather in Rome?")},
+        ]
+    }
+    Path("d-dataset.json").write_text(json.dumps(dataset))
+    agent = ["--agent", "agents/travel_agent", "--agent-concurrency", "1"]
+    code = main(["generate", "d-dataset.json", *agent, "-o", "t.json"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "wrote 1 cases to t.json" in captured.err and "boom:" in captured.err
+    assert [c["eval_case_id"] for c in json.loads(Path("t.json").read_text())["eval_cases"]] == [
+        "ok"
+    ]
