@@ -20,6 +20,7 @@ from ._problems import FormatError, Problem, problems_from_validation
 from .config import EvalConfig, parse_eval_config
 from .convert import EMPTY_CASE
 from .dataset import EvaluationDataset
+from .flat_table import dataset_from_rows, looks_like_rows, read_csv
 
 _logger = logging.getLogger("platform_eval.formats")
 
@@ -58,8 +59,8 @@ class LoadedFile:
 
 
 def read_data(path: str | Path, text: str | None = None) -> Any:
-    """Parses a JSON, JSONL (``.jsonl``) or YAML (``.yaml``/``.yml``) file (``text``: its
-    text, when the caller read it already).
+    """Parses a JSON, JSONL (``.jsonl``), CSV (``.csv``, a list of rows) or YAML
+    (``.yaml``/``.yml``) file (``text``: its text, when the caller read it already).
 
     Nesting deeper than any format has, and strings that are not valid Unicode, are refused
     here with the file and the JSON path, so that no later step trips over them.
@@ -76,6 +77,12 @@ def read_data(path: str | Path, text: str | None = None) -> Any:
         problem = "$", too_deep(max_depth())
     if problem is not None:
         raise FormatError([Problem(file, *problem)])
+    if looks_like_rows(data):
+        # The SDK's flat table (a CSV, JSON Lines of cases): the dataset it holds.
+        data, not_carried = dataset_from_rows(data, file)
+        for case, whats in not_carried.items():
+            for what in whats:
+                _logger.warning("%s: eval case %s: not carried: %s", file, case, what)
     return data
 
 
@@ -183,6 +190,8 @@ def _parse(text: str, suffix: str, file: str) -> Any:
         if size_exceeds(data, 100 * len(text) + 1000):
             raise FormatError([Problem(file, "$", "its aliases expand to far more than the file")])
         return data
+    if suffix == ".csv":
+        return read_csv(text, file)
     if suffix == ".jsonl":
         rows = []
         for line in text.splitlines():
@@ -405,6 +414,24 @@ def _dataset_eval_set(loaded: LoadedFile) -> adk.EvalSet:
                 continue  # the agent's answer: read as the case's candidate (traces)
             _logger.warning("%s: eval case %s: not carried: %s", loaded.path, report.eval_id, what)
     return eval_set
+
+
+def is_table(source: Any) -> bool:
+    """A pandas DataFrame (or anything with its ``to_dict("records")``): the SDK's flat form."""
+    return callable(getattr(source, "to_dict", None)) and hasattr(source, "columns")
+
+
+def table_dataset(table: Any, name: str = "table") -> LoadedFile:
+    """A DataFrame of the SDK's flat form (``prompt``, ``response``, ``reference``, ...) read as
+    the EvaluationDataset it holds, as a file of it would be (``name`` stands for the file)."""
+    rows = table.to_dict("records")
+    # A DataFrame's missing cell is NaN (or None): no value, as an empty CSV cell.
+    cleaned = [{str(k): v for k, v in row.items() if v is not None and v == v} for row in rows]
+    data, not_carried = dataset_from_rows(cleaned, name)
+    for case, whats in not_carried.items():
+        for what in whats:
+            _logger.warning("%s: eval case %s: not carried: %s", name, case, what)
+    return LoadedFile(name, Kind.DATASET, data)
 
 
 def holds_answers(loaded: LoadedFile) -> bool:

@@ -138,7 +138,7 @@ def read_eval_cases(path: str | Path) -> EvalCases:
 
 
 def _parsed_whole(path: str | Path) -> bool:
-    return Path(path).suffix.lower() in (".yaml", ".yml", ".jsonl")
+    return Path(path).suffix.lower() in (".yaml", ".yml", ".jsonl", ".csv")
 
 
 def _from_text(file: str, text: str) -> EvalSetFile | None:

@@ -21,10 +21,23 @@ from ..formats import adk
 from ..formats._problems import FormatError, Problem
 from ..formats.config import EvalConfig, parse_eval_config
 from ..formats.convert import ConversionReport, case_to_item
-from ..formats.load import load_eval_config, load_eval_set
+from ..formats.load import (
+    eval_set_from,
+    holds_answers,
+    is_table,
+    load_eval_config,
+    load_eval_set,
+    table_dataset,
+)
 from ..formats.stream import EvalCases, InMemoryCases, read_eval_cases
 from ..metrics import threshold_problem
-from ..traces import Conversation, MatchReport, load_traces, match_conversations
+from ..traces import (
+    Conversation,
+    MatchReport,
+    dataset_conversations,
+    load_traces,
+    match_conversations,
+)
 from ..traces.matching import AmbiguousPairingError, split_run
 from ..types import (
     CandidateResponse,
@@ -53,22 +66,34 @@ from .upload import (
 
 _logger = logging.getLogger("platform_eval.jobs")
 AnyClient = Client | AsyncClient
-EvalSetSource = str | Path | adk.EvalSet
+#: An eval set: its file (an ADK eval set, an EvaluationDataset, JSON Lines or CSV of the
+#: SDK's flat form), an EvalSet, or a pandas DataFrame of the flat form.
+EvalSetSource = str | Path | adk.EvalSet | Any
 
 
 def _eval_set(source: EvalSetSource) -> tuple[adk.EvalSet, str]:
     if isinstance(source, adk.EvalSet):
         return source, f"eval-set:{source.eval_set_id}"
+    if is_table(source):
+        return eval_set_from(table_dataset(source)), "table"
     return load_eval_set(source), str(source)
 
 
 def _eval_cases(source: EvalSetSource) -> tuple[EvalCases, str]:
     """The cases of an upload: an eval set file is read a case at a time, so that memory holds
     its text and not every case parsed."""
-    if isinstance(source, adk.EvalSet):
+    if isinstance(source, adk.EvalSet) or is_table(source):
         eval_set, where = _eval_set(source)
         return InMemoryCases(eval_set), where
     return read_eval_cases(source), str(source)
+
+
+def _own_answers(source: EvalSetSource) -> list[Conversation] | None:
+    """The answers a DataFrame's rows hold (a ``response`` column), as candidates."""
+    if not is_table(source):
+        return None
+    loaded = table_dataset(source)
+    return dataset_conversations(loaded.data, loaded.path) if holds_answers(loaded) else None
 
 
 #: Part of every item's content hash: bump it when conversion changes what an item holds.
@@ -688,6 +713,9 @@ def evaluate(
     """
     if agent is not None and traces is not None:
         raise ValueError("pass traces or agent, not both: the candidates come from one of them")
+    if agent is None and traces is None:
+        # A table with a response column is graded as it is, as a trace file of agents-cli's.
+        traces = _own_answers(eval_set_source)
     loaded_config = _config(config)
     chosen, from_config = choose_metrics(metrics, loaded_config)
     code = functions_of(loaded_config)
