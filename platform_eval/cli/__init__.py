@@ -224,6 +224,13 @@ def _judge_options(parser: argparse.ArgumentParser, extra: dict[str, Any]) -> No
         **extra,
     )
     judge.add_argument(
+        "--allow-code-metrics",
+        action="store_true",
+        help="let the emulator run custom code metrics (agents-cli's execution: remote), each "
+        "call in a subprocess with a time and memory limit; not a sandbox against hostile code",
+        **extra,
+    )
+    judge.add_argument(
         "--max-judge-calls",
         type=_positive,
         metavar="N",

@@ -42,6 +42,7 @@ def judge_settings(args: argparse.Namespace, db: str | Path | None = EMBEDDED_DB
         replay_only=args.replay_only,
         max_calls=args.max_judge_calls,
         call_timeout=args.judge_timeout,
+        allow_code_metrics=args.allow_code_metrics,
     )
 
 

@@ -281,6 +281,8 @@ def _check_computable(
             # the run is created.
             continue
         why = why_not_computable(spec, target.emulator.judges, rubric_types)
+        if why is not None and "evaluation_function" in spec.params:
+            raise UsageError(why)  # a code metric: no judge model would help
         if why is not None:
             raise UsageError(f"{why}: {JUDGE_HOW}")
 

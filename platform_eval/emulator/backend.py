@@ -278,8 +278,11 @@ def cancelled_status() -> Status:
 
 
 class Backend:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, runs_code: bool = False) -> None:
         self.store = store
+        #: Whether the executor runs custom code metrics (--allow-code-metrics): without it a
+        #: run naming one is refused when it is created, not failed case by case.
+        self.runs_code = runs_code
         self._run_listeners: list[Callable[[str], None]] = []
         self._run_lock = threading.Lock()
         self._experiment_lock = threading.Lock()
@@ -659,11 +662,19 @@ class Backend:
             if metric.metric_resource_name:
                 metric = self._registered(parent, index, metric)
             try:
-                specs.append(metrics.resolve(metric))
+                spec = metrics.resolve(metric)
             except metrics.MetricError as exc:
                 raise ApiError(
                     "INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {exc}"
                 ) from None
+            if "evaluation_function" in spec.params and not self.runs_code:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"evaluationConfig.metrics[{index}]: metric {spec.name!r} is a custom code "
+                    "metric: this emulator runs the code it receives only when started with "
+                    "--allow-code-metrics",
+                )
+            specs.append(spec)
         return specs
 
     # -- evaluationRuns -------------------------------------------------------------------

@@ -10,6 +10,7 @@ It listens on a free loopback port; ``emu.url`` is its base URL.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import threading
@@ -22,6 +23,7 @@ import uvicorn
 from .._auth import bearer_credentials
 from .._config import EMULATOR_PROJECT
 from ..judges import JudgeSettings
+from ..judges.code_runner import SubprocessCodeRunner
 from ..metrics import Judges
 from .access import exposure_warning
 from .app import EmulatorApp
@@ -67,9 +69,12 @@ class Emulator:
         max_connections: int | None = None,
         max_telemetry_bytes: int | None = None,
         auth_token: str | None = None,
+        allow_code_metrics: bool = False,
     ) -> None:
         """Each ``max_*`` and ``first_request_seconds`` bounds what one request or connection may
-        ask (see ``Limits``); None keeps the default."""
+        ask (see ``Limits``); None keeps the default. ``allow_code_metrics``: run the custom
+        code metrics runs send (``customCodeExecutionSpec``), each call in a subprocess with a
+        time and a memory limit; off, such a run is refused."""
         given: dict[str, Any] = {
             "body_bytes": max_body_bytes,
             "json_values": max_json_values,
@@ -89,7 +94,10 @@ class Emulator:
         if judges is None:
             # Flags of `platform-eval` reach here as judges; the environment otherwise.
             judges = JudgeSettings.resolve(db=db).judges()
+        if allow_code_metrics and judges.code is None:
+            judges = dataclasses.replace(judges, code=SubprocessCodeRunner())
         self.judges = judges
+        self.backend.runs_code = judges.code is not None
         self.executor = RunExecutor(self.backend, self.objects, self.judges)
         self.app = EmulatorApp(
             self.backend,

@@ -86,6 +86,9 @@ class EvalConfig:
     custom_metrics: dict[str, Any] = field(default_factory=dict)
     #: Metrics the evaluating process computes with the user's code (agents-cli).
     code_metrics: dict[str, CodeMetricSource] = field(default_factory=dict)
+    #: agents-cli's ``execution: remote`` code metrics: sent in the run, for the target to run
+    #: (the service in its sandbox; an emulator only with --allow-code-metrics).
+    remote_code_metrics: dict[str, CodeMetricSource] = field(default_factory=dict)
     user_simulator_config: dict[str, Any] | None = None
     source: str | None = None
 
@@ -94,7 +97,8 @@ class EvalConfig:
 
     def code_problems(self) -> list[Problem]:
         """What stops a code metric the config runs from running."""
-        return [m.problem for m in self.code_metrics.values() if m.problem is not None]
+        sources = [*self.code_metrics.values(), *self.remote_code_metrics.values()]
+        return [m.problem for m in sources if m.problem is not None]
 
     def judge_model(self) -> str | None:
         """The judge model the criteria name (``judge_model_options.judge_model``; the first
@@ -111,7 +115,9 @@ class EvalConfig:
         ``rubricBasedMetricSpec``; an agents-cli ``prompt_template`` metric as an LLM metric.
         Code metrics are not run metrics: the evaluating process computes them."""
         return [
-            _run_metric(criterion, self.custom_metrics.get(name))
+            _remote_code_metric(self.remote_code_metrics[name])
+            if name in self.remote_code_metrics
+            else _run_metric(criterion, self.custom_metrics.get(name))
             for name, criterion in self.criteria.items()
             if name not in self.code_metrics
         ]
@@ -130,6 +136,16 @@ ADK_JUDGED_CRITERIA = (
     "safety_v1",
     "per_turn_user_simulator_quality_v1",
 )
+
+
+def _remote_code_metric(source: CodeMetricSource) -> EvaluationRunMetric:
+    """What the SDK's CodeExecutionMetric sends: the source, for the target to run."""
+    return EvaluationRunMetric.model_validate(
+        {
+            "metric": source.name,
+            "metricConfig": {"customCodeExecutionSpec": {"evaluationFunction": source.source}},
+        }
+    )
 
 
 def _run_metric(criterion: Criterion, custom: Any = None) -> EvaluationRunMetric:
@@ -279,16 +295,18 @@ def _agents_cli_config(
         found = _code_source(entry, file, where, problems)
         if found is not None:
             code[name] = found
-    for index, name in enumerate(names):
-        entry = custom.get(name)
-        if entry is not None and entry.get("execution") == "remote":
+    remote: dict[str, CodeMetricSource] = {}
+    for name in list(code):
+        execution = custom[name].get("execution", "local")
+        if execution == "remote":
+            remote[name] = code.pop(name)
+        elif execution != "local":
+            index = next(i for i, e in enumerate(data["custom_metrics"]) if e.get("name") == name)
             problems.append(
                 Problem(
                     file,
-                    f"$.metrics_to_run[{index}]",
-                    f"{name!r} is a remote code-execution metric (execution: remote), which "
-                    "platform-eval does not send yet: run it locally (drop `execution: remote`) "
-                    "or with agents-cli",
+                    f"$.custom_metrics[{index}].execution",
+                    f"expected 'local' or 'remote', got {execution!r}",
                 )
             )
     # An unversioned predefined name is its newest version, as agents-cli sends it.
@@ -297,6 +315,7 @@ def _agents_cli_config(
         {name: Criterion(name, None) for name in names},
         custom_metrics=custom,
         code_metrics={name: source for name, source in code.items() if name in names},
+        remote_code_metrics={name: source for name, source in remote.items() if name in names},
         source=file,
     )
 

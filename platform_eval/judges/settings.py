@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..metrics.judges import Judges
+from .code_runner import SubprocessCodeRunner
 from .service import DEFAULT_CALL_TIMEOUT, DEFAULT_CONCURRENCY, Judging
 
 MODEL_ENV = "PLATFORM_EVAL_JUDGE_MODEL"
@@ -31,6 +32,8 @@ class JudgeSettings:
     max_calls: int | None = None
     #: Seconds one model call may take before it counts as failed.
     call_timeout: float = DEFAULT_CALL_TIMEOUT
+    #: Run the custom code metrics runs send, each call in a limited subprocess.
+    allow_code_metrics: bool = False
 
     @classmethod
     def resolve(
@@ -45,6 +48,7 @@ class JudgeSettings:
         replay_only: bool = False,
         max_calls: int | None = None,
         call_timeout: float | None = None,
+        allow_code_metrics: bool = False,
     ) -> JudgeSettings:
         """Flags first, then the environment, then the eval config's judge model
         (``config_model``, as ADK reads it); the cache beside ``db`` by default (none for an
@@ -64,13 +68,15 @@ class JudgeSettings:
             replay_only=replay_only,
             max_calls=max_calls,
             call_timeout=call_timeout or DEFAULT_CALL_TIMEOUT,
+            allow_code_metrics=allow_code_metrics,
         )
 
     def judges(self) -> Judges:
         """The local judge, and with a model the model judge that every judged metric asks
         through (its cache, budget, accounting and concurrency)."""
+        code = SubprocessCodeRunner() if self.allow_code_metrics else None
         if self.model is None:
-            return Judges()
+            return Judges(code=code)
         judging = Judging(
             self.model,
             cache=self.cache,
@@ -79,4 +85,4 @@ class JudgeSettings:
             max_calls=self.max_calls,
             call_timeout=self.call_timeout,
         )
-        return Judges(model=judging)
+        return Judges(model=judging, code=code)

@@ -67,6 +67,19 @@ def score_request(
     ]
 
 
+def read_result(result: Any) -> tuple[float, str | None]:
+    """The score and explanation of what ``evaluate`` returned (a number, or ``{"score": ...,
+    "explanation": ...}``); ValueError saying what it was otherwise."""
+    explanation = None
+    if isinstance(result, dict) and "score" in result:
+        value, explanation = result["score"], result.get("explanation")
+    else:
+        value = result
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"evaluate returned {value!r}: expected a number or {{'score': ...}}")
+    return float(value), None if explanation is None else str(explanation)
+
+
 def score(
     name: str, function: CodeFunction, candidate: str, given: Mapping[str, Any]
 ) -> CandidateResult:
@@ -76,21 +89,11 @@ def score(
     except Exception as exc:  # the user's code: its failure is this case's, not the run's
         last = str(exc).strip().splitlines()[-1:] or [""]
         return _not_evaluated(name, candidate, f"{type(exc).__name__}: {last[0]}")
-    explanation = None
-    if isinstance(result, dict) and "score" in result:
-        value, explanation = result["score"], result.get("explanation")
-    else:
-        value = result
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return _not_evaluated(
-            name, candidate, f"evaluate returned {value!r}: expected a number or {{'score': ...}}"
-        )
-    return CandidateResult(
-        candidate=candidate,
-        metric=name,
-        score=float(value),
-        explanation=None if explanation is None else str(explanation),
-    )
+    try:
+        value, explanation = read_result(result)
+    except ValueError as exc:
+        return _not_evaluated(name, candidate, str(exc))
+    return CandidateResult(candidate=candidate, metric=name, score=value, explanation=explanation)
 
 
 def _not_evaluated(name: str, candidate: str, why: str) -> CandidateResult:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from . import service_only
 from ._spec import MetricSpec
+from .code_execution import ALLOW_FLAG
 from .engine import REGISTRY
 from .judges import LOCAL_TYPES, Judges
 
@@ -24,6 +25,14 @@ def why_not_computable(
     known, and rubric metrics are let through, their rubrics decided or reported per case).
     """
     has_model = judges.model is not None
+    if "evaluation_function" in spec.params:  # a custom code metric
+        if judges.code is None:
+            return (
+                f"metric {spec.name!r} is a custom code metric: the emulator runs the code it "
+                f"receives only when started with {ALLOW_FLAG} (in a subprocess with a time "
+                "and a memory limit)"
+            )
+        return None
     if spec.scorer is not None:  # a custom LLM metric
         if not has_model:
             return (

@@ -35,6 +35,7 @@ from ._spec import (
     Scorer,
 )
 from .arguments import ArgRules
+from .code_execution import code_spec
 from .judges import Judges
 from .llm_metrics import custom_spec
 
@@ -589,12 +590,9 @@ def _criterion_rubrics(params: dict[str, Any]) -> tuple[Rubric, ...]:
 
 def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     """Checks a run metric against the registry and returns it with validated options."""
-    config = metric.metric_config
-    if config is not None and config.custom_code_execution_spec is not None:
-        raise MetricError(
-            f"metric {metric.metric!r} is a custom code metric: the local engine does not run "
-            "code it receives (the service runs it in a sandbox)"
-        )
+    code = code_spec(metric)
+    if code is not None:
+        return code
     custom = custom_spec(metric)
     if custom is not None:
         return custom

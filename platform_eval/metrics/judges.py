@@ -227,6 +227,17 @@ def _program_judges() -> tuple[RubricJudge, ...]:
     return (LocalJudge(),)
 
 
+class CodeRunError(Exception):
+    """The user's code failed, ran too long or used too much memory: the message says which."""
+
+
+class CodeRunner(Protocol):
+    """Runs a custom code metric's ``evaluate(instance)`` source, somewhere it cannot harm the
+    process that asks: returns the score and the explanation, or raises CodeRunError."""
+
+    def run(self, source: str, instance: dict[str, Any]) -> tuple[float, str | None]: ...
+
+
 @dataclass(frozen=True)
 class Judges:
     """What judges a run: the judges that decide rubrics by program, and at most one model judge.
@@ -238,6 +249,8 @@ class Judges:
 
     programs: tuple[RubricJudge, ...] = field(default_factory=_program_judges)
     model: ModelJudge | None = None
+    #: Runs custom code metrics; only an emulator started with --allow-code-metrics has one.
+    code: CodeRunner | None = None
 
     def model_for(self, params: Mapping[str, Any]) -> str | None:
         """The model a metric is judged by: its own (its ADK criterion's

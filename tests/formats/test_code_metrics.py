@@ -263,3 +263,63 @@ def test_agents_cli_scaffold_project_runs_with_the_scores_its_code_metrics_retur
     assert sum(1 for r in references if r) == 1
     assert main(["-q", "runs", "list"]) == 0
     assert capsys.readouterr().out == ""  # nothing for the target to compute: no run
+
+
+REMOTE = """\
+metrics_to_run:
+  - rouge_1
+  - answer_length
+custom_metrics:
+  - name: answer_length
+    execution: remote
+    custom_function: |
+      def evaluate(instance):
+          if "reference" not in instance:
+              raise ValueError("no reference for " + instance["prompt"]["text"])
+          words = len(instance["response"]["text"].split())
+          turns = len(instance["agent_data"]["turns"])
+          return {"score": words, "explanation": f"{words} words in {turns} turns"}
+"""
+
+
+def test_a_remote_code_metric_is_refused_on_the_emulator_unless_allowed(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (work / "eval_config.yaml").write_text(REMOTE)
+    run = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
+    assert main(["-q", *run, "--config", "eval_config.yaml"]) == 2
+    said = capsys.readouterr().err
+    assert "answer_length" in said and "--allow-code-metrics" in said
+    assert main(["-q", "runs", "list"]) == 0
+    assert capsys.readouterr().out == ""  # nothing uploaded, no run
+    code = main(
+        ["-q", *run, "--config", "eval_config.yaml", "--allow-code-metrics", "--format", "json"]
+    )
+    rows = {r["metric"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert code == 0
+    # Sent in the run, computed by the emulator in a subprocess, on the service's instance.
+    assert rows["answer_length"]["score"] == 2.0
+    assert rows["answer_length"]["explanation"] == "2 words in 3 turns"
+
+
+def test_the_code_runner_bounds_time_and_memory_and_keeps_the_users_prints_apart() -> None:
+    from platform_eval.judges.code_runner import SubprocessCodeRunner
+    from platform_eval.metrics.judges import CodeRunError
+
+    runner = SubprocessCodeRunner(timeout=2, memory_mb=256)
+    chatty = "def evaluate(instance):\n    print('hello')\n    return 0.5\n"
+    assert runner.run(chatty, {}) == (0.5, None)
+    for source, said in (
+        ("def evaluate(instance):\n    while True: pass\n", "longer than 2 s"),
+        ("def evaluate(instance):\n    return bytearray(1 << 30)\n", "MemoryError"),
+        ("def evaluate(instance):\n    raise KeyError('x')\n", "KeyError: 'x'"),
+        ("def evaluate(instance):\n    return 'high'\n", "evaluate returned 'high'"),
+        ("import os\ndef evaluate(instance):\n    return len(os.environ)\n", None),
+    ):
+        if said is None:
+            # Nothing of the emulator's environment (credentials) reaches the user's code.
+            score, _ = runner.run(source, {})
+            assert score <= 3
+            continue
+        with pytest.raises(CodeRunError, match=said):
+            runner.run(source, {})

@@ -128,7 +128,12 @@ def test_a_custom_llm_metric_needs_a_name_and_custom_code_is_refused() -> None:
             "customCodeExecutionSpec": {"evaluationFunction": "def evaluate(i): return 1.0"}
         },
     }
-    with pytest.raises(metrics.MetricError, match="does not run code it receives"):
+    spec = metrics.resolve(EvaluationRunMetric.model_validate(code))
+    # The engine runs it only through a code runner: the local judge alone has none.
+    (result,) = metrics.evaluate_request([spec], EvaluationRequest.model_validate(REQUEST))
+    assert result.score is None and "--allow-code-metrics" in (result.explanation or "")
+    code["metricConfig"]["customCodeExecutionSpec"]["evaluationFunction"] = "x = 1"
+    with pytest.raises(metrics.MetricError, match="must define evaluate"):
         metrics.resolve(EvaluationRunMetric.model_validate(code))
 
 
@@ -173,7 +178,7 @@ def test_a_run_with_a_custom_code_metric_is_refused_with_the_reason(sync_client:
             "customCodeExecutionSpec": {"evaluationFunction": "def evaluate(i): return 1.0"}
         },
     }
-    with pytest.raises(errors.InvalidArgument, match="does not run code it receives"):
+    with pytest.raises(errors.InvalidArgument, match="only when started with --allow-code-metrics"):
         sync_client.create_run(evaluation_set=evaluation_set, metrics=[code])
 
 
