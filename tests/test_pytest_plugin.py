@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +48,27 @@ def test_a_judged_metric_with_no_judge_is_refused_before_anything_is_uploaded(
             metrics=["final_response_match_v2"],
         )
     assert len(list(platform_eval.client.list_items())) == uploaded
+
+
+def test_the_plugin_grades_an_agents_cli_trace_file_as_it_is(
+    platform_eval: Any, tmp_path: Path
+) -> None:
+    """A dataset holding the agent's answers (what `eval generate` writes) needs no traces."""
+    answer = {"role": "model", "parts": [{"text": "Paris is the capital."}]}
+    trace_file = tmp_path / "traces_1.json"
+    trace_file.write_text(
+        json.dumps(
+            {
+                "eval_cases": [
+                    {
+                        "eval_case_id": "capital",
+                        "prompt": {"role": "user", "parts": [{"text": "Capital of France?"}]},
+                        "reference": {"response": answer},
+                        "responses": [{"response": answer}],
+                    }
+                ]
+            }
+        )
+    )
+    results = platform_eval.evaluate(trace_file, metrics=["exact_match"])
+    assert [(r.eval_case_id, r.score) for r in results.rows] == [("capital", 1.0)]

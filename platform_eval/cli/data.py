@@ -14,7 +14,7 @@ from ._traces import trace_sources
 
 #: What validate reads: every file run reads (eval sets, datasets, configs, traces and
 #: sessions, OTLP protobuf); a folder's other files are listed as skipped.
-READABLE_SUFFIXES = TRACE_SUFFIXES
+READABLE_SUFFIXES = (*TRACE_SUFFIXES, ".csv")
 
 
 #: The files migrate takes from a folder.

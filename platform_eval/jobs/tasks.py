@@ -25,6 +25,7 @@ from ..formats.load import (
     eval_set_from,
     holds_answers,
     is_table,
+    load,
     load_eval_config,
     load_eval_set,
     table_dataset,
@@ -88,12 +89,30 @@ def _eval_cases(source: EvalSetSource) -> tuple[EvalCases, str]:
     return read_eval_cases(source), str(source)
 
 
-def _own_answers(source: EvalSetSource) -> list[Conversation] | None:
-    """The answers a DataFrame's rows hold (a ``response`` column), as candidates."""
-    if not is_table(source):
+def _own_answers(source: EvalSetSource) -> list[str | Path | Conversation] | None:
+    """The answers a dataset holds (an agents-cli trace file, a table's ``response`` column),
+    as its candidates; None for golden cases only."""
+    if is_table(source):
+        loaded = table_dataset(source)
+        if holds_answers(loaded):
+            return list(dataset_conversations(loaded.data, loaded.path))
         return None
-    loaded = table_dataset(source)
-    return dataset_conversations(loaded.data, loaded.path) if holds_answers(loaded) else None
+    if isinstance(source, str | Path) and _may_be_dataset(Path(source)):
+        try:
+            loaded = load(source)
+        except FormatError:
+            return None  # the eval set's own reading says what is wrong with it
+        return [source] if holds_answers(loaded) else None
+    return None
+
+
+def _may_be_dataset(path: Path) -> bool:
+    """Whether the file may be a dataset (read once more to see): an ADK eval set file's
+    cases hold no answers, and a large one is not read twice."""
+    name = path.name.lower()
+    if name.endswith((".evalset.json", ".test.json")):
+        return False
+    return path.suffix.lower() in (".json", ".jsonl", ".csv", ".yaml", ".yml")
 
 
 #: Part of every item's content hash: bump it when conversion changes what an item holds.
