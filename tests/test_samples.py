@@ -250,3 +250,35 @@ def test_a_sample_sees_the_runs_the_cli_made_in_the_same_folder(tmp_path: Path) 
     done = _run("fetch_rubric_verdicts.py", run, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "looks-up-the-weather" in done.stdout and "Traceback" not in done.stderr
+
+
+def _table_scores(stdout: str) -> dict[tuple[str, str], str]:
+    rows = [line.split() for line in stdout.splitlines() if line.count("  ") > 3]
+    return {(row[0], row[2]): row[3] for row in rows if len(row) > 3 and row[1] == "agent"}
+
+
+def test_agents_cli_project_grades_its_trace_file_with_its_code_metrics(tmp_path: Path) -> None:
+    done = _run("agents_cli_project.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "basic-dataset.json: ok" in done.stdout and "eval_config.yaml: ok" in done.stdout
+    scores = _table_scores(done.stdout)
+    assert scores[("weather_paris", "rouge_1")] == "1.000"
+    assert scores[("weather_paris", "used_a_tool")] == "1.000"
+    assert scores[("book_rome", "used_a_tool")] == "0.000"
+    assert scores[("book_rome", "answer_words")] == "9.000"
+
+
+def test_agents_cli_project_generates_a_trace_file_with_the_agent_first(tmp_path: Path) -> None:
+    pytest.importorskip("google.adk")
+    from agent_script import travel_rule
+    from fake_gemini import fake_gemini
+
+    with fake_gemini(travel_rule) as fake:
+        env = {"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "test-key"}
+        agent = str(ROOT / "samples" / "agent" / "travel_agent")
+        done = _run("agents_cli_project.py", "--agent", agent, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "wrote 2 cases to artifacts/traces/traces_sample.json" in done.stdout
+    assert (tmp_path / "artifacts" / "traces" / "traces_sample.json").is_file()
+    scores = _table_scores(done.stdout)
+    assert scores[("weather_paris", "used_a_tool")] == "1.000"  # the agent called get_weather
