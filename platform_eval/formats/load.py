@@ -185,7 +185,7 @@ def _parse(text: str, suffix: str, file: str) -> Any:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise FormatError([Problem(file, "$", f"invalid YAML: {exc}")]) from None
+            raise FormatError([_yaml_problem(file, exc)]) from None
         # Aliases can make a small file expand to billions of values.
         if size_exceeds(data, 100 * len(text) + 1000):
             raise FormatError([Problem(file, "$", "its aliases expand to far more than the file")])
@@ -211,6 +211,17 @@ def _parse(text: str, suffix: str, file: str) -> Any:
         raise FormatError(
             [Problem(file, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}")]
         ) from None
+
+
+def _yaml_problem(file: str, exc: Any) -> Problem:
+    """One line: where the YAML broke, what the parser expected there, and what it was in."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else "$"
+    what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context, started = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and started is not None:
+        what += f" ({context} from line {started.line + 1})"
+    return Problem(file, where, f"invalid YAML: {what}")
 
 
 def _json_stream(text: str, file: str) -> list[Any]:

@@ -323,3 +323,19 @@ def test_the_code_runner_bounds_time_and_memory_and_keeps_the_users_prints_apart
             continue
         with pytest.raises(CodeRunError, match=said):
             runner.run(source, {})
+
+
+def test_a_yaml_syntax_error_is_one_line_naming_the_file_and_where(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (work / "eval_config.yaml").write_text("metrics_to_run:\n  - rouge_1\n custom_metrics: [\n")
+    for command in (
+        ["validate", "eval_config.yaml"],
+        ["run", "data/weather.evalset.json", "--config", "eval_config.yaml"],
+    ):
+        assert main(["-q", *command]) == 2
+        said = "".join(capsys.readouterr())
+        (line,) = [s for s in said.splitlines() if "invalid YAML" in s]
+        assert "eval_config.yaml: line 3 column 2: invalid YAML: expected <block end>" in line
+    assert main(["-q", "runs", "list"]) == 0
+    assert capsys.readouterr().out == ""
