@@ -48,7 +48,6 @@ _CASE_FIELDS = {
     "eval_case_id",
     "user_scenario",
     "agent_info",
-    "context",
 }
 #: Cells holding JSON, not text.
 _JSON_CELLS = ("conversation_history", "rubric_groups", "intermediate_events", "agent_data")
