@@ -52,7 +52,8 @@ class Seen:
         )
 
 
-#: A rule answers with text, or with a model ``content`` object (function calls, several parts).
+#: A rule answers with text, with a model ``content`` object (function calls, several parts), or
+#: with ``{"content": ..., **more}``: a candidate that carries more (``groundingMetadata``).
 Rule = Callable[[Seen], "str | dict[str, Any]"]
 
 
@@ -110,6 +111,11 @@ class FakeGemini:
         finally:
             with self._lock:
                 self.in_flight -= 1
+        extra: dict[str, Any] = {}
+        if isinstance(answered, dict) and "content" in answered:
+            # A whole candidate: its content and what else it carries (groundingMetadata).
+            extra = {k: v for k, v in answered.items() if k != "content"}
+            answered = answered["content"]
         if isinstance(answered, str):
             content: dict[str, Any] = {"role": "model", "parts": [{"text": answered}]}
             text = answered
@@ -125,6 +131,7 @@ class FakeGemini:
                         "content": content,
                         "finishReason": "STOP",
                         "index": 0,
+                        **extra,
                     }
                 ],
                 "usageMetadata": {

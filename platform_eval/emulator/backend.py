@@ -278,11 +278,14 @@ def cancelled_status() -> Status:
 
 
 class Backend:
-    def __init__(self, store: Store, *, runs_code: bool = False) -> None:
+    def __init__(
+        self, store: Store, *, why_not_computable: Callable[[Any], str | None] | None = None
+    ) -> None:
         self.store = store
-        #: Whether the executor runs custom code metrics (--allow-code-metrics): without it a
-        #: run naming one is refused when it is created, not failed case by case.
-        self.runs_code = runs_code
+        #: Why the executor's judges cannot compute a metric (a judged metric with no judge
+        #: model, a code metric without --allow-code-metrics), or None: a run naming one is
+        #: refused when it is created, whoever creates it, not failed case by case.
+        self.why_not_computable = why_not_computable
         self._run_listeners: list[Callable[[str], None]] = []
         self._run_lock = threading.Lock()
         self._experiment_lock = threading.Lock()
@@ -667,13 +670,9 @@ class Backend:
                 raise ApiError(
                     "INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {exc}"
                 ) from None
-            if "evaluation_function" in spec.params and not self.runs_code:
-                raise ApiError(
-                    "INVALID_ARGUMENT",
-                    f"evaluationConfig.metrics[{index}]: metric {spec.name!r} is a custom code "
-                    "metric: this emulator runs the code it receives only when started with "
-                    "--allow-code-metrics",
-                )
+            why = self.why_not_computable(spec) if self.why_not_computable else None
+            if why is not None:
+                raise ApiError("INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {why}")
             specs.append(spec)
         return specs
 

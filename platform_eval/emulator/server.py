@@ -11,6 +11,7 @@ It listens on a free loopback port; ``emu.url`` is its base URL.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import socket
 import threading
@@ -25,6 +26,7 @@ from .._config import EMULATOR_PROJECT
 from ..judges import JudgeSettings
 from ..judges.code_runner import SubprocessCodeRunner
 from ..metrics import Judges
+from ..metrics.computable import why_not_computable
 from .access import exposure_warning
 from .app import EmulatorApp
 from .backend import Backend
@@ -97,7 +99,7 @@ class Emulator:
         if allow_code_metrics and judges.code is None:
             judges = dataclasses.replace(judges, code=SubprocessCodeRunner())
         self.judges = judges
-        self.backend.runs_code = judges.code is not None
+        self.backend.why_not_computable = functools.partial(why_not_computable, judges=judges)
         self.executor = RunExecutor(self.backend, self.objects, self.judges)
         self.app = EmulatorApp(
             self.backend,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,8 @@ class AgentCandidates:
     #: eval id -> candidate -> why the agent produced nothing to evaluate.
     not_evaluated: dict[str, dict[str, str]]
     journal: AgentJournal | None
+    #: eval id -> candidate -> the grounding metadata of its session's events.
+    grounding: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(default_factory=dict)
 
 
 async def run_for_candidates(
@@ -81,6 +83,7 @@ async def run_for_candidates(
         save_traces(report, options.save_traces)
     candidates: dict[str, list[CandidateResponse]] = {}
     not_evaluated: dict[str, dict[str, str]] = {}
+    grounding: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     for run in report.runs:
         name = candidate_name(candidate, run.run, report.num_runs)
         if run.session is None:
@@ -96,7 +99,9 @@ async def run_for_candidates(
                 candidate=name, agent_data=with_agents(conversation.agent_data, run.agents)
             )
         )
-    return AgentCandidates(report, candidates, not_evaluated, journal)
+        if conversation.grounding:
+            grounding.setdefault(run.eval_id, {})[name] = conversation.grounding
+    return AgentCandidates(report, candidates, not_evaluated, journal, grounding)
 
 
 def with_agents(agent_data: AgentData, agents: Mapping[str, Any] | None) -> AgentData:

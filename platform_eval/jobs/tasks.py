@@ -41,6 +41,7 @@ from ..traces import (
 )
 from ..traces.matching import AmbiguousPairingError, split_run
 from ..types import (
+    CANDIDATE_GROUNDING_KEY,
     CandidateResponse,
     EvaluationItem,
     EvaluationRun,
@@ -67,6 +68,11 @@ from .upload import (
 
 _logger = logging.getLogger("platform_eval.jobs")
 AnyClient = Client | AsyncClient
+#: Each eval case's candidate responses, by eval id.
+Candidates = dict[str, list[CandidateResponse]]
+#: eval id -> candidate -> turn id -> the event's index in its turn -> grounding metadata.
+Grounding = dict[str, dict[str, dict[str, dict[str, Any]]]]
+
 #: An eval set: its file (an ADK eval set, an EvaluationDataset, JSON Lines or CSV of the
 #: SDK's flat form), an EvalSet, or a pandas DataFrame of the flat form.
 EvalSetSource = str | Path | adk.EvalSet | Any
@@ -229,6 +235,7 @@ def _pending_cases(
     cases: EvalCases,
     report: ConversionReport,
     candidates: Mapping[str, list[CandidateResponse]] | None,
+    grounding: Grounding | None = None,
 ) -> list[PendingItem]:
     """(key, builder) of each case to upload. Every case is read once here for its key, and a
     bad one is reported with all the others before anything is sent. The builder keeps the case
@@ -245,9 +252,12 @@ def _pending_cases(
             continue
         if candidates is not None and eval_case.eval_id not in candidates:
             continue
-        key = _case_key(eval_case, candidates)
+        case_grounding = (grounding or {}).get(eval_case.eval_id)
+        key = _case_key(eval_case, candidates, case_grounding)
         source = eval_case if keep else functools.partial(cases.case, index)
-        build = functools.partial(_build, source, cases.eval_set_id, report, candidates)
+        build = functools.partial(
+            _build, source, cases.eval_set_id, report, candidates, case_grounding
+        )
         pending.append((key, build))
     if problems:
         raise FormatError(problems)
@@ -259,6 +269,7 @@ def _build(
     eval_set_id: str,
     report: ConversionReport,
     candidates: Mapping[str, list[CandidateResponse]] | None,
+    grounding: Mapping[str, Any] | None = None,
 ) -> EvaluationItem:
     case = source if isinstance(source, adk.EvalCase) else source()
     item, case_report = case_to_item(case, eval_set_id)
@@ -268,15 +279,21 @@ def _build(
             update={"candidate_responses": candidates[case.eval_id]}
         )
         item = item.model_copy(update={"evaluation_request": request})
+    if grounding:
+        # No AgentEvent field holds it: the item's metadata does, for ADK's judged criteria.
+        metadata = {**(item.metadata or {}), CANDIDATE_GROUNDING_KEY: dict(grounding)}
+        item = item.model_copy(update={"metadata": metadata})
     return item
 
 
 def _case_key(
-    eval_case: adk.EvalCase, candidates: Mapping[str, list[CandidateResponse]] | None
+    eval_case: adk.EvalCase,
+    candidates: Mapping[str, list[CandidateResponse]] | None,
+    grounding: Mapping[str, Any] | None = None,
 ) -> str:
     """The key a case's item is uploaded under: an edited case, or the same case with other
     traces, is another item."""
-    return f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates)}"
+    return f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates, grounding)}"
 
 
 def _case_of_key(key: str) -> str:
@@ -285,13 +302,17 @@ def _case_of_key(key: str) -> str:
 
 
 def _fingerprint(
-    eval_case: adk.EvalCase, candidates: Mapping[str, list[CandidateResponse]] | None
+    eval_case: adk.EvalCase,
+    candidates: Mapping[str, list[CandidateResponse]] | None,
+    grounding: Mapping[str, Any] | None = None,
 ) -> str:
     digest = hashlib.sha256(CONVERSION_VERSION.encode())
     case = eval_case.model_dump(mode="json", exclude_none=True)
     digest.update(json.dumps(case, sort_keys=True, ensure_ascii=False).encode())
     for candidate in (candidates or {}).get(eval_case.eval_id, []):
         digest.update(json.dumps(candidate.to_wire(), sort_keys=True).encode())
+    if grounding:
+        digest.update(json.dumps(grounding, sort_keys=True, ensure_ascii=False).encode())
     return digest.hexdigest()[:16]
 
 
@@ -309,6 +330,8 @@ class _Upload:
     report: UploadReport | None
     set_key: str = "eval-set"
     candidates: Mapping[str, list[CandidateResponse]] | None = None
+    #: eval id -> candidate -> the candidate's grounding metadata (``Conversation.grounding``).
+    grounding: Grounding | None = None
     matches: MatchReport | None = None
     bulk_import: bool | str = True
 
@@ -329,7 +352,7 @@ class _Upload:
                 [Problem(self.source, "$.eval_cases", "has no cases: there is nothing to upload")]
             )
         conversion = ConversionReport()
-        pending = _pending_cases(self.cases, conversion, self.candidates)
+        pending = _pending_cases(self.cases, conversion, self.candidates, self.grounding)
         result = await upload_items_async(
             client,
             pending,
@@ -470,6 +493,7 @@ def _traces_job(
             f"none of {len(conversations)} conversations matched an eval case of "
             f"{eval_set.eval_set_id}, so there is nothing to evaluate:\n{matches.summary()}"
         )
+    candidates, grounding = _candidates(matches, candidate)
     return _Upload(
         cases=InMemoryCases(eval_set),
         source=where,
@@ -481,28 +505,33 @@ def _traces_job(
         report=report,
         bulk_import=bulk_import,
         set_key=f"traces:{candidate}",
-        candidates=_candidates(matches, candidate),
+        candidates=candidates,
+        grounding=grounding,
         matches=matches,
     )
 
 
-def _candidates(matches: MatchReport, candidate: str) -> dict[str, list[CandidateResponse]]:
+def _candidates(matches: MatchReport, candidate: str) -> tuple[Candidates, Grounding]:
+    """Each case's candidates, and their grounding metadata where the traces had some."""
     grouped: dict[str, list[Conversation]] = {}
     for match in matches.matches:
         grouped.setdefault(match.eval_id, []).append(match.conversation)
-    out: dict[str, list[CandidateResponse]] = {}
+    out: Candidates = {}
+    grounding: Grounding = {}
     for eval_id, conversations in grouped.items():
         count = len(conversations)
         runs = [_run_of(eval_id, c.id, i) for i, c in enumerate(conversations)]
         if len(set(runs)) < count:
             runs = list(range(1, count + 1))
-        out[eval_id] = [
-            CandidateResponse(
-                candidate=candidate_name(candidate, run, count), agent_data=c.agent_data
+        out[eval_id] = []
+        for run, conversation in zip(runs, conversations, strict=True):
+            name = candidate_name(candidate, run, count)
+            out[eval_id].append(
+                CandidateResponse(candidate=name, agent_data=conversation.agent_data)
             )
-            for run, c in zip(runs, conversations, strict=True)
-        ]
-    return out
+            if conversation.grounding:
+                grounding.setdefault(eval_id, {})[name] = conversation.grounding
+    return out, grounding
 
 
 def _run_of(eval_id: str, conversation_id: str, index: int) -> int:
@@ -878,6 +907,7 @@ async def _agent_upload(
         bulk_import=bulk_import,
         set_key=f"agent:{candidate}",
         candidates=ran.candidates,
+        grounding=ran.grounding,
     )
     return ran, upload
 

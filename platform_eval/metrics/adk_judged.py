@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from ..types import (
+    CANDIDATE_GROUNDING_KEY,
     USER_PERSONA_KEY,
     AgentData,
     CandidateResult,
@@ -129,9 +130,13 @@ def _adk_rubric(rubric: Rubric) -> dict[str, Any]:
 # -- the invocations ------------------------------------------------------------------------
 
 
-def _events(agent_data: AgentData) -> tuple[list[Any], dict[str, Any]]:
-    """ADK events of AgentData turns (one invocation per turn), and each turn's app details."""
+def _events(
+    agent_data: AgentData, grounding: Mapping[str, Any] | None = None
+) -> tuple[list[Any], dict[str, Any]]:
+    """ADK events of AgentData turns (one invocation per turn), and each turn's app details;
+    ``grounding`` (turn id -> event index -> metadata) is put back on the events that had it."""
     from google.adk.events import Event
+    from google.genai import types as genai_types
 
     turns = sorted(agent_data.turns or [], key=lambda t: t.turn_index or 0)
     known = _known_agents(agent_data)
@@ -146,15 +151,23 @@ def _events(agent_data: AgentData) -> tuple[list[Any], dict[str, Any]]:
         # An expected turn with intermediate responses and no final one ends with an empty
         # answer (formats.convert): its texts are then not final, as ADK reads that turn.
         no_final = bool(turn_events) and _empty_answer(turn_events[-1])
-        for event in turn_events[:-1] if no_final else turn_events:
+        grounded = (grounding or {}).get(turn.turn_id or "") or {}
+        for index, event in enumerate(turn_events[:-1] if no_final else turn_events):
             stamp = event.event_time.timestamp() if event.event_time else 0.0
+            found = grounded.get(str(index))
+            content = event.content
+            if content is not None and not content.parts:
+                content = None  # a state change or grounding alone, as the session had it
             events.append(
                 Event(
                     author=event.author or ("user" if _is_user(event) else "agent"),
-                    content=event.content,
+                    content=content,
                     invocation_id=invocation_id,
                     timestamp=stamp,
                     partial=no_final and not _is_user(event) and event.author != "user",
+                    grounding_metadata=genai_types.GroundingMetadata.model_validate(found)
+                    if isinstance(found, dict)
+                    else None,
                 )
             )
     return events, details
@@ -204,11 +217,11 @@ def _app_details(known: dict[str, Any], authors: list[str | None]) -> Any:
     )
 
 
-def invocations(agent_data: AgentData) -> list[Any]:
+def invocations(agent_data: AgentData, grounding: Mapping[str, Any] | None = None) -> list[Any]:
     """AgentData turns as ADK reads a session: one Invocation per turn, by ADK's own code."""
     from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 
-    events, details = _events(agent_data)
+    events, details = _events(agent_data, grounding)
     return list(EvaluationGenerator.convert_events_to_eval_invocations(events, details or None))
 
 
@@ -348,7 +361,11 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
         evaluator = _evaluator(spec.name, fields, call)
     except ValueError as exc:
         raise NotEvaluatedError(f"ADK refuses the criterion: {exc}") from None
-    actual = invocations(candidate.agent_data)
+    by_candidate = subject.metadata.get(CANDIDATE_GROUNDING_KEY)
+    grounding = (
+        by_candidate.get(candidate.candidate or "") if isinstance(by_candidate, dict) else None
+    )
+    actual = invocations(candidate.agent_data, grounding)
     golden = request.golden_response
     expected = (
         invocations(golden.agent_data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..types import AgentData
 
@@ -15,6 +16,9 @@ class Conversation:
     agent_data: AgentData
     source: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: The grounding metadata of events that had it (AgentEvent has no field for it): turn id
+    #: -> the event's index in its turn -> the metadata, as the session recorded it.
+    grounding: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def first_user_message(self) -> str | None:

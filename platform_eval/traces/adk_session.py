@@ -64,6 +64,7 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
             [Problem(source, "$.events", "expected an ADK session with a list of events")]
         )
     turns: dict[str, list[AgentEvent]] = {}
+    grounded: dict[str, dict[str, Any]] = {}
     authors: list[str] = []
     notes: list[str] = []
     skipped_partial = 0
@@ -80,7 +81,10 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
             raise FormatError(
                 [Problem(source, f"{where}.actions", "expected a state delta object")]
             )
-        if content is None and not state_delta:
+        grounding = _get(raw, "grounding_metadata")
+        if grounding is not None and not isinstance(grounding, dict):
+            raise FormatError([Problem(source, f"{where}.groundingMetadata", "expected an object")])
+        if content is None and not state_delta and not grounding:
             continue
         author = _name(raw.get("author"), "unknown", source, f"{where}.author")
         if content is not None and author != "user" and author not in authors:
@@ -88,7 +92,10 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
         invocation = _name(
             _get(raw, "invocation_id"), f"event-{index}", source, f"{where}.invocationId"
         )
-        turns.setdefault(invocation, []).append(
+        turn = turns.setdefault(invocation, [])
+        if grounding:
+            grounded.setdefault(invocation, {})[str(len(turn))] = grounding
+        turn.append(
             AgentEvent(
                 author=author,
                 content=content,
@@ -98,9 +105,20 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
         )
     if skipped_partial:
         notes.append(f"{skipped_partial} partial (streaming) events skipped")
-    state_only = [i for i, events in turns.items() if all(e.content is None for e in events)]
+    state_only = [
+        i
+        for i, events in turns.items()
+        if all(e.content is None for e in events) and i not in grounded
+    ]
     for invocation_id in state_only:
         del turns[invocation_id]
+    for events in turns.values():
+        for position, event in enumerate(events):
+            if event.content is None:
+                # A state change or grounding alone: the service requires an event's content,
+                # and an empty one stands for none (ADK's judged criteria get None back).
+                empty = genai_types.Content(role="model", parts=[])
+                events[position] = event.model_copy(update={"content": empty})
     if state_only:
         notes.append(f"{len(state_only)} invocations with only state changes are not turns")
     for invocation_id, events in turns.items():
@@ -117,4 +135,6 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
         ],
     )
     session_id = str(session.get("id") or source or "session")
-    return Conversation(id=session_id, agent_data=agent_data, source=source, notes=notes)
+    return Conversation(
+        id=session_id, agent_data=agent_data, source=source, notes=notes, grounding=grounded
+    )

@@ -58,6 +58,7 @@ from .inference import (
     UserSimulatorConfig,
 )
 from .items import (
+    CANDIDATE_GROUNDING_KEY,
     FINAL_SESSION_STATE_KEY,
     SESSION_INPUT_KEY,
     USER_PERSONA_KEY,
@@ -145,6 +146,7 @@ from .sets import (
 from .status import Status
 
 __all__ = [
+    "CANDIDATE_GROUNDING_KEY",
     "FINAL_SESSION_STATE_KEY",
     "SESSION_INPUT_KEY",
     "USER_PERSONA_KEY",

@@ -120,6 +120,10 @@ FINAL_SESSION_STATE_KEY = "finalSessionState"
 #: A conversation scenario's user persona (the API's UserScenario has no field for it), which
 #: ADK's simulator-quality criterion reads.
 USER_PERSONA_KEY = "userPersona"
+#: Each candidate's grounding metadata (a model's search grounding, which AgentEvent has no field
+#: for), by candidate name, turn id and the event's index in its turn: ADK's judged criteria
+#: read it (the rubric prompt's <grounding_metadata>, the hallucination check's context).
+CANDIDATE_GROUNDING_KEY = "candidateGrounding"
 
 
 class EvaluationItem(WireModel):

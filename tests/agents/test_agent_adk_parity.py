@@ -247,3 +247,42 @@ def test_a_scenarios_user_persona_reaches_the_simulator_quality_judge_as_in_adk_
     theirs_asked = _judge_prompts(model.seen[:adk_calls])
     assert theirs_asked == _judge_prompts(model.seen[adk_calls:])
     assert any("A busy traveller who writes short messages." in p for p in theirs_asked)
+
+
+GROUNDING = {
+    "webSearchQueries": ["weather today"],
+    "groundingChunks": [{"web": {"uri": "https://weather.example/today", "title": "Forecast"}}],
+    "groundingSupports": [
+        {
+            "segment": {"startIndex": 0, "endIndex": 11, "text": "The weather"},
+            "groundingChunkIndices": [0],
+        }
+    ],
+}
+
+
+def test_grounding_metadata_reaches_the_judged_criteria_as_in_adk_eval(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A google_search-style answer carries grounding metadata: ADK's rubric prompt and its
+    hallucination check read it from the session; run --agent gives them the same."""
+    travel = model.rule
+
+    def grounded(seen: Any) -> Any:
+        answered = travel(seen)
+        if isinstance(answered, str) and answered.startswith("The weather in"):
+            return {
+                "content": {"role": "model", "parts": [{"text": answered}]},
+                "groundingMetadata": GROUNDING,
+            }
+        return answered
+
+    model.rule = grounded
+    Path("app_details_config.json").write_text(json.dumps(APP_DETAILS_CONFIG))
+    theirs = adk_eval("agents/travel.evalset.json", "app_details_config.json")
+    adk_calls = len(model.seen)
+    mine = ours("agents/travel.evalset.json", "app_details_config.json", capsys)
+    assert {key: theirs[key] for key in mine} == pytest.approx(mine)
+    theirs_asked = _judge_requests(model.seen[:adk_calls])
+    assert any("weather.example" in request for request in theirs_asked)
+    assert theirs_asked == _judge_requests(model.seen[adk_calls:])

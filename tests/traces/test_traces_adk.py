@@ -132,3 +132,121 @@ def test_adk_1x_spans_read_as_its_session(stem: str) -> None:
 def _span_names(path: Path) -> list[dict[str, Any]]:
     data = json.loads(path.read_text())
     return [s for r in data["resourceSpans"] for sc in r["scopeSpans"] for s in sc["spans"]]
+
+
+def test_grounding_metadata_is_kept_and_an_event_of_only_grounding_is_not_dropped(
+    emulator: Any, project: str, tmp_path: Path
+) -> None:
+    """ADK's judged criteria read a model's grounding metadata from the session: the reader
+    keeps it (AgentEvent has no field for it) and the upload puts it in the item's metadata."""
+    from platform_eval import jobs
+    from platform_eval.traces import session_to_conversation
+    from platform_eval.types import CANDIDATE_GROUNDING_KEY
+
+    grounding = {"webSearchQueries": ["capital of France"]}
+    session = {
+        "id": "capital",
+        "appName": "app",
+        "userId": "u",
+        "events": [
+            {
+                "author": "user",
+                "invocationId": "i1",
+                "content": {"role": "user", "parts": [{"text": "Capital of France?"}]},
+            },
+            {"author": "agent", "invocationId": "i1", "groundingMetadata": grounding},
+            {
+                "author": "agent",
+                "invocationId": "i1",
+                "groundingMetadata": grounding,
+                "content": {"role": "model", "parts": [{"text": "Paris."}]},
+            },
+        ],
+    }
+    conversation = session_to_conversation(session)
+    assert conversation.grounding == {"i1": {"1": grounding, "2": grounding}}
+    (turn,) = conversation.agent_data.turns
+    # Kept, with an empty content: the service requires one.
+    assert len(turn.events) == 3 and turn.events[1].content.parts == []
+    path = tmp_path / "capital.json"
+    path.write_text(json.dumps(session))
+    eval_set = {
+        "eval_set_id": "s",
+        "eval_cases": [
+            {
+                "eval_id": "capital",
+                "conversation": [
+                    {
+                        "invocation_id": "i1",
+                        "user_content": {"role": "user", "parts": [{"text": "Capital of France?"}]},
+                        "final_response": {"role": "model", "parts": [{"text": "Paris."}]},
+                    }
+                ],
+            }
+        ],
+    }
+    (tmp_path / "s.evalset.json").write_text(json.dumps(eval_set))
+    with emulator.client(project) as client:
+        uploaded = jobs.upload_traces(client, tmp_path / "s.evalset.json", [path])
+        (name,) = uploaded.evaluation_items
+        item = client.get_item(name)
+    assert item.metadata[CANDIDATE_GROUNDING_KEY] == {"agent": conversation.grounding}
+
+
+def test_a_state_change_alone_in_a_turn_uploads_and_its_state_is_read(
+    emulator: Any, project: str, tmp_path: Path
+) -> None:
+    """An agent whose callback writes state records an event with no content: the service
+    requires every event's content, so it is kept with an empty one (a 400 lost the case)."""
+    from platform_eval import jobs
+    from platform_eval.results import fetch_results
+
+    session = {
+        "id": "capital",
+        "appName": "app",
+        "userId": "u",
+        "events": [
+            {
+                "author": "user",
+                "invocationId": "i1",
+                "content": {"role": "user", "parts": [{"text": "Capital of France?"}]},
+            },
+            {"author": "agent", "invocationId": "i1", "actions": {"stateDelta": {"city": "Paris"}}},
+            {
+                "author": "agent",
+                "invocationId": "i1",
+                "content": {"role": "model", "parts": [{"text": "Paris."}]},
+            },
+        ],
+    }
+    (tmp_path / "capital.json").write_text(json.dumps(session))
+    eval_set = {
+        "eval_set_id": "s",
+        "eval_cases": [
+            {
+                "eval_id": "capital",
+                "final_session_state": {"city": "Paris"},
+                "conversation": [
+                    {
+                        "invocation_id": "i1",
+                        "user_content": {"role": "user", "parts": [{"text": "Capital of France?"}]},
+                        "final_response": {"role": "model", "parts": [{"text": "Paris."}]},
+                    }
+                ],
+            }
+        ],
+    }
+    (tmp_path / "s.evalset.json").write_text(json.dumps(eval_set))
+    with emulator.client(project) as client:
+        evaluation = jobs.evaluate(
+            client,
+            tmp_path / "s.evalset.json",
+            traces=[tmp_path / "capital.json"],
+            metrics=["final_session_state_match", "response_match_score"],
+            poll_interval=0.02,
+        )
+        results = fetch_results(client, evaluation.run, items=evaluation.results)
+    assert {r.metric: r.score for r in results.rows} == {
+        "final_session_state_match": 1.0,
+        "response_match_score": 1.0,
+    }
