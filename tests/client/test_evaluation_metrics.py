@@ -79,17 +79,14 @@ def test_a_run_names_a_registered_metric(sync_client: Any) -> None:
             evaluation_set=evaluation_set,
             metrics=[{"metric": "politeness", "metricResourceName": missing}],
         )
-    # The registered metric is found and read. Without a judge model, the custom LLM metric it
-    # defines is not evaluated, with the reason, rather than scored some other way.
-    run = sync_client.create_run(
-        evaluation_set=evaluation_set,
-        metrics=[{"metric": "politeness", "metricResourceName": registered.name}],
-    )
-    done = sync_client.wait_for_run(run, poll_interval=0.05, timeout=30)
-    (result,) = sync_client.get_results(done)
-    (scored,) = result.evaluation_response.candidate_results
-    assert scored.metric == "politeness" and scored.score is None
-    assert "needs a judge model" in (scored.explanation or "")
+    # The registered metric is found and read: it is a custom LLM metric, and this emulator has
+    # no judge model, so the run is refused when it is created, with the reason, rather than
+    # scored some other way or left NOT_EVALUATED case after case.
+    with pytest.raises(errors.InvalidArgument, match="custom LLM metric: a judge model"):
+        sync_client.create_run(
+            evaluation_set=evaluation_set,
+            metrics=[{"metric": "politeness", "metricResourceName": registered.name}],
+        )
     # The API requires the metric's name beside the resource name.
     with pytest.raises(errors.InvalidArgument, match=r"metrics\[0\]\.metric is required"):
         sync_client.create_run(
