@@ -154,6 +154,8 @@ class _Parser:
         self.position = 0
         self.known = known
         self.args: list[Any] = []
+        self.depth = 0
+        self.comparisons = 0
 
     def peek(self) -> tuple[str, str] | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
@@ -201,7 +203,11 @@ class _Parser:
             negated = True
         if self.peek() == ("paren", "("):
             self.position += 1
+            self.depth += 1
+            if self.depth > MAX_FILTER_DEPTH:
+                raise FilterError(f"the filter nests parentheses more than {MAX_FILTER_DEPTH} deep")
             inner = self.expression()
+            self.depth -= 1
             if self.peek() != ("paren", ")"):
                 raise FilterError(f"expected `)` in filter {self.text!r}")
             self.position += 1
@@ -210,6 +216,11 @@ class _Parser:
         return f"(NOT COALESCE({inner}, 0))" if negated else inner
 
     def comparison(self) -> str:
+        self.comparisons += 1
+        if self.comparisons > MAX_FILTER_COMPARISONS:
+            raise FilterError(
+                f"the filter has more than {MAX_FILTER_COMPARISONS} comparisons: split it"
+            )
         fkind, field = self.take()
         if fkind != "word" or field in ("AND", "OR", "NOT"):
             raise FilterError(f"expected a field name in filter {self.text!r}, found {field!r}")
@@ -250,6 +261,12 @@ class _Parser:
             return f"({expr} IS NULL OR {expr} != ?)"
         self.args.extend([*expr_args, value])
         return f"({expr} {_SQL_OPS[op]} ?)"
+
+
+#: How deep a filter's parentheses may nest, and how many comparisons it may hold: bounds that
+#: keep a hostile filter a 400 (not the parser's recursion, or SQLite's expression depth).
+MAX_FILTER_DEPTH = 32
+MAX_FILTER_COMPARISONS = 200
 
 
 def compile_filter(text: str | None, known: frozenset[str] | None = None) -> tuple[str, list[Any]]:

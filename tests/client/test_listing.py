@@ -169,3 +169,20 @@ def test_has_on_the_run_of_a_result_is_equality_not_a_500(sync_client: Any) -> N
     )
     found = list(sync_client.list_items(filter=f'evaluation_run : "{run.name}"'))
     assert len(found) == 2
+
+
+@pytest.mark.parametrize(
+    ("hostile", "said"),
+    [
+        ("(" * 300 + 'displayName = "a"' + ")" * 300, "parentheses more than 32 deep"),
+        (" AND ".join(['displayName = "a"'] * 1000), "more than 200 comparisons"),
+    ],
+)
+def test_a_hostile_filter_is_a_400_never_a_500_or_a_retried_503(
+    sync_client: Client, hostile: str, said: str
+) -> None:
+    with pytest.raises(errors.InvalidArgument, match=said):
+        list(sync_client.list_items(filter=hostile))
+    # Within the bounds, the same shapes are answered.
+    assert list(sync_client.list_items(filter="(" * 30 + 'displayName = "a"' + ")" * 30)) == []
+    assert list(sync_client.list_items(filter=" AND ".join(['displayName = "a"'] * 200))) == []
