@@ -6,11 +6,14 @@ implementation of everything that is not I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
+
+from pydantic import ValidationError
 
 from . import _names
 from ._gc import collector_paused
@@ -18,7 +21,7 @@ from ._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS
 from ._pagination import Page
 from ._result_items import run_filter
 from ._transport import ApiCall, non_finite_path
-from .errors import InvalidRequestError
+from .errors import InvalidRequestError, InvalidResponseError
 from .types import (
     EvaluationExperiment,
     EvaluationItem,
@@ -54,6 +57,31 @@ MetricLike = str | Mapping[str, Any] | EvaluationRunMetric
 class Op(Generic[T]):
     call: ApiCall
     parse: Callable[[Any], T]
+
+    def read(self, body: Any) -> T:
+        """The answer parsed; one that does not fit the API's schema (a field of the wrong
+        type) is an InvalidResponseError naming the call and the fields, not pydantic's own."""
+        try:
+            return self.parse(body)
+        except ValidationError as exc:
+            raise InvalidResponseError(
+                f"the answer to {self.call.method} {self.call.resource or self.call.path} does "
+                f"not fit the API's schema: {_misfits(exc)}"
+            ) from None
+
+
+#: Segments of a pydantic error location that name a type tried, not a field.
+_TYPE_TAG = re.compile(r"[\[\-]|^(str|int|float|bool|list|dict|none|json-or-python)$")
+
+
+def _misfits(error: ValidationError) -> str:
+    """Each wrong field once, with what was expected: the first three, and how many more."""
+    found: dict[str, str] = {}
+    for entry in error.errors():
+        where = ".".join(str(part) for part in entry["loc"] if not _TYPE_TAG.search(str(part)))
+        found.setdefault(where or "$", str(entry["msg"]))
+    shown = "; ".join(f"{where}: {message}" for where, message in list(found.items())[:3])
+    return shown + (f" (and {len(found) - 3} more)" if len(found) > 3 else "")
 
 
 def _run_display_name() -> str:

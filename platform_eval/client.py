@@ -288,7 +288,7 @@ class Client(_ClientBase):
         self._transport.close()
 
     def _run(self, op: Op[T]) -> T:
-        return op.parse(self._transport.request(op.call))
+        return op.read(self._transport.request(op.call))
 
     def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> Pager[T]:
         return Pager(lambda token: self._run(page_op(token)))
@@ -694,7 +694,7 @@ class Client(_ClientBase):
                 if token:
                     following = page_op(token)
                     pending = pool.submit(self._transport.request, following.call)
-                page = op.parse(body)
+                page = op.read(body)
                 del body  # the models are all the caller needs: the JSON goes now
                 yield page
                 if not token:
@@ -742,7 +742,7 @@ class AsyncClient(_ClientBase):
         await self._transport.close()
 
     async def _run(self, op: Op[T]) -> T:
-        return op.parse(await self._transport.request(op.call))
+        return op.read(await self._transport.request(op.call))
 
     def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> AsyncPager[T]:
         return AsyncPager(lambda token: self._run(page_op(token)))
@@ -1104,7 +1104,7 @@ class AsyncClient(_ClientBase):
                 if token:
                     following = page_op(token)
                     pending = asyncio.ensure_future(self._transport.request(following.call))
-                page = await asyncio.to_thread(op.parse, body)
+                page = await asyncio.to_thread(op.read, body)
                 del body  # the models are all the caller needs: the JSON goes now
                 yield page
                 if not token:

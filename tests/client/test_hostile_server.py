@@ -333,3 +333,31 @@ def test_a_gzip_answer_is_read_decoded_and_capped_decoded() -> None:
             pytest.raises(errors.ResponseTooLargeError),
         ):
             client.get_item("projects/p/locations/us-central1/evaluationItems/1")
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_success_body_of_the_wrong_types_names_the_call_and_the_fields(
+    kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "projects/p/locations/us-central1/evaluationRuns/1"
+    body = {
+        "name": name,
+        "state": 5,
+        "createTime": ["x"],
+        "evaluationConfig": {"metrics": "nope"},
+        "displayName": {"a": 1},
+    }
+    with _serving(json.dumps(body).encode()) as url:
+        client = _client(kind, url)
+        with pytest.raises(errors.InvalidResponseError) as raised:
+            client.get_run(name)
+        client.close()
+        said = str(raised.value)
+        assert said.startswith(f"the answer to GET {name} does not fit the API's schema: ")
+        assert "state: Input should be" in said and "evaluationConfig.metrics:" in said
+        assert "(and 1 more)" in said and "pydantic" not in said and "\n" not in said
+        from platform_eval.cli import main
+
+        code = main(["--endpoint", url.removeprefix("http://"), "runs", "get", name])
+        err = capsys.readouterr().err
+        assert code == 1 and "internal error" not in err and "does not fit" in err
