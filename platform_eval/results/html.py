@@ -12,6 +12,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..types import AgentData
+from ._safe_text import no_bidi
 from .model import Status, format_score
 from .render import judge_line
 
@@ -200,6 +201,12 @@ def _run_html(results: RunResults) -> str:
 
 
 def to_html(results: RunResults) -> str:
+    # A bidi override in a case id or an answer would reverse the report's text around it:
+    # written out, the whole document over (an entity would still be obeyed).
+    return no_bidi(_document(results))
+
+
+def _document(results: RunResults) -> str:
     verdict = results.verdict.value
     summary_rows = "".join(
         f"<tr><td>{escape(s.metric)}</td><td>{format_score(s.mean)}</td>"

@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 if TYPE_CHECKING:
     from .model import CaseSpread, Row, RunResults
 
-from ._safe_text import printable, spreadsheet_cell, xml_text
+from ._safe_text import markdown_text, printable, spreadsheet_cell, xml_text
 from .model import Status, format_score
 
 
@@ -200,7 +200,7 @@ def to_junit(results: RunResults) -> str:
 
 
 def _md(text: str | None) -> str:
-    return printable((text or "").replace("|", "\\|").replace("\n", " "))
+    return markdown_text(text or "")
 
 
 def to_markdown(results: RunResults) -> str:
@@ -216,7 +216,7 @@ def to_markdown(results: RunResults) -> str:
     ]
     for s in results.summary():
         lines.append(
-            f"| {s.metric} | {format_score(s.mean)} | "
+            f"| {_md(s.metric)} | {format_score(s.mean)} | "
             f"{s.threshold if s.threshold is not None else '-'} | "
             f"{s.passed} | {s.failed} | {s.not_evaluated} |"
         )
@@ -228,7 +228,7 @@ def to_markdown(results: RunResults) -> str:
         lines.append("|---|---|---|---|---|---|---|")
         for sp in spreads:
             lines.append(
-                f"| {_md(sp.eval_case_id)} | {sp.metric} | {sp.candidates} | "
+                f"| {_md(sp.eval_case_id)} | {_md(sp.metric)} | {sp.candidates} | "
                 f"{format_score(sp.mean)} | {format_score(sp.stdev)} | {format_score(sp.low)} | "
                 f"{format_score(sp.high)} |"
             )
@@ -238,7 +238,7 @@ def to_markdown(results: RunResults) -> str:
         lines.append("|---|---|---|---|---|---|")
         for row, v in verdicts:
             lines.append(
-                f"| {_md(row.eval_case_id)} | {_md(row.candidate)} | {row.metric} | "
+                f"| {_md(row.eval_case_id)} | {_md(row.candidate)} | {_md(row.metric)} | "
                 f"{_md(v.rubric_id or v.rubric)} | {v.mark} | {_md(v.reasoning)} |"
             )
     failures = results.failures()
@@ -247,7 +247,7 @@ def to_markdown(results: RunResults) -> str:
         lines.append("|---|---|---|---|---|---|")
         for row in failures:
             lines.append(
-                f"| {_md(row.eval_case_id)} | {_md(row.candidate)} | {row.metric} | "
+                f"| {_md(row.eval_case_id)} | {_md(row.candidate)} | {_md(row.metric)} | "
                 f"{format_score(row.score)} | {row.threshold} | {_md(row.explanation)} |"
             )
     return "\n".join(lines) + "\n"

@@ -43,11 +43,52 @@ def test_the_terminal_table_shows_markup_and_escapes_as_text() -> None:
     assert "\\x1b[31mred\\x1b[0m" in shown
 
 
+def _rendered(markdown: str) -> str:
+    """The HTML a GitHub-flavoured renderer makes of a Markdown report (markdown-it, which rich
+    brings, with GFM's tables)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
 def test_plain_text_and_markdown_carry_no_raw_escapes() -> None:
     results = _results()
     for text in (results.to_table(rubrics=True), results.to_markdown()):
         assert "\x1b" not in text and "\x07" not in text and "\x00" not in text
-        assert "\\x1b[31mred" in text
+    assert "\\x1b[31mred" in results.to_table(rubrics=True)
+    assert "\\x1b[31mred" in _rendered(results.to_markdown())
+
+
+HOSTILE_IDS = (
+    '<img src=x onerror="alert(1)">',
+    "[click me](https://evil.example/)",
+    "![pixel](https://evil.example/p.png)",
+    "safe\u202eevil",
+    "a | b",
+)
+
+
+def test_a_markdown_report_shows_html_links_and_bidi_overrides_as_text() -> None:
+    run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/1"})
+    run.state = "SUCCEEDED"  # type: ignore[assignment]
+    rows = [
+        Row(case, "i", None, "agent", "exact_match", 0.0, 0.5, case, ()) for case in HOSTILE_IDS
+    ]
+    html = _rendered(RunResults(run, rows).to_markdown())
+    assert "<img" not in html and "<a " not in html and "\u202e" not in html
+    for shown in ("&lt;img src=x", "[click me](https://evil.example/)", "safe\\u202eevil"):
+        assert shown in html
+    # Two header rows, one summary row, a row per failure: no cell split a row.
+    assert html.count("<tr>") == 3 + len(HOSTILE_IDS)
+
+
+def test_an_html_report_writes_a_bidi_override_out() -> None:
+    run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/1"})
+    run.state = "SUCCEEDED"  # type: ignore[assignment]
+    rows = [Row("safe\u202eevil", "i", None, "agent\u2066", "exact_match", 1.0, 0.5, "ok", ())]
+    document = RunResults(run, rows).to_html()
+    assert "\u202e" not in document and "\u2066" not in document
+    assert "safe\\u202eevil" in document
 
 
 def test_junit_is_well_formed_whatever_the_text() -> None:
