@@ -134,6 +134,36 @@ def _span_names(path: Path) -> list[dict[str, Any]]:
     return [s for r in data["resourceSpans"] for sc in r["scopeSpans"] for s in sc["spans"]]
 
 
+_QUESTION = {"role": "user", "parts": [{"text": "Capital of France?"}]}
+_ANSWER = {"role": "model", "parts": [{"text": "Paris."}]}
+
+
+def _capital_session(middle: dict[str, Any], **on_answer: Any) -> dict[str, Any]:
+    """A one-turn session: the question, ``middle`` (an event of the agent's), the answer."""
+    return {
+        "id": "capital",
+        "appName": "app",
+        "userId": "u",
+        "events": [
+            {"author": "user", "invocationId": "i1", "content": _QUESTION},
+            {"author": "agent", "invocationId": "i1", **middle},
+            {"author": "agent", "invocationId": "i1", "content": _ANSWER, **on_answer},
+        ],
+    }
+
+
+def _capital_set(folder: Path, **case: Any) -> Path:
+    """The eval set of that session's case, written in ``folder``."""
+    turn = {"invocation_id": "i1", "user_content": _QUESTION, "final_response": _ANSWER}
+    eval_set = {
+        "eval_set_id": "s",
+        "eval_cases": [{"eval_id": "capital", "conversation": [turn], **case}],
+    }
+    path = folder / "s.evalset.json"
+    path.write_text(json.dumps(eval_set))
+    return path
+
+
 def test_grounding_metadata_is_kept_and_an_event_of_only_grounding_is_not_dropped(
     emulator: Any, project: str, tmp_path: Path
 ) -> None:
@@ -144,25 +174,7 @@ def test_grounding_metadata_is_kept_and_an_event_of_only_grounding_is_not_droppe
     from platform_eval.types import CANDIDATE_GROUNDING_KEY
 
     grounding = {"webSearchQueries": ["capital of France"]}
-    session = {
-        "id": "capital",
-        "appName": "app",
-        "userId": "u",
-        "events": [
-            {
-                "author": "user",
-                "invocationId": "i1",
-                "content": {"role": "user", "parts": [{"text": "Capital of France?"}]},
-            },
-            {"author": "agent", "invocationId": "i1", "groundingMetadata": grounding},
-            {
-                "author": "agent",
-                "invocationId": "i1",
-                "groundingMetadata": grounding,
-                "content": {"role": "model", "parts": [{"text": "Paris."}]},
-            },
-        ],
-    }
+    session = _capital_session({"groundingMetadata": grounding}, groundingMetadata=grounding)
     conversation = session_to_conversation(session)
     assert conversation.grounding == {"i1": {"1": grounding, "2": grounding}}
     (turn,) = conversation.agent_data.turns
@@ -170,24 +182,8 @@ def test_grounding_metadata_is_kept_and_an_event_of_only_grounding_is_not_droppe
     assert len(turn.events) == 3 and turn.events[1].content.parts == []
     path = tmp_path / "capital.json"
     path.write_text(json.dumps(session))
-    eval_set = {
-        "eval_set_id": "s",
-        "eval_cases": [
-            {
-                "eval_id": "capital",
-                "conversation": [
-                    {
-                        "invocation_id": "i1",
-                        "user_content": {"role": "user", "parts": [{"text": "Capital of France?"}]},
-                        "final_response": {"role": "model", "parts": [{"text": "Paris."}]},
-                    }
-                ],
-            }
-        ],
-    }
-    (tmp_path / "s.evalset.json").write_text(json.dumps(eval_set))
     with emulator.client(project) as client:
-        uploaded = jobs.upload_traces(client, tmp_path / "s.evalset.json", [path])
+        uploaded = jobs.upload_traces(client, _capital_set(tmp_path), [path])
         (name,) = uploaded.evaluation_items
         item = client.get_item(name)
     assert item.metadata[CANDIDATE_GROUNDING_KEY] == {"agent": conversation.grounding}
@@ -201,46 +197,12 @@ def test_a_state_change_alone_in_a_turn_uploads_and_its_state_is_read(
     from platform_eval import jobs
     from platform_eval.results import fetch_results
 
-    session = {
-        "id": "capital",
-        "appName": "app",
-        "userId": "u",
-        "events": [
-            {
-                "author": "user",
-                "invocationId": "i1",
-                "content": {"role": "user", "parts": [{"text": "Capital of France?"}]},
-            },
-            {"author": "agent", "invocationId": "i1", "actions": {"stateDelta": {"city": "Paris"}}},
-            {
-                "author": "agent",
-                "invocationId": "i1",
-                "content": {"role": "model", "parts": [{"text": "Paris."}]},
-            },
-        ],
-    }
+    session = _capital_session({"actions": {"stateDelta": {"city": "Paris"}}})
     (tmp_path / "capital.json").write_text(json.dumps(session))
-    eval_set = {
-        "eval_set_id": "s",
-        "eval_cases": [
-            {
-                "eval_id": "capital",
-                "final_session_state": {"city": "Paris"},
-                "conversation": [
-                    {
-                        "invocation_id": "i1",
-                        "user_content": {"role": "user", "parts": [{"text": "Capital of France?"}]},
-                        "final_response": {"role": "model", "parts": [{"text": "Paris."}]},
-                    }
-                ],
-            }
-        ],
-    }
-    (tmp_path / "s.evalset.json").write_text(json.dumps(eval_set))
     with emulator.client(project) as client:
         evaluation = jobs.evaluate(
             client,
-            tmp_path / "s.evalset.json",
+            _capital_set(tmp_path, final_session_state={"city": "Paris"}),
             traces=[tmp_path / "capital.json"],
             metrics=["final_session_state_match", "response_match_score"],
             poll_interval=0.02,
