@@ -97,7 +97,7 @@ def dataset_from_rows(
 def _case(
     row: dict[str, Any], index: int, file: str, where: str, problems: list[Problem]
 ) -> tuple[dict[str, Any], list[str]]:
-    whole = "responses" in row or "user_scenario" in row or isinstance(row.get("prompt"), dict)
+    whole = not _is_flat(row)
     case: dict[str, Any] = {}
     extra: list[str] = []
     for column, value in row.items():
@@ -116,6 +116,14 @@ def _case(
         case[field] = _cell(field, value, file, f"{where}.{column}", problems)
     case.setdefault("eval_case_id", f"eval_case_{index}")
     return case, extra
+
+
+def _is_flat(row: Mapping[str, Any]) -> bool:
+    """A row of the flat form (a column only it has, or text where a case has a Content),
+    not a whole dataset case as a JSON Lines row writes it."""
+    if {"response", "source", "instruction", "history"} & set(row):
+        return True
+    return any(isinstance(row.get(field), str) for field in ("prompt", "reference"))
 
 
 def _content(value: Any, role: str) -> Any:

@@ -36,6 +36,11 @@ def test_an_eval_set_and_its_migrated_dataset_score_the_same(
     assert len(from_set) == 4 * 2
     expressible = {key: value for key, value in from_set.items() if key[0] != "who_am_i"}
     assert {key: from_dataset[key] for key in expressible} == expressible
+    # The same dataset as JSON Lines, a case a line: the same scores again.
+    cases = json.loads((tmp_path / "travel-dataset.json").read_text())["eval_cases"]
+    (tmp_path / "travel.jsonl").write_text("\n".join(json.dumps(c) for c in cases) + "\n")
+    _, from_lines = _scores(capsys, "run", str(tmp_path / "travel.jsonl"), *agent)
+    assert from_lines == from_dataset
 
 
 BAD_CASES = [
