@@ -2,14 +2,14 @@
 
     PLATFORM_EVAL_JUDGE_MODEL=gemini-2.5-flash GOOGLE_API_KEY=... python samples/judged_eval.py
     python samples/judged_eval.py --judge-model gemini-2.5-flash   # the same
-    python samples/judged_eval.py                                    # no judge: NOT_EVALUATED
+    python samples/judged_eval.py                                    # no judge: refused
     python samples/judged_eval.py --project my-project               # the service's own metrics
 
 Scores the sample conversation with `final_response_match_v2` and a free-text rubric through
 google-adk's own evaluators, judged by the model (Gemini through google-genai, or a LiteLLM
 `provider/model`), then evaluates again: the second time every answer comes from the replay
-cache and no model is called. Without a judge model the judged metrics are NOT_EVALUATED, each
-saying why: no score is ever made up.
+cache and no model is called. Without a judge model the emulator refuses the judged metrics
+when the run is created, saying why: no score is ever made up.
 """
 
 import argparse
@@ -18,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from platform_eval import connect, jobs
+from platform_eval import connect, errors, jobs
 from platform_eval.judges import JudgeSettings, usage_report
 from platform_eval.results import fetch_results
 
@@ -53,8 +53,8 @@ args = parser.parse_args()
 workdir = Path(tempfile.mkdtemp())
 settings = JudgeSettings.resolve(model=args.judge_model, cache=workdir / "judge-cache.sqlite")
 if settings.model is None:
-    print("No judge model: set PLATFORM_EVAL_JUDGE_MODEL or pass --judge-model. The judged")
-    print("metrics below are NOT_EVALUATED, each with the reason.\n")
+    print("No judge model: set PLATFORM_EVAL_JUDGE_MODEL or pass --judge-model. The emulator")
+    print("refuses the judged metrics without one, saying why.\n")
 config = {
     "criteria": {
         name: {
@@ -76,15 +76,21 @@ for attempt in ("first run", "the same run again"):
         args.project, args.location, db=workdir / "emulator.sqlite", judges=judges
     ) as target:
         local = target.computes_locally
-        evaluation = jobs.evaluate(
-            target.client,
-            DATA / "weather.evalset.json",
-            traces=[DATA / "weather_traces.otlp.json"],
-            config=config_file if local else None,
-            metrics=None if local else SERVICE_METRICS,
-            manifest=workdir / f"manifest-{os.getpid()}.jsonl",
-            poll_interval=target.poll_interval,
-        )
+        try:
+            evaluation = jobs.evaluate(
+                target.client,
+                DATA / "weather.evalset.json",
+                traces=[DATA / "weather_traces.otlp.json"],
+                config=config_file if local else None,
+                metrics=None if local else SERVICE_METRICS,
+                manifest=workdir / f"manifest-{os.getpid()}.jsonl",
+                poll_interval=target.poll_interval,
+            )
+        except errors.InvalidArgument as refused:
+            # The cases are uploaded; the run is refused, with the reason: no judge, no score.
+            print(f"the target refuses the run: {refused.message}")
+            judges.close()
+            break
         results = fetch_results(
             target.client,
             evaluation.run,
