@@ -226,21 +226,38 @@ def _quality_judge(travel_rule: Any) -> Any:
     return rule
 
 
-def test_agents_cli_scaffold_project_runs_with_the_scores_its_code_metrics_return(
-    agent_project: Any, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """agents-cli 1.11's scaffold as a project holds it (its dataset, its eval_config.yaml,
-    whose two metrics are both local code metrics, and response_quality.py, which asks its own
-    model): `run --agent` grades the agent's answers with those functions, and starts no run."""
+def _scaffold_project(source: str) -> None:
+    """agents-cli's scaffold files in the current folder: its dataset and config from the
+    installed package, or from the corpus (which lacks the config's response_quality.py: the
+    package's is put beside them, as a project created by agents-cli has it)."""
     scaffold = _scaffold()
-    agent_project.rule = _quality_judge(agent_project.rule)
     quality = (scaffold / "response_quality.py").read_text()
     # What agents-cli's cookiecutter writes in a new project in place of the template field.
     Path("response_quality.py").write_text(quality.replace("{{cookiecutter.default_model}}", "m"))
-    Path("eval_config.yaml").write_text((scaffold / "eval_config.yaml").read_text())
-    Path("basic-dataset.json").write_text(
-        (scaffold / "datasets" / "basic-dataset.json").read_text()
-    )
+    if source == "corpus":
+        from conftest import CORPUS
+
+        files = {"eval_config.yaml": CORPUS / "agents-cli" / "eval_config.yaml"}
+        files["basic-dataset.json"] = CORPUS / "agents-cli" / "basic-dataset.json"
+    else:
+        files = {"eval_config.yaml": scaffold / "eval_config.yaml"}
+        files["basic-dataset.json"] = scaffold / "datasets" / "basic-dataset.json"
+    for name, path in files.items():
+        Path(name).write_text(path.read_text())
+
+
+@pytest.mark.parametrize("source", ["installed", pytest.param("corpus", marks=pytest.mark.corpus)])
+def test_agents_cli_scaffold_project_runs_with_the_scores_its_code_metrics_return(
+    agent_project: Any, capsys: pytest.CaptureFixture[str], source: str
+) -> None:
+    """agents-cli 1.11's scaffold as a project holds it (its dataset, its eval_config.yaml,
+    whose two metrics are both local code metrics, and response_quality.py, which asks its own
+    model): `validate` passes it, and `run --agent` grades the agent's answers with those
+    functions, and starts no run."""
+    agent_project.rule = _quality_judge(agent_project.rule)
+    _scaffold_project(source)
+    assert main(["-q", "validate", "basic-dataset.json", "eval_config.yaml"]) == 0
+    capsys.readouterr()
     run = ["run", "basic-dataset.json", "--agent", "agents/travel_agent"]
     code = main([*run, "--config", "eval_config.yaml", "--format", "json"])
     captured = capsys.readouterr()
