@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._problems import FormatError, Problem
+from .dataset import DatasetCase
 
 #: Columns the flat form has, under every name the SDK takes, -> the dataset case's field.
 _COLUMNS = {
@@ -35,20 +36,12 @@ _COLUMNS = {
     "agent_data": "agent_data",
     "eval_case_id": "eval_case_id",
 }
-#: A case's own fields, as a JSON Lines row of whole cases writes them.
-_CASE_FIELDS = {
-    "prompt",
-    "responses",
-    "reference",
-    "system_instruction",
-    "conversation_history",
-    "rubric_groups",
-    "intermediate_events",
-    "agent_data",
-    "eval_case_id",
-    "user_scenario",
-    "agent_info",
-}
+#: A case's own fields, as a JSON Lines row of whole cases writes them (either spelling).
+_CASE_FIELDS = frozenset(
+    spelling
+    for name, field in DatasetCase.model_fields.items()
+    for spelling in (name, field.alias or name)
+)
 #: Cells holding JSON, not text.
 _JSON_CELLS = ("conversation_history", "rubric_groups", "intermediate_events", "agent_data")
 
@@ -88,7 +81,7 @@ def dataset_from_rows(
         case, extra = _case(dict(row), index, file, where, problems)
         cases.append(case)
         if extra:
-            not_carried[str(case["eval_case_id"])] = extra
+            not_carried[str(case.get("eval_case_id") or case.get("evalCaseId"))] = extra
     if problems:
         raise FormatError(problems)
     return {"eval_cases": cases}, not_carried
@@ -114,7 +107,8 @@ def _case(
             case[field] = value
             continue
         case[field] = _cell(field, value, file, f"{where}.{column}", problems)
-    case.setdefault("eval_case_id", f"eval_case_{index}")
+    if "eval_case_id" not in case and "evalCaseId" not in case:
+        case["eval_case_id"] = f"eval_case_{index}"
     return case, extra
 
 

@@ -111,3 +111,14 @@ def test_a_dataframe_is_an_eval_set_for_jobs_evaluate(emulator: Emulator, projec
         results = fetch_results(client, evaluation.run, items=evaluation.results)
     scores = {r.eval_case_id: r.score for r in results.rows}
     assert scores == {"eval_case_0": 1.0, "eval_case_1": 0.0}
+
+
+def test_a_whole_case_in_camel_case_is_read_whole(work: Path) -> None:
+    case = {
+        "evalCaseId": "capital",
+        "prompt": {"role": "user", "parts": [{"text": "Capital of France?"}]},
+        "responses": [{"response": {"role": "model", "parts": [{"text": "Paris."}]}}],
+    }
+    Path("cases.jsonl").write_text(json.dumps(case) + "\n")
+    (read,) = EvaluationDataset.model_validate(load("cases.jsonl").data).eval_cases
+    assert read.eval_case_id == "capital" and read.graded
