@@ -85,7 +85,8 @@ def _run_progress(quiet: bool, target: Target) -> Any:
     return show
 
 
-def _agent_progress(quiet: bool) -> Any:
+def agent_progress(quiet: bool) -> Any:
+    """The progress line of an agent run (`run --agent`, `generate`); None when quiet."""
     if quiet:
         return None
     tty = sys.stderr.isatty()
@@ -126,7 +127,7 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "agent_concurrency": args.agent_concurrency,
         "save_sessions": args.save_sessions,
         "save_traces": args.save_traces,
-        "on_agent_progress": _agent_progress(args.quiet),
+        "on_agent_progress": agent_progress(args.quiet),
     }
 
 

@@ -8,7 +8,7 @@ import logging
 from ..formats import load_eval_config
 from ..jobs.generate import generate_traces
 from ._common import EXIT_FAILED, EXIT_OK, note
-from .evaluate import _agent_progress
+from .evaluate import agent_progress
 
 
 def generate(args: argparse.Namespace) -> int:
@@ -22,7 +22,7 @@ def generate(args: argparse.Namespace) -> int:
         args.output,
         concurrency=args.agent_concurrency,
         user_simulator_config=config.user_simulator_config if config else None,
-        on_progress=_agent_progress(args.quiet),
+        on_progress=agent_progress(args.quiet),
     )
     note(report.summary(), quiet=args.quiet)
     print(report.path)
