@@ -23,6 +23,8 @@ from ._result_items import run_filter
 from ._transport import ApiCall, non_finite_path
 from .errors import InvalidRequestError, InvalidResponseError
 from .types import (
+    EvaluateInstancesRequest,
+    EvaluateInstancesResponse,
     EvaluationExperiment,
     EvaluationItem,
     EvaluationItemRevision,
@@ -570,6 +572,18 @@ class Operations:
 
     def delete_metric(self, metric: Any) -> Op[Operation]:
         return self._delete(METRICS, metric)
+
+    # -- the location's own methods -------------------------------------------------------
+
+    def evaluate_instances(
+        self, request: EvaluateInstancesRequest | Mapping[str, Any]
+    ) -> Op[EvaluateInstancesResponse]:
+        # A mapping travels as it is: the per-metric inputs (bleuInput, ...) are the
+        # service's to check, field by field.
+        body = request.to_wire() if isinstance(request, WireModel) else dict(request)
+        path = f"{self.parent}:evaluateInstances"
+        call = ApiCall("POST", path, body=body, resource=path)
+        return Op(call, EvaluateInstancesResponse.from_wire)
 
     # -- evaluationExperiments ------------------------------------------------------------
 

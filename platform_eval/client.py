@@ -49,6 +49,8 @@ from .errors import (
 )
 from .lro import AsyncOperationFuture, OperationFuture
 from .types import (
+    EvaluateInstancesRequest,
+    EvaluateInstancesResponse,
     EvaluationExperiment,
     EvaluationItem,
     EvaluationItemRevision,
@@ -610,6 +612,15 @@ class Client(_ClientBase):
         """Asks the service to stop a run; it ends CANCELLED (a done run is left as it is)."""
         self._run(self._ops.cancel_run(run))
 
+    def evaluate_instances(
+        self, request: EvaluateInstancesRequest | Mapping[str, Any]
+    ) -> EvaluateInstancesResponse:
+        """Scores one instance online (``:evaluateInstances``): ``metrics`` (or
+        ``metric_sources``) and an ``instance``, answered with ``metric_results``; or one of
+        the service's per-metric inputs as a mapping (``{"bleuInput": {...}}``), answered with
+        its result field. The emulator computes them with the engine a run uses."""
+        return self._run(self._ops.evaluate_instances(request))
+
     def delete_run(self, run: Any, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes a run (cancelling it if it is running): a long-running operation."""
         return self._deleting(self._ops.delete_run(run), wait)
@@ -1023,6 +1034,11 @@ class AsyncClient(_ClientBase):
 
     async def cancel_run(self, run: Any) -> None:
         await self._run(self._ops.cancel_run(run))
+
+    async def evaluate_instances(
+        self, request: EvaluateInstancesRequest | Mapping[str, Any]
+    ) -> EvaluateInstancesResponse:
+        return await self._run(self._ops.evaluate_instances(request))
 
     async def delete_run(self, run: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_run(run), wait)

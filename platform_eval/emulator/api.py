@@ -21,6 +21,7 @@ from .backend import OPERATIONS, ApiError, Backend
 from .bodies import parse_json_object, read_body
 from .imports import SetImporter
 from .limits import Limits
+from .location_methods import LocationMethods
 from .revisions import Revisions
 from .routes import WAITED, WITH_OPERATIONS, Call, Method, RouteTable
 from .store import StoredJson
@@ -32,7 +33,12 @@ _REVISIONS = f"{{id}}/{REVISIONS}"
 
 class API:
     def __init__(
-        self, backend: Backend, revisions: Revisions, importer: SetImporter, limits: Limits
+        self,
+        backend: Backend,
+        revisions: Revisions,
+        importer: SetImporter,
+        limits: Limits,
+        location: LocationMethods,
     ) -> None:
         self.backend = backend
         self.revisions = revisions
@@ -73,6 +79,8 @@ class API:
                 Method("GET", SETS, f"{_REVISIONS}/{{id}}", self.get_revision, **beta),
                 Method("DELETE", SETS, f"{_REVISIONS}/{{id}}", self.delete_revision, **beta),
                 Method("GET", ITEMS, f"{_REVISIONS}/{{id}}", self.get_item_revision, **beta),
+                # The location's own methods (evaluateInstances, ...).
+                *location.methods(),
             ]
         )
 

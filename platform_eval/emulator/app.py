@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from ..metrics import DEFAULT_JUDGES, Judges
 from ._asgi import error_response
 from .access import RequireToken
 from .api import API
@@ -22,6 +23,7 @@ from .bodies import parse_json, read_body
 from .faults import Fault, FaultMiddleware, FaultRegistry
 from .gcs import GcsRoutes, ObjectStore
 from .imports import SetImporter
+from .location_methods import LocationMethods
 from .openapi import openapi_document
 from .otlp import OtlpRoutes
 from .revisions import Revisions
@@ -51,13 +53,18 @@ class EmulatorApp:
         *,
         auth_token: str | None = None,
         executor_health: Callable[[], dict[str, Any]] = lambda: {"state": "running"},
+        judges: Judges = DEFAULT_JUDGES,
     ) -> None:
         self.backend = backend
         self.executor_health = executor_health
         self.faults = faults
         self.limits = objects.limits
         self.api = API(
-            backend, Revisions(backend, objects), SetImporter(backend, objects), self.limits
+            backend,
+            Revisions(backend, objects),
+            SetImporter(backend, objects),
+            self.limits,
+            LocationMethods(backend, judges, self.limits),
         )
         routes = [
             Route("/_emulator/health", self.health, methods=["GET"]),

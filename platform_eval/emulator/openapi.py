@@ -15,6 +15,8 @@ from pydantic.json_schema import models_json_schema
 from .._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SET_REVISIONS_LIST_KEY, SETS
 from .._version import __version__
 from ..types import (
+    EvaluateInstancesRequest,
+    EvaluateInstancesResponse,
     EvaluationExperiment,
     EvaluationItem,
     EvaluationItemRevision,
@@ -383,6 +385,36 @@ def _control_paths() -> dict[str, Any]:
     }
 
 
+def _location_method_paths(request: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """The location's own methods; evaluateInstances also at the global path the documents
+    give (``/v1beta1:evaluateInstances``)."""
+    free = {"type": "object", "description": "as the discovery document describes it"}
+    operation = {"$ref": _REF.format(model="Operation")}
+    bodies = {
+        "evaluateInstances": (request, response),
+        "evaluateDataset": (free, operation),
+        "generateInstanceRubrics": (free, free),
+        "generateUserScenarios": (free, free),
+        "generateLossClusters": (free, operation),
+    }
+    paths: dict[str, Any] = {}
+    for verb, (body, answer) in bodies.items():
+        method = {
+            "operationId": verb,
+            "requestBody": {"required": True, **_json(body)},
+            "responses": _responses(answer),
+        }
+        paths[f"{_PARENT}:{verb}"] = {"parameters": _PARENT_PARAMETERS, "post": method}
+    paths["/{version}:evaluateInstances"] = {
+        "parameters": _PARENT_PARAMETERS[:1],
+        "post": {
+            **paths[f"{_PARENT}:evaluateInstances"]["post"],
+            "operationId": "evaluateInstancesGlobal",
+        },
+    }
+    return paths
+
+
 @functools.cache
 def openapi_document() -> dict[str, Any]:
     models: list[type[WireModel]] = [
@@ -395,6 +427,8 @@ def openapi_document() -> dict[str, Any]:
         Operation,
         EvaluationSetRevision,
         EvaluationItemRevision,
+        EvaluateInstancesRequest,
+        EvaluateInstancesResponse,
     ]
     refs, definitions = models_json_schema(
         [(model, "validation") for model in models], ref_template=_REF, by_alias=True
@@ -416,6 +450,12 @@ def openapi_document() -> dict[str, Any]:
     )
     paths.update(_operation_paths())
     paths.update(_location_operation_paths())
+    paths.update(
+        _location_method_paths(
+            refs[(EvaluateInstancesRequest, "validation")],
+            refs[(EvaluateInstancesResponse, "validation")],
+        )
+    )
     paths.update(_storage_paths())
     paths.update(_control_paths())
     return {

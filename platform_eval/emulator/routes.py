@@ -31,6 +31,14 @@ _API_PATH = re.compile(
 #: and those whose operations also have :wait.
 WITH_OPERATIONS = (ITEMS, SETS, RUNS, METRICS)
 WAITED = (ITEMS, SETS, RUNS)
+#: A method of the location itself (``.../locations/l:evaluateInstances``; the official SDK
+#: sends ``.../locations/l/:evaluateInstances``), or the global ``v1beta1:evaluateInstances``.
+_LOCATION_METHOD = re.compile(
+    r"^/(?P<version>v1beta1|v1)(?:/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/?)?"
+    r":(?P<verb>[a-zA-Z]+)$"
+)
+#: The collection name a location's own methods are listed under in the table.
+LOCATION = ""
 _PROJECT = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$|^\d{1,20}$")
 _LOCATION = re.compile(r"^[a-z0-9-]{1,40}$")
 
@@ -109,6 +117,13 @@ class RouteTable:
 
 def _read(request: Request) -> Call:
     path = request.url.path
+    own = _LOCATION_METHOD.match(path)
+    if own:
+        project, location = own["project"], own["location"]
+        if project is not None and (not _PROJECT.match(project) or not _LOCATION.match(location)):
+            raise ApiError("INVALID_ARGUMENT", "invalid project or location in the resource name")
+        parent = f"projects/{project}/locations/{location}" if project is not None else ""
+        return Call(request, own["version"], parent, LOCATION, None, None, None, own["verb"])
     match = _API_PATH.match(path)
     if not match:
         raise ApiError("NOT_FOUND", f"no such method: {request.method} {path}")

@@ -107,6 +107,7 @@ class Emulator:
             self.objects,
             auth_token=self.auth_token,
             executor_health=self.executor.health,
+            judges=self.judges,
         )
         self._log_level = log_level
         self._server: uvicorn.Server | None = None

@@ -17,18 +17,33 @@ from factories import request_item
 from platform_eval import Client
 from platform_eval.emulator import Emulator
 
+#: The location's own methods of the evaluation service (the documents' others are RAG's,
+#: deployment's and synthetic data's).
+LOCATION_VERBS = (
+    "evaluateInstances",
+    "evaluateDataset",
+    "generateInstanceRubrics",
+    "generateUserScenarios",
+    "generateLossClusters",
+)
 _FLAT = re.compile(r"^v1(?:beta1)?/projects/\{projectsId\}/locations/\{locationsId\}/(.+)$")
 
 
 def _documented(version: str) -> set[tuple[str, str, str]]:
-    """(HTTP method, collection, shape) of every evaluation and location-operation method."""
+    """(HTTP method, collection, shape) of every evaluation and location-operation method,
+    and of the location's own evaluation methods."""
     discovery = pytest.importorskip("googleapiclient")
     path = os.path.join(
         os.path.dirname(discovery.__file__), f"discovery_cache/documents/aiplatform.{version}.json"
     )
     with open(path) as handle:
         locations = json.load(handle)["resources"]["projects"]["resources"]["locations"]
-    found: set[tuple[str, str, str]] = set()
+    # The location's own evaluation methods (evaluateInstances, ...), listed with no collection.
+    found: set[tuple[str, str, str]] = {
+        (method["httpMethod"], "", f":{name}")
+        for name, method in locations["methods"].items()
+        if name in LOCATION_VERBS
+    }
     pending = [
         body
         for name, body in locations["resources"].items()
@@ -134,7 +149,7 @@ def _described() -> set[tuple[str, str, str, str]]:
 
     found = set()
     for template, item in openapi_document()["paths"].items():
-        match = re.match(r"^/([^/]+)/projects/\{project\}/locations/\{location\}/(.+)$", template)
+        match = re.match(r"^/([^/]+)/projects/\{project\}/locations/\{location\}/?(.+)$", template)
         if not match:
             continue
         enums = {
@@ -143,7 +158,7 @@ def _described() -> set[tuple[str, str, str, str]]:
             if "enum" in p.get("schema", {})
         }
         versions = enums.get("version", []) if match[1] == "{version}" else [match[1]]
-        first, rest = re.match(r"(\{collection\}|[A-Za-z]+)(.*)", match[2]).groups()  # type: ignore[union-attr]
+        first, rest = re.match(r"(\{collection\}|[A-Za-z]*)(.*)", match[2]).groups()  # type: ignore[union-attr]
         collections = enums["collection"] if first == "{collection}" else [first]
         shape = re.sub(r"\{[^}]+\}", "{id}", rest).removeprefix("/")
         for http in ("get", "post", "patch", "delete"):

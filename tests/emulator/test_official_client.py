@@ -69,18 +69,22 @@ EXERCISED = {
     "delete_evaluation_experiment",
 }
 
-#: The others, and why no offline emulator can serve them.
+#: Called against the emulator in tests of their own (test_evaluate_instances.py).
+EXERCISED_ELSEWHERE = {
+    "evaluate_instances": "POST :evaluateInstances, computed by the local engine",
+    "evaluate": "scores a dataset through :evaluateInstances",
+}
+
+#: The others, and why the emulator does not serve them yet.
 NEEDS_MODEL = {
-    "evaluate_instances": "POST :evaluateInstances, the online evaluation service: model-based "
-    "metrics are judged by Gemini there",
-    "evaluate": "scores a dataset through :evaluateInstances (and a judge model for LLM metrics)",
+    **EXERCISED_ELSEWHERE,
     "run_inference": "generates the responses to evaluate by calling a Gemini model or a "
     "deployed agent",
-    "batch_evaluate": "POST :evaluateDataset, a batch job of the evaluation service that runs "
-    "judge models over BigQuery or Cloud Storage data",
-    "generate_rubrics": "POST :generateInstanceRubrics: a model writes the rubrics",
-    "generate_conversation_scenarios": "POST :generateUserScenarios: a model writes the scenarios",
-    "generate_loss_clusters": "POST :generateLossClusters: a model clusters the failures",
+    "batch_evaluate": "POST :evaluateDataset: answered 501 by the emulator so far",
+    "generate_rubrics": "POST :generateInstanceRubrics: answered 501 by the emulator so far",
+    "generate_conversation_scenarios": "POST :generateUserScenarios: answered 501 by the "
+    "emulator so far",
+    "generate_loss_clusters": "POST :generateLossClusters: answered 501 by the emulator so far",
 }
 
 
