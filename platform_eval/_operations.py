@@ -39,6 +39,8 @@ from .types import (
     EvaluationSet,
     EvaluationSetRevision,
     GcsDestination,
+    GenerateInstanceRubricsRequest,
+    GenerateInstanceRubricsResponse,
     ImportEvaluationSetRequest,
     ImportGcsSource,
     ImportInlineSource,
@@ -584,6 +586,14 @@ class Operations:
         path = f"{self.parent}:evaluateInstances"
         call = ApiCall("POST", path, body=body, resource=path)
         return Op(call, EvaluateInstancesResponse.from_wire)
+
+    def generate_rubrics(
+        self, request: GenerateInstanceRubricsRequest | Mapping[str, Any]
+    ) -> Op[GenerateInstanceRubricsResponse]:
+        path = f"{self.parent}:generateInstanceRubrics"
+        body = _coerce(GenerateInstanceRubricsRequest, request).to_wire()
+        call = ApiCall("POST", path, body=body, resource=path)
+        return Op(call, GenerateInstanceRubricsResponse.from_wire)
 
     # -- evaluationExperiments ------------------------------------------------------------
 

@@ -58,6 +58,8 @@ from .types import (
     EvaluationRun,
     EvaluationSet,
     EvaluationSetRevision,
+    GenerateInstanceRubricsRequest,
+    GenerateInstanceRubricsResponse,
     Operation,
     WireModel,
 )
@@ -621,6 +623,14 @@ class Client(_ClientBase):
         its result field. The emulator computes them with the engine a run uses."""
         return self._run(self._ops.evaluate_instances(request))
 
+    def generate_rubrics(
+        self, request: GenerateInstanceRubricsRequest | Mapping[str, Any]
+    ) -> GenerateInstanceRubricsResponse:
+        """Rubrics a model writes for one prompt (``:generateInstanceRubrics``): by a
+        predefined metric's recipe (``predefined_rubric_generation_spec``), a registered
+        metric's, or the request's own ``rubric_generation_spec.prompt_template``."""
+        return self._run(self._ops.generate_rubrics(request))
+
     def delete_run(self, run: Any, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes a run (cancelling it if it is running): a long-running operation."""
         return self._deleting(self._ops.delete_run(run), wait)
@@ -1039,6 +1049,11 @@ class AsyncClient(_ClientBase):
         self, request: EvaluateInstancesRequest | Mapping[str, Any]
     ) -> EvaluateInstancesResponse:
         return await self._run(self._ops.evaluate_instances(request))
+
+    async def generate_rubrics(
+        self, request: GenerateInstanceRubricsRequest | Mapping[str, Any]
+    ) -> GenerateInstanceRubricsResponse:
+        return await self._run(self._ops.generate_rubrics(request))
 
     async def delete_run(self, run: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_run(run), wait)

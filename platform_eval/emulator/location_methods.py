@@ -8,6 +8,7 @@ event loop.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from anyio import to_thread
@@ -15,10 +16,12 @@ from starlette.responses import JSONResponse, Response
 
 from .. import metrics
 from .._names import METRICS
+from ..metrics._invocations import content_text
 from ..metrics.instances import UnimplementedError, evaluate_instances
 from ..metrics.judges import Judges
-from ..types import EvaluationMetric, MetricConfig
-from ..types.instances import EvaluateInstancesRequest
+from ..metrics.rubric_generation import write_rubrics
+from ..types import EvaluationMetric, MetricConfig, Rubric
+from ..types.instances import EvaluateInstancesRequest, GenerateInstanceRubricsRequest
 from .backend import ApiError, Backend, parse_body, split_name
 from .bodies import parse_json_object, read_body
 from .limits import Limits
@@ -43,6 +46,7 @@ class LocationMethods:
     def methods(self) -> list[Method]:
         handlers = {
             "evaluateInstances": self.evaluate_instances,
+            "generateInstanceRubrics": self.generate_instance_rubrics,
         }
         return [
             Method("POST", LOCATION, f":{verb}", handlers.get(verb, self.not_yet)) for verb in VERBS
@@ -71,6 +75,39 @@ class LocationMethods:
         except metrics.MetricError as exc:
             raise ApiError("INVALID_ARGUMENT", str(exc)) from None
         return JSONResponse(answer)
+
+    async def generate_instance_rubrics(self, call: Call) -> Response:
+        request = parse_body(GenerateInstanceRubricsRequest, await self._body(call), call.version)
+        if not request.contents:
+            raise ApiError(
+                "INVALID_ARGUMENT", "contents: the prompt to write rubrics for is required"
+            )
+        prompt = "\n\n".join(content_text(content) for content in request.contents)
+        if request.agent_config:
+            prompt += "\n\nThe agent that answers it:\n" + json.dumps(request.agent_config)
+        predefined = request.predefined_rubric_generation_spec
+        own = request.rubric_generation_spec
+        if request.metric_resource_name:
+            llm = self._registered_metric(call, request.metric_resource_name).llm_based_metric_spec
+            predefined = predefined or (llm.predefined_rubric_generation_spec if llm else None)
+            own = own or (llm.rubric_generation_spec if llm else None)
+        model_config = own.model_config_ if own else None
+
+        def write() -> list[Rubric]:
+            return write_rubrics(
+                self.judges,
+                prompt,
+                metric=predefined.metric_spec_name if predefined else None,
+                template=own.prompt_template if own else None,
+                model=model_config.autorater_model if model_config else None,
+                types=(own.rubric_type_ontology or []) if own else [],
+            )
+
+        try:
+            rubrics = await to_thread.run_sync(write)
+        except metrics.MetricError as exc:
+            raise ApiError("INVALID_ARGUMENT", str(exc)) from None
+        return JSONResponse({"generatedRubrics": [rubric.to_wire() for rubric in rubrics]})
 
     def _registered_metric(self, call: Call, name: str) -> MetricConfig:
         where = "metricSources[].metricResourceName"

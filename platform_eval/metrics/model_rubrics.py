@@ -114,7 +114,7 @@ def verdict_prompt(
     )
 
 
-def _ask(
+def ask_json(
     judge: ModelJudge,
     model: str,
     contents: str,
@@ -158,7 +158,7 @@ def decide(
     """The model's verdict on each rubric; with no rubrics, the rubrics it wrote (about
     ``focus``, what the metric checks, when given), decided."""
     label = CallLabel(subject.metric, subject.case, subject.candidate.candidate or "")
-    entries = _ask(
+    entries = ask_json(
         judge,
         model,
         verdict_prompt(rubrics, subject, focus, reference),
@@ -202,7 +202,7 @@ def grade(
         'Answer with JSON: {"score": the score asked for above, as a number, '
         '"explanation": why, in one or two sentences}.'
     )
-    value, explanation = _ask(
+    value, explanation = ask_json(
         judge,
         model,
         asked,

@@ -14,8 +14,13 @@ from google.genai.types import Content
 
 from ._base import WireModel
 from .agent_data import AgentData
-from .metric_specs import MetricAutoraterConfig, MetricConfig
-from .rubrics import RubricGroup, RubricVerdict
+from .metric_specs import (
+    MetricAutoraterConfig,
+    MetricConfig,
+    PredefinedMetricSpec,
+    RubricGenerationSpec,
+)
+from .rubrics import Rubric, RubricGroup, RubricVerdict
 from .status import Status
 
 
@@ -80,3 +85,20 @@ class EvaluateInstancesResponse(WireModel):
     (``exactMatchResults``, ``pointwiseMetricResult``, ...) as the document names it."""
 
     metric_results: list[MetricResult] | None = None
+
+
+class GenerateInstanceRubricsRequest(WireModel):
+    """Rubrics for one prompt (``contents``), written by a model: by a predefined metric's
+    recipe, a registered metric's, or a prompt template of the request's own."""
+
+    contents: list[Content] | None = None
+    predefined_rubric_generation_spec: PredefinedMetricSpec | None = None
+    rubric_generation_spec: RubricGenerationSpec | None = None
+    metric_resource_name: str | None = None
+    #: The agent the prompt is for (instructions, tools), for agent-based rubrics.
+    agent_config: dict[str, Any] | None = None
+    location: str | None = None
+
+
+class GenerateInstanceRubricsResponse(WireModel):
+    generated_rubrics: list[Rubric] | None = None
