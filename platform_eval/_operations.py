@@ -41,6 +41,7 @@ from .types import (
     GcsDestination,
     GenerateInstanceRubricsRequest,
     GenerateInstanceRubricsResponse,
+    GenerateLossClustersRequest,
     ImportEvaluationSetRequest,
     ImportGcsSource,
     ImportInlineSource,
@@ -594,6 +595,13 @@ class Operations:
         body = _coerce(GenerateInstanceRubricsRequest, request).to_wire()
         call = ApiCall("POST", path, body=body, resource=path)
         return Op(call, GenerateInstanceRubricsResponse.from_wire)
+
+    def generate_loss_clusters(
+        self, request: GenerateLossClustersRequest | Mapping[str, Any]
+    ) -> Op[Operation]:
+        path = f"{self.parent}:generateLossClusters"
+        body = _coerce(GenerateLossClustersRequest, request).to_wire()
+        return Op(ApiCall("POST", path, body=body, resource=path), _operation)
 
     # -- evaluationExperiments ------------------------------------------------------------
 

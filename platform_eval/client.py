@@ -60,6 +60,8 @@ from .types import (
     EvaluationSetRevision,
     GenerateInstanceRubricsRequest,
     GenerateInstanceRubricsResponse,
+    GenerateLossClustersRequest,
+    GenerateLossClustersResponse,
     Operation,
     WireModel,
 )
@@ -631,6 +633,18 @@ class Client(_ClientBase):
         metric's, or the request's own ``rubric_generation_spec.prompt_template``."""
         return self._run(self._ops.generate_rubrics(request))
 
+    def generate_loss_clusters(
+        self, request: GenerateLossClustersRequest | Mapping[str, Any], *, wait: bool = False
+    ) -> OperationFuture[GenerateLossClustersResponse]:
+        """Clusters the failed rubric verdicts of a metric into a two-level taxonomy
+        (``:generateLossClusters``), for results given inline or a set's RESULT items: a
+        long-running operation whose ``wait()`` returns the GenerateLossClustersResponse."""
+        operation = self._run(self._ops.generate_loss_clusters(request))
+        future = self._future(operation, GenerateLossClustersResponse.from_wire)
+        if wait:
+            future.wait()
+        return future
+
     def delete_run(self, run: Any, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes a run (cancelling it if it is running): a long-running operation."""
         return self._deleting(self._ops.delete_run(run), wait)
@@ -1054,6 +1068,15 @@ class AsyncClient(_ClientBase):
         self, request: GenerateInstanceRubricsRequest | Mapping[str, Any]
     ) -> GenerateInstanceRubricsResponse:
         return await self._run(self._ops.generate_rubrics(request))
+
+    async def generate_loss_clusters(
+        self, request: GenerateLossClustersRequest | Mapping[str, Any], *, wait: bool = False
+    ) -> AsyncOperationFuture[GenerateLossClustersResponse]:
+        operation = await self._run(self._ops.generate_loss_clusters(request))
+        future = self._future(operation, GenerateLossClustersResponse.from_wire)
+        if wait:
+            await future.wait()
+        return future
 
     async def delete_run(self, run: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_run(run), wait)

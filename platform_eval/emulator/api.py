@@ -181,7 +181,10 @@ class API:
     def _location_operation(self, call: Call) -> tuple[str, dict[str, Any]]:
         """(owner, body) of the operation a location-level name points at, whatever resource
         it belongs to."""
-        found = self.backend.store.find(OPERATIONS, f"{call.parent}/", call.rid or "")
+        # Under the location: a resource's operations, and the location's own (loss clusters).
+        found = self.backend.store.find(OPERATIONS, call.parent, call.rid or "")
+        if found is not None and not _under(found[0], call.parent):
+            found = None
         if found is None:
             raise ApiError("NOT_FOUND", f"{call.parent}/{OPERATIONS}/{call.rid} not found")
         return found
@@ -206,7 +209,8 @@ class API:
         after = _operation_token(token, parent) if token else ""
         names = sorted(
             (str(body["name"]), body)
-            for _, body in self.backend.store.scan(OPERATIONS, under=f"{parent}/")
+            for owner, body in self.backend.store.scan(OPERATIONS, under=parent)
+            if _under(owner, parent)
         )
         rest = [(name, body) for name, body in names if name > after]
         page = rest[:size]
@@ -233,6 +237,10 @@ class API:
 
     async def get_item_revision(self, call: Call) -> Response:
         return JSONResponse(self.revisions.get_item_revision(call.name, call.subid or ""))
+
+
+def _under(owner: str, parent: str) -> bool:
+    return owner == parent or owner.startswith(f"{parent}/")
 
 
 def _page_size(call: Call) -> int | None:

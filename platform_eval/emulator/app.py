@@ -64,7 +64,7 @@ class EmulatorApp:
             Revisions(backend, objects),
             SetImporter(backend, objects),
             self.limits,
-            LocationMethods(backend, judges, self.limits),
+            LocationMethods(backend, judges, self.limits, objects),
         )
         routes = [
             Route("/_emulator/health", self.health, methods=["GET"]),

@@ -168,15 +168,23 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(f"{where}: {message}" for where, message in _violations(error))
 
 
-def parse_body(model: type[M], body: Any, version: str = "v1beta1", *, complete: bool = True) -> M:
+def parse_body(
+    model: type[M],
+    body: Any,
+    version: str = "v1beta1",
+    *,
+    complete: bool = True,
+    required: bool = True,
+) -> M:
     """A request body as ``model``: INVALID_ARGUMENT naming each bad field otherwise, a
     required field left out (``complete=False``: a patch, which sets only some of the
     resource's own fields), and on ``v1`` a field only v1beta1 has.
 
     Output-only fields it sets are ignored (AIP-203): a resource read and sent back as it was
-    is accepted, and what only the service writes stays the service's.
+    is accepted, and what only the service writes stays the service's. ``required=False``
+    checks no required field (a request that carries results as a client holds them).
     """
-    return _parse_body(model, body, version, complete)[0]
+    return _parse_body(model, body, version, complete, required)[0]
 
 
 #: The wire name of a RESULT item's payload, which only runs write.
@@ -184,7 +192,7 @@ _RESPONSE_FIELD = wire_name(EvaluationItem, "evaluation_response")
 
 
 def _parse_body(
-    model: type[M], body: Any, version: str, complete: bool = True
+    model: type[M], body: Any, version: str, complete: bool = True, required: bool = True
 ) -> tuple[M, list[str]]:
     """``parse_body``, and the JSON paths of the output-only fields it ignored."""
     what = model.__name__
@@ -201,7 +209,8 @@ def _parse_body(
     ignored = clear_output_only(parsed)
     if ignored:
         _logger.debug("ignoring output-only fields of a %s request: %s", what, ignored)
-    refuse_missing(parsed, top=complete)
+    if required:
+        refuse_missing(parsed, top=complete)
     return parsed, ignored
 
 

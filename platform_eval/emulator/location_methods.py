@@ -15,15 +15,38 @@ from anyio import to_thread
 from starlette.responses import JSONResponse, Response
 
 from .. import metrics
-from .._names import METRICS
+from .._names import ITEMS, METRICS, SETS
+from ..metrics import loss_clusters
 from ..metrics._invocations import content_text
 from ..metrics.instances import UnimplementedError, evaluate_instances
 from ..metrics.judges import Judges
 from ..metrics.rubric_generation import write_rubrics
-from ..types import EvaluationMetric, MetricConfig, Rubric
+from ..types import (
+    EvaluationItem,
+    EvaluationItemType,
+    EvaluationMetric,
+    EvaluationResult,
+    FailedRubric,
+    GenerateLossClustersRequest,
+    LossAnalysisConfig,
+    LossCluster,
+    LossExample,
+    LossTaxonomyEntry,
+    MetricConfig,
+    Rubric,
+)
 from ..types.instances import EvaluateInstancesRequest, GenerateInstanceRubricsRequest
-from .backend import ApiError, Backend, parse_body, split_name
+from .backend import (
+    ApiError,
+    Backend,
+    now_rfc3339,
+    parse_body,
+    project_of,
+    split_name,
+    type_url,
+)
 from .bodies import parse_json_object, read_body
+from .gcs import ObjectStore
 from .limits import Limits
 from .routes import LOCATION, Call, Method
 
@@ -38,8 +61,11 @@ VERBS = (
 
 
 class LocationMethods:
-    def __init__(self, backend: Backend, judges: Judges, limits: Limits) -> None:
+    def __init__(
+        self, backend: Backend, judges: Judges, limits: Limits, objects: ObjectStore
+    ) -> None:
         self.backend = backend
+        self.objects = objects
         self.judges = judges
         self.limits = limits
 
@@ -47,6 +73,7 @@ class LocationMethods:
         handlers = {
             "evaluateInstances": self.evaluate_instances,
             "generateInstanceRubrics": self.generate_instance_rubrics,
+            "generateLossClusters": self.generate_loss_clusters,
         }
         return [
             Method("POST", LOCATION, f":{verb}", handlers.get(verb, self.not_yet)) for verb in VERBS
@@ -109,6 +136,87 @@ class LocationMethods:
             raise ApiError("INVALID_ARGUMENT", str(exc)) from None
         return JSONResponse({"generatedRubrics": [rubric.to_wire() for rubric in rubrics]})
 
+    async def generate_loss_clusters(self, call: Call) -> Response:
+        # Inline results are what the SDK has (no evaluationRequest name): not held to what a
+        # stored result requires.
+        body = await self._body(call)
+        request = parse_body(GenerateLossClustersRequest, body, call.version, required=False)
+        if not request.configs:
+            raise ApiError("INVALID_ARGUMENT", "configs: at least one LossAnalysisConfig")
+        for index, config in enumerate(request.configs):
+            if not config.metric:
+                raise ApiError(
+                    "INVALID_ARGUMENT", f"configs[{index}].metric: the metric to analyse"
+                )
+        inline = request.inline_results.evaluation_results if request.inline_results else None
+        if bool(inline) == bool(request.evaluation_set):
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                "give the results to analyse as inlineResults or as an evaluationSet, one of them",
+            )
+        sources: list[tuple[str | None, EvaluationResult]] = (
+            [(None, result) for result in inline or []]
+            if inline
+            else self._set_results(call, request.evaluation_set or "")
+        )
+        results = [result for _, result in sources]
+
+        def analyse() -> list[dict[str, Any]]:
+            return [
+                _loss_result(config, sources, self._clusters(config, results))
+                for config in request.configs or []
+            ]
+
+        try:
+            analysed = await to_thread.run_sync(analyse)
+        except metrics.MetricError as exc:
+            raise ApiError("INVALID_ARGUMENT", str(exc)) from None
+        response = {
+            "@type": type_url(call.version, "GenerateLossClustersResponse"),
+            "analysisTime": now_rfc3339(),
+            "results": analysed,
+        }
+        owner = call.parent or "projects/-/locations/global"
+        metadata = type_url(call.version, "GenericOperationMetadata")
+        return JSONResponse(
+            self.backend.finished_operation(owner, metadata=metadata, response=response)
+        )
+
+    def _clusters(
+        self, config: LossAnalysisConfig, results: list[EvaluationResult]
+    ) -> list[loss_clusters.Cluster]:
+        failures = loss_clusters.failures_of(results, config.metric or "", config.candidate)
+        return loss_clusters.cluster(
+            self.judges,
+            failures,
+            metric=config.metric or "",
+            taxonomy=config.predefined_taxonomy,
+            top=config.max_top_cluster_count,
+        )
+
+    def _set_results(self, call: Call, name: str) -> list[tuple[str | None, EvaluationResult]]:
+        """The results of a set's RESULT items, each with its item's name."""
+        where = "evaluationSet"
+        try:
+            parent, rid = split_name(name, SETS)
+        except ApiError:
+            raise ApiError("INVALID_ARGUMENT", f"{where}: {name!r} is not a set name") from None
+        stored = self.backend.store.get(parent, SETS, rid)
+        if stored is None:
+            raise ApiError("NOT_FOUND", f"{where}: {name} not found")
+        found: list[tuple[str | None, EvaluationResult]] = []
+        for item_name in stored.get("evaluationItems") or []:
+            item = EvaluationItem.from_wire(self.backend.get_by_name(item_name, ITEMS))
+            if item.evaluation_item_type != EvaluationItemType.RESULT:
+                continue
+            response = item.evaluation_response
+            if response is None and item.gcs_uri:
+                payload = self.objects.read_json(item.gcs_uri, project_of(item_name))
+                response = EvaluationResult.from_wire(payload)
+            if response is not None:
+                found.append((item_name, response))
+        return found
+
     def _registered_metric(self, call: Call, name: str) -> MetricConfig:
         where = "metricSources[].metricResourceName"
         try:
@@ -132,3 +240,41 @@ class LocationMethods:
             "UNIMPLEMENTED",
             f":{call.verb} is not served by the emulator yet; run against a project for it",
         )
+
+
+def _loss_result(
+    config: LossAnalysisConfig,
+    sources: list[tuple[str | None, EvaluationResult]],
+    clusters: list[loss_clusters.Cluster],
+) -> dict[str, Any]:
+    """One LossAnalysisResult: each cluster with its items, and per item its failed rubrics
+    and why each belongs to the cluster."""
+    found = []
+    for number, cluster in enumerate(clusters, 1):
+        examples = []
+        for source in cluster.sources:
+            item_name, result = sources[source]
+            failed = [
+                FailedRubric(rubric_id=failure.rubric_id, classification_rationale=why or None)
+                for failure, why in cluster.members
+                if failure.source == source
+            ]
+            example = LossExample(
+                evaluation_item=item_name,
+                evaluation_result=None if item_name else result,
+                failed_rubrics=failed,
+            )
+            examples.append(example)
+        found.append(
+            LossCluster(
+                cluster_id=f"cluster-{number}",
+                taxonomy_entry=LossTaxonomyEntry(
+                    l1_category=cluster.l1,
+                    l2_category=cluster.l2,
+                    description=cluster.description or None,
+                ),
+                item_count=len(examples),
+                examples=examples,
+            ).to_wire()
+        )
+    return {"config": config.to_wire(), "analysisTime": now_rfc3339(), "clusters": found}

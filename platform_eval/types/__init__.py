@@ -87,7 +87,10 @@ from .items import (
 )
 from .loss_analysis import (
     AnalysisConfig,
+    EvaluationResultList,
     FailedRubric,
+    GenerateLossClustersRequest,
+    GenerateLossClustersResponse,
     LossAnalysisConfig,
     LossAnalysisResult,
     LossCluster,
@@ -203,6 +206,7 @@ __all__ = [
     "EvaluationPrompt",
     "EvaluationRequest",
     "EvaluationResult",
+    "EvaluationResultList",
     "EvaluationRubricConfig",
     "EvaluationRun",
     "EvaluationRunConfig",
@@ -221,6 +225,8 @@ __all__ = [
     "GeminiAgentConfig",
     "GenerateInstanceRubricsRequest",
     "GenerateInstanceRubricsResponse",
+    "GenerateLossClustersRequest",
+    "GenerateLossClustersResponse",
     "GenerationConfig",
     "HarborDataset",
     "HarborRunConfig",

@@ -1,7 +1,7 @@
 """Loss analysis: the service groups a run's failures into clusters of a taxonomy.
 
-The emulator stores a run's ``lossAnalysisConfig``; it does not cluster, so it never writes
-``lossAnalysisResults``.
+``:generateLossClusters`` clusters results given inline or a set's RESULT items; the emulator
+computes it with the judge model (``metrics.loss_clusters``).
 """
 
 from __future__ import annotations
@@ -78,3 +78,22 @@ class LossAnalysisResult(WireModel):
     config: LossAnalysisConfig | None = None
     analysis_time: Timestamp | None = None
     clusters: list[LossCluster] | None = None
+
+
+class EvaluationResultList(WireModel):
+    evaluation_results: list[EvaluationResult] | None = None
+
+
+class GenerateLossClustersRequest(WireModel):
+    """Clusters of the failures of results given inline, or of a set's RESULT items, one
+    analysis per config."""
+
+    configs: list[LossAnalysisConfig] | None = None
+    evaluation_set: str | None = None
+    inline_results: EvaluationResultList | None = None
+    location: str | None = None
+
+
+class GenerateLossClustersResponse(WireModel):
+    analysis_time: Timestamp | None = None
+    results: list[LossAnalysisResult] | None = None

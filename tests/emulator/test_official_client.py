@@ -70,11 +70,12 @@ EXERCISED = {
 }
 
 #: Called against the emulator in tests of their own (test_evaluate_instances.py,
-#: test_generate_rubrics.py).
+#: test_generate_rubrics.py, test_loss_clusters.py).
 EXERCISED_ELSEWHERE = {
     "evaluate_instances": "POST :evaluateInstances, computed by the local engine",
     "evaluate": "scores a dataset through :evaluateInstances",
     "generate_rubrics": "POST :generateInstanceRubrics, written by the judge model",
+    "generate_loss_clusters": "POST :generateLossClusters, clustered by the judge model",
 }
 
 #: The others, and why the emulator does not serve them yet.
@@ -85,7 +86,6 @@ NEEDS_MODEL = {
     "batch_evaluate": "POST :evaluateDataset: answered 501 by the emulator so far",
     "generate_conversation_scenarios": "POST :generateUserScenarios: answered 501 by the "
     "emulator so far",
-    "generate_loss_clusters": "POST :generateLossClusters: answered 501 by the emulator so far",
 }
 
 
