@@ -42,6 +42,8 @@ from .types import (
     GenerateInstanceRubricsRequest,
     GenerateInstanceRubricsResponse,
     GenerateLossClustersRequest,
+    GenerateUserScenariosRequest,
+    GenerateUserScenariosResponse,
     ImportEvaluationSetRequest,
     ImportGcsSource,
     ImportInlineSource,
@@ -602,6 +604,14 @@ class Operations:
         path = f"{self.parent}:generateLossClusters"
         body = _coerce(GenerateLossClustersRequest, request).to_wire()
         return Op(ApiCall("POST", path, body=body, resource=path), _operation)
+
+    def generate_user_scenarios(
+        self, request: GenerateUserScenariosRequest | Mapping[str, Any]
+    ) -> Op[GenerateUserScenariosResponse]:
+        path = f"{self.parent}:generateUserScenarios"
+        body = _coerce(GenerateUserScenariosRequest, request).to_wire()
+        call = ApiCall("POST", path, body=body, resource=path)
+        return Op(call, GenerateUserScenariosResponse.from_wire)
 
     # -- evaluationExperiments ------------------------------------------------------------
 

@@ -62,6 +62,8 @@ from .types import (
     GenerateInstanceRubricsResponse,
     GenerateLossClustersRequest,
     GenerateLossClustersResponse,
+    GenerateUserScenariosRequest,
+    GenerateUserScenariosResponse,
     Operation,
     WireModel,
 )
@@ -633,6 +635,14 @@ class Client(_ClientBase):
         metric's, or the request's own ``rubric_generation_spec.prompt_template``."""
         return self._run(self._ops.generate_rubrics(request))
 
+    def generate_user_scenarios(
+        self, request: GenerateUserScenariosRequest | Mapping[str, Any]
+    ) -> GenerateUserScenariosResponse:
+        """User scenarios (a starting prompt and a conversation plan each) a model writes for
+        an agent system (``:generateUserScenarios``): ``agents`` by id, ``root_agent_id`` and
+        ``user_scenario_generation_config`` (count at most 100, instruction, environment)."""
+        return self._run(self._ops.generate_user_scenarios(request))
+
     def generate_loss_clusters(
         self, request: GenerateLossClustersRequest | Mapping[str, Any], *, wait: bool = False
     ) -> OperationFuture[GenerateLossClustersResponse]:
@@ -1068,6 +1078,11 @@ class AsyncClient(_ClientBase):
         self, request: GenerateInstanceRubricsRequest | Mapping[str, Any]
     ) -> GenerateInstanceRubricsResponse:
         return await self._run(self._ops.generate_rubrics(request))
+
+    async def generate_user_scenarios(
+        self, request: GenerateUserScenariosRequest | Mapping[str, Any]
+    ) -> GenerateUserScenariosResponse:
+        return await self._run(self._ops.generate_user_scenarios(request))
 
     async def generate_loss_clusters(
         self, request: GenerateLossClustersRequest | Mapping[str, Any], *, wait: bool = False

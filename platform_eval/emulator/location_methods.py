@@ -21,6 +21,7 @@ from ..metrics._invocations import content_text
 from ..metrics.instances import UnimplementedError, evaluate_instances
 from ..metrics.judges import Judges
 from ..metrics.rubric_generation import write_rubrics
+from ..metrics.scenario_generation import write_scenarios
 from ..types import (
     EvaluationItem,
     EvaluationItemType,
@@ -28,12 +29,14 @@ from ..types import (
     EvaluationResult,
     FailedRubric,
     GenerateLossClustersRequest,
+    GenerateUserScenariosRequest,
     LossAnalysisConfig,
     LossCluster,
     LossExample,
     LossTaxonomyEntry,
     MetricConfig,
     Rubric,
+    UserScenario,
 )
 from ..types.instances import EvaluateInstancesRequest, GenerateInstanceRubricsRequest
 from .backend import (
@@ -74,6 +77,7 @@ class LocationMethods:
             "evaluateInstances": self.evaluate_instances,
             "generateInstanceRubrics": self.generate_instance_rubrics,
             "generateLossClusters": self.generate_loss_clusters,
+            "generateUserScenarios": self.generate_user_scenarios,
         }
         return [
             Method("POST", LOCATION, f":{verb}", handlers.get(verb, self.not_yet)) for verb in VERBS
@@ -216,6 +220,46 @@ class LocationMethods:
             if response is not None:
                 found.append((item_name, response))
         return found
+
+    async def generate_user_scenarios(self, call: Call) -> Response:
+        request = parse_body(GenerateUserScenariosRequest, await self._body(call), call.version)
+        config = request.user_scenario_generation_config
+        if config is None or config.user_scenario_count is None:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                "userScenarioGenerationConfig.userScenarioCount: how many scenarios to write",
+            )
+        if request.gemini_agent_config is not None:
+            raise ApiError(
+                "UNIMPLEMENTED",
+                "geminiAgentConfig: the emulator has no Gemini Agents to read; send the agents",
+            )
+        agents = request.agents or {}
+        if not agents:
+            raise ApiError("INVALID_ARGUMENT", "agents: the agents to write scenarios for")
+        if request.root_agent_id not in agents:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"rootAgentId: {request.root_agent_id!r} is not one of the agents {sorted(agents)}",
+            )
+        count = config.user_scenario_count
+
+        def write() -> list[UserScenario]:
+            return write_scenarios(
+                self.judges,
+                agents,
+                root=request.root_agent_id,
+                count=count,
+                instruction=config.simulation_instruction,
+                environment=config.environment_data,
+                model=config.model_name,
+            )
+
+        try:
+            scenarios = await to_thread.run_sync(write)
+        except metrics.MetricError as exc:
+            raise ApiError("INVALID_ARGUMENT", str(exc)) from None
+        return JSONResponse({"userScenarios": [s.to_wire() for s in scenarios]})
 
     def _registered_metric(self, call: Call, name: str) -> MetricConfig:
         where = "metricSources[].metricResourceName"

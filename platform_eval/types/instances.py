@@ -13,7 +13,9 @@ from typing import Any
 from google.genai.types import Content
 
 from ._base import WireModel
-from .agent_data import AgentData
+from .agent_data import AgentConfig, AgentData
+from .inference import GeminiAgentConfig
+from .items import UserScenario
 from .metric_specs import (
     MetricAutoraterConfig,
     MetricConfig,
@@ -102,3 +104,26 @@ class GenerateInstanceRubricsRequest(WireModel):
 
 class GenerateInstanceRubricsResponse(WireModel):
     generated_rubrics: list[Rubric] | None = None
+
+
+class UserScenarioGenerationConfig(WireModel):
+    #: How many scenarios to write (at most 100); int64, a string on the wire.
+    user_scenario_count: int | None = None
+    simulation_instruction: str | None = None
+    environment_data: str | None = None
+    model_name: str | None = None
+
+
+class GenerateUserScenariosRequest(WireModel):
+    """Scenarios for an agent system: its agents by id, the root among them."""
+
+    agents: dict[str, AgentConfig] | None = None
+    root_agent_id: str | None = None
+    gemini_agent_config: GeminiAgentConfig | None = None
+    user_scenario_generation_config: UserScenarioGenerationConfig | None = None
+    allow_cross_region_model: bool | None = None
+    location: str | None = None
+
+
+class GenerateUserScenariosResponse(WireModel):
+    user_scenarios: list[UserScenario] | None = None

@@ -20,6 +20,8 @@ class PromptTemplateData(WireModel):
 class UserScenario(WireModel):
     starting_prompt: str | None = None
     conversation_plan: str | None = None
+    #: A short title for the eval case (3 to 5 words), as scenario generation writes it.
+    test_case_title: str | None = None
 
 
 class EvaluationPrompt(WireModel):
