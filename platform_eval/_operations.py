@@ -23,6 +23,7 @@ from ._result_items import run_filter
 from ._transport import ApiCall, non_finite_path
 from .errors import InvalidRequestError, InvalidResponseError
 from .types import (
+    EvaluateDatasetRequest,
     EvaluateInstancesRequest,
     EvaluateInstancesResponse,
     EvaluationExperiment,
@@ -612,6 +613,13 @@ class Operations:
         body = _coerce(GenerateUserScenariosRequest, request).to_wire()
         call = ApiCall("POST", path, body=body, resource=path)
         return Op(call, GenerateUserScenariosResponse.from_wire)
+
+    def evaluate_dataset(
+        self, request: EvaluateDatasetRequest | Mapping[str, Any]
+    ) -> Op[Operation]:
+        path = f"{self.parent}:evaluateDataset"
+        body = _coerce(EvaluateDatasetRequest, request).to_wire()
+        return Op(ApiCall("POST", path, body=body, resource=path), _operation)
 
     # -- evaluationExperiments ------------------------------------------------------------
 

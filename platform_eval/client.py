@@ -49,6 +49,8 @@ from .errors import (
 )
 from .lro import AsyncOperationFuture, OperationFuture
 from .types import (
+    EvaluateDatasetRequest,
+    EvaluateDatasetResponse,
     EvaluateInstancesRequest,
     EvaluateInstancesResponse,
     EvaluationExperiment,
@@ -635,6 +637,18 @@ class Client(_ClientBase):
         metric's, or the request's own ``rubric_generation_spec.prompt_template``."""
         return self._run(self._ops.generate_rubrics(request))
 
+    def evaluate_dataset(
+        self, request: EvaluateDatasetRequest | Mapping[str, Any], *, wait: bool = False
+    ) -> OperationFuture[EvaluateDatasetResponse]:
+        """Scores every row of a Cloud Storage dataset by ``metrics`` (``:evaluateDataset``),
+        writing the results under ``output_config``: a long-running operation whose
+        ``wait()`` returns the aggregates and the output directory."""
+        operation = self._run(self._ops.evaluate_dataset(request))
+        future = self._future(operation, EvaluateDatasetResponse.from_wire)
+        if wait:
+            future.wait()
+        return future
+
     def generate_user_scenarios(
         self, request: GenerateUserScenariosRequest | Mapping[str, Any]
     ) -> GenerateUserScenariosResponse:
@@ -1078,6 +1092,15 @@ class AsyncClient(_ClientBase):
         self, request: GenerateInstanceRubricsRequest | Mapping[str, Any]
     ) -> GenerateInstanceRubricsResponse:
         return await self._run(self._ops.generate_rubrics(request))
+
+    async def evaluate_dataset(
+        self, request: EvaluateDatasetRequest | Mapping[str, Any], *, wait: bool = False
+    ) -> AsyncOperationFuture[EvaluateDatasetResponse]:
+        operation = await self._run(self._ops.evaluate_dataset(request))
+        future = self._future(operation, EvaluateDatasetResponse.from_wire)
+        if wait:
+            await future.wait()
+        return future
 
     async def generate_user_scenarios(
         self, request: GenerateUserScenariosRequest | Mapping[str, Any]

@@ -38,7 +38,12 @@ from ..types import (
     Rubric,
     UserScenario,
 )
-from ..types.instances import EvaluateInstancesRequest, GenerateInstanceRubricsRequest
+from ..types.instances import (
+    EvaluateDatasetRequest,
+    EvaluateInstancesRequest,
+    GenerateInstanceRubricsRequest,
+)
+from . import dataset_evaluation
 from .backend import (
     ApiError,
     Backend,
@@ -49,7 +54,8 @@ from .backend import (
     type_url,
 )
 from .bodies import parse_json_object, read_body
-from .gcs import ObjectStore
+from .dataset_evaluation import read_rows
+from .gcs import ObjectStore, parse_gs_uri
 from .limits import Limits
 from .routes import LOCATION, Call, Method
 
@@ -78,10 +84,9 @@ class LocationMethods:
             "generateInstanceRubrics": self.generate_instance_rubrics,
             "generateLossClusters": self.generate_loss_clusters,
             "generateUserScenarios": self.generate_user_scenarios,
+            "evaluateDataset": self.evaluate_dataset,
         }
-        return [
-            Method("POST", LOCATION, f":{verb}", handlers.get(verb, self.not_yet)) for verb in VERBS
-        ]
+        return [Method("POST", LOCATION, f":{verb}", handlers[verb]) for verb in VERBS]
 
     async def _body(self, call: Call) -> dict[str, Any]:
         raw = await read_body(call.request, self.limits.body_bytes)
@@ -261,6 +266,53 @@ class LocationMethods:
             raise ApiError("INVALID_ARGUMENT", str(exc)) from None
         return JSONResponse({"userScenarios": [s.to_wire() for s in scenarios]})
 
+    async def evaluate_dataset(self, call: Call) -> Response:
+        request = parse_body(EvaluateDatasetRequest, await self._body(call), call.version)
+        dataset = request.dataset
+        if dataset is not None and dataset.bigquery_source is not None:
+            raise ApiError(
+                "UNIMPLEMENTED",
+                "dataset.bigquerySource: the emulator has no BigQuery; give a gcsSource",
+            )
+        uris = dataset.gcs_source.uris if dataset and dataset.gcs_source else None
+        if not uris or len(uris) != 1:
+            raise ApiError("INVALID_ARGUMENT", "dataset.gcsSource.uris: one Cloud Storage object")
+        destination = request.output_config.gcs_destination if request.output_config else None
+        prefix = destination.output_uri_prefix if destination else None
+        if not prefix:
+            raise ApiError(
+                "INVALID_ARGUMENT", "outputConfig.gcsDestination.outputUriPrefix: where to write"
+            )
+        if not request.metrics:
+            raise ApiError("INVALID_ARGUMENT", "metrics: at least one metric")
+        project = project_of(call.parent) if call.parent else ""
+        rows = read_rows(self.objects, uris[0], project)
+        configs = request.metrics
+
+        def evaluate() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            return dataset_evaluation.evaluate_dataset(
+                rows, configs, self.judges, request.autorater_config
+            )
+
+        lines, aggregated = await to_thread.run_sync(evaluate)
+        directory = prefix.rstrip("/")
+        bucket, name = parse_gs_uri(f"{directory}/evaluation_results.jsonl")
+        self.objects.claim(bucket, project)
+        text = "".join(json.dumps(line) + "\n" for line in lines)
+        self.objects.put(bucket, name, text.encode(), "application/jsonl")
+        output = {"dataset": dataset.to_wire() if dataset else {}, "aggregationResults": aggregated}
+        self.objects.write_json(f"{directory}/aggregation_results.json", output, project)
+        response = {
+            "@type": type_url(call.version, "EvaluateDatasetResponse"),
+            "aggregationOutput": output,
+            "outputInfo": {"gcsOutputDirectory": directory},
+        }
+        metadata = type_url(call.version, "GenericOperationMetadata")
+        owner = call.parent or "projects/-/locations/global"
+        return JSONResponse(
+            self.backend.finished_operation(owner, metadata=metadata, response=response)
+        )
+
     def _registered_metric(self, call: Call, name: str) -> MetricConfig:
         where = "metricSources[].metricResourceName"
         try:
@@ -278,12 +330,6 @@ class LocationMethods:
         if registered is None:
             raise ApiError("INVALID_ARGUMENT", f"{where}: {name} has no metric configuration")
         return registered
-
-    async def not_yet(self, call: Call) -> Response:
-        raise ApiError(
-            "UNIMPLEMENTED",
-            f":{call.verb} is not served by the emulator yet; run against a project for it",
-        )
 
 
 def _loss_result(

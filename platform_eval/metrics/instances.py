@@ -31,6 +31,7 @@ from ..types import (
     EvaluationPrompt,
     EvaluationRequest,
     EvaluationRunMetric,
+    MetricAutoraterConfig,
     MetricConfig,
     PointwiseMetricSpec,
     RougeSpec,
@@ -42,7 +43,7 @@ from ..types.instances import (
     InstanceData,
     MetricResult,
 )
-from ._spec import MetricError
+from ._spec import MetricError, MetricSpec
 from .computable import why_not_computable
 from .engine import evaluate_request, resolve
 from .judges import Judges
@@ -534,13 +535,22 @@ def _evaluate_metrics(
         raise MetricError("metrics: name at least one metric (or metricSources)")
     if request.instance is None:
         raise MetricError("instance: the instance to evaluate is required with metrics")
-    evaluated = instance_request(request.instance)
-    judge = request.autorater_config
+    specs = metric_specs(configs, judges, request.autorater_config)
+    results = score_instance(specs, request.instance, judges)
+    return {"metricResults": [r.to_wire() for r in results]}
+
+
+def metric_specs(
+    configs: Sequence[tuple[str, MetricConfig]],
+    judges: Judges,
+    judge: MetricAutoraterConfig | None = None,
+) -> list[MetricSpec]:
+    """The API's metrics (each with where it was given) as the engine's, checked computable;
+    ``judge`` is the request's judge model, for LLM metrics that name none."""
     specs = []
     for where, config in configs:
         llm = config.llm_based_metric_spec
         if judge and judge.autorater_model and llm and llm.judge_autorater_config is None:
-            # The request's judge model, where the metric names none of its own.
             own = llm.model_copy(update={"judge_autorater_config": judge})
             config = config.model_copy(update={"llm_based_metric_spec": own})
         try:
@@ -549,8 +559,18 @@ def _evaluate_metrics(
             raise UnimplementedError(f"{where}.{exc}") from None
         metric = EvaluationRunMetric(metric=name, metric_config=config)
         specs.append(_checked(metric, judges, where))
-    results = evaluate_request(specs, evaluated, judges, case="instance")
-    return {"metricResults": [_metric_result(r).to_wire() for r in results]}
+    return specs
+
+
+def score_instance(
+    specs: Sequence[MetricSpec],
+    instance: EvaluationInstance,
+    judges: Judges,
+    case: str = "instance",
+) -> list[MetricResult]:
+    """One MetricResult per metric for the instance, as a run scores it."""
+    results = evaluate_request(specs, instance_request(instance), judges, case=case)
+    return [_metric_result(r) for r in results]
 
 
 def evaluate_instances(
@@ -602,3 +622,31 @@ def evaluate_instances(
         raise MetricError(f"metricSources: {name} cannot be looked up here")
 
     return _evaluate_metrics(request, judges, registered or unregistered)
+
+
+#: A dataset row's columns that are the instance's own; any other string column is a
+#: template variable (``otherData``).
+_ROW_FIELDS = ("prompt", "response", "reference")
+
+
+def row_instance(row: Mapping[str, Any], where: str) -> EvaluationInstance:
+    """A dataset row (``{"prompt": ..., "response": ..., "reference": ..., "context": ...}``,
+    each a string or an InstanceData object) as an instance."""
+    fields: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for key, value in row.items():
+        data = {"text": value} if isinstance(value, str) else value
+        if not isinstance(data, Mapping):
+            data = {"text": json.dumps(value)}
+        if key in _ROW_FIELDS:
+            fields[key] = data
+        elif key in ("rubric_groups", "rubricGroups"):
+            fields["rubric_groups"] = value
+        else:
+            other[key] = data
+    if other:
+        fields["other_data"] = {"map_instance": other}
+    try:
+        return EvaluationInstance.model_validate(fields)
+    except ValueError as exc:
+        raise MetricError(f"{where}: {exc}") from None

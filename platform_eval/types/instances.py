@@ -14,6 +14,7 @@ from google.genai.types import Content
 
 from ._base import WireModel
 from .agent_data import AgentConfig, AgentData
+from .common import GcsDestination
 from .inference import GeminiAgentConfig
 from .items import UserScenario
 from .metric_specs import (
@@ -127,3 +128,33 @@ class GenerateUserScenariosRequest(WireModel):
 
 class GenerateUserScenariosResponse(WireModel):
     user_scenarios: list[UserScenario] | None = None
+
+
+class GcsSource(WireModel):
+    uris: list[str] | None = None
+
+
+class EvaluationDatasetSource(WireModel):
+    """``EvaluationDataset`` of ``:evaluateDataset``: where the rows are."""
+
+    gcs_source: GcsSource | None = None
+    bigquery_source: dict[str, Any] | None = None
+
+
+class EvaluateDatasetOutputConfig(WireModel):
+    gcs_destination: GcsDestination | None = None
+
+
+class EvaluateDatasetRequest(WireModel):
+    dataset: EvaluationDatasetSource | None = None
+    metrics: list[MetricConfig] | None = None
+    output_config: EvaluateDatasetOutputConfig | None = None
+    autorater_config: MetricAutoraterConfig | None = None
+    location: str | None = None
+
+
+class EvaluateDatasetResponse(WireModel):
+    """The aggregates (``aggregationOutput``) and where the results were written."""
+
+    aggregation_output: dict[str, Any] | None = None
+    output_info: dict[str, Any] | None = None

@@ -71,13 +71,14 @@ EXERCISED = {
 
 #: Called against the emulator in tests of their own (test_evaluate_instances.py,
 #: test_generate_rubrics.py, test_loss_clusters.py,
-#: test_generate_scenarios.py).
+#: test_generate_scenarios.py, test_evaluate_dataset.py).
 EXERCISED_ELSEWHERE = {
     "evaluate_instances": "POST :evaluateInstances, computed by the local engine",
     "evaluate": "scores a dataset through :evaluateInstances",
     "generate_rubrics": "POST :generateInstanceRubrics, written by the judge model",
     "generate_loss_clusters": "POST :generateLossClusters, clustered by the judge model",
     "generate_conversation_scenarios": "POST :generateUserScenarios, written by the judge model",
+    "batch_evaluate": "POST :evaluateDataset, a Cloud Storage dataset scored by the local engine",
 }
 
 #: The others, and why the emulator does not serve them yet.
@@ -85,7 +86,6 @@ NEEDS_MODEL = {
     **EXERCISED_ELSEWHERE,
     "run_inference": "generates the responses to evaluate by calling a Gemini model or a "
     "deployed agent",
-    "batch_evaluate": "POST :evaluateDataset: answered 501 by the emulator so far",
 }
 
 
