@@ -295,6 +295,8 @@ class Backend:
         #: model, a code metric without --allow-code-metrics), or None: a run naming one is
         #: refused when it is created, whoever creates it, not failed case by case.
         self.why_not_computable = why_not_computable
+        #: Whether the executor has a model judge: loss analysis clusters with it.
+        self.has_judge_model = True
         self._run_listeners: list[Callable[[str], None]] = []
         self._run_lock = threading.Lock()
         self._experiment_lock = threading.Lock()
@@ -687,6 +689,20 @@ class Backend:
 
     # -- evaluationRuns -------------------------------------------------------------------
 
+    def _check_loss_analysis(self, run: EvaluationRun) -> None:
+        """A run's lossAnalysisConfig is refused when created if it cannot be honoured."""
+        configs = run.evaluation_config.loss_analysis_config if run.evaluation_config else None
+        for index, config in enumerate(configs or []):
+            where = f"evaluationConfig.lossAnalysisConfig[{index}]"
+            if not config.metric:
+                raise ApiError("INVALID_ARGUMENT", f"{where}.metric: name the metric to analyse")
+            if not self.has_judge_model:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"{where}: clustering failures needs a judge model, and none is configured "
+                    "(--judge-model or PLATFORM_EVAL_JUDGE_MODEL)",
+                )
+
     def _create_run(
         self, parent: str, body: Any, request_id: str | None, version: str
     ) -> dict[str, Any]:
@@ -698,6 +714,7 @@ class Backend:
         if not configured:
             raise ApiError("INVALID_ARGUMENT", "evaluationConfig.metrics needs at least one metric")
         self.resolve_metrics(parent, configured)
+        self._check_loss_analysis(run)
         pending = run.model_copy(
             update={
                 "state": EvaluationRunState.PENDING,

@@ -16,7 +16,6 @@ from starlette.responses import JSONResponse, Response
 
 from .. import metrics
 from .._names import ITEMS, METRICS, SETS
-from ..metrics import loss_clusters
 from ..metrics._invocations import content_text
 from ..metrics.instances import UnimplementedError, evaluate_instances
 from ..metrics.judges import Judges
@@ -27,13 +26,8 @@ from ..types import (
     EvaluationItemType,
     EvaluationMetric,
     EvaluationResult,
-    FailedRubric,
     GenerateLossClustersRequest,
     GenerateUserScenariosRequest,
-    LossAnalysisConfig,
-    LossCluster,
-    LossExample,
-    LossTaxonomyEntry,
     MetricConfig,
     Rubric,
     UserScenario,
@@ -43,7 +37,7 @@ from ..types.instances import (
     EvaluateInstancesRequest,
     GenerateInstanceRubricsRequest,
 )
-from . import dataset_evaluation
+from . import dataset_evaluation, loss_analysis
 from .backend import (
     ApiError,
     Backend,
@@ -168,13 +162,9 @@ class LocationMethods:
             if inline
             else self._set_results(call, request.evaluation_set or "")
         )
-        results = [result for _, result in sources]
 
         def analyse() -> list[dict[str, Any]]:
-            return [
-                _loss_result(config, sources, self._clusters(config, results))
-                for config in request.configs or []
-            ]
+            return loss_analysis.analyse(self.judges, request.configs or [], sources)
 
         try:
             analysed = await to_thread.run_sync(analyse)
@@ -189,18 +179,6 @@ class LocationMethods:
         metadata = type_url(call.version, "GenericOperationMetadata")
         return JSONResponse(
             self.backend.finished_operation(owner, metadata=metadata, response=response)
-        )
-
-    def _clusters(
-        self, config: LossAnalysisConfig, results: list[EvaluationResult]
-    ) -> list[loss_clusters.Cluster]:
-        failures = loss_clusters.failures_of(results, config.metric or "", config.candidate)
-        return loss_clusters.cluster(
-            self.judges,
-            failures,
-            metric=config.metric or "",
-            taxonomy=config.predefined_taxonomy,
-            top=config.max_top_cluster_count,
         )
 
     def _set_results(self, call: Call, name: str) -> list[tuple[str | None, EvaluationResult]]:
@@ -330,41 +308,3 @@ class LocationMethods:
         if registered is None:
             raise ApiError("INVALID_ARGUMENT", f"{where}: {name} has no metric configuration")
         return registered
-
-
-def _loss_result(
-    config: LossAnalysisConfig,
-    sources: list[tuple[str | None, EvaluationResult]],
-    clusters: list[loss_clusters.Cluster],
-) -> dict[str, Any]:
-    """One LossAnalysisResult: each cluster with its items, and per item its failed rubrics
-    and why each belongs to the cluster."""
-    found = []
-    for number, cluster in enumerate(clusters, 1):
-        examples = []
-        for source in cluster.sources:
-            item_name, result = sources[source]
-            failed = [
-                FailedRubric(rubric_id=failure.rubric_id, classification_rationale=why or None)
-                for failure, why in cluster.members
-                if failure.source == source
-            ]
-            example = LossExample(
-                evaluation_item=item_name,
-                evaluation_result=None if item_name else result,
-                failed_rubrics=failed,
-            )
-            examples.append(example)
-        found.append(
-            LossCluster(
-                cluster_id=f"cluster-{number}",
-                taxonomy_entry=LossTaxonomyEntry(
-                    l1_category=cluster.l1,
-                    l2_category=cluster.l2,
-                    description=cluster.description or None,
-                ),
-                item_count=len(examples),
-                examples=examples,
-            ).to_wire()
-        )
-    return {"config": config.to_wire(), "analysisTime": now_rfc3339(), "clusters": found}

@@ -36,9 +36,11 @@ from ..types import (
     EvaluationRunResults,
     EvaluationRunState,
     EvaluationSet,
+    LossAnalysisResult,
     SummaryMetrics,
     request_mode_problem,
 )
+from . import loss_analysis
 from .backend import (
     RUN_INPUT_BODIES,
     RUN_INPUT_ITEMS,
@@ -369,11 +371,17 @@ class RunExecutor:
                 parent, name, item_name, specs, output_prefix, frozen.get(item_name)
             )
 
+        loss_configs = run.evaluation_config.loss_analysis_config if run.evaluation_config else None
+        # Kept only for a run that asks for loss analysis: its failures are clustered at the end.
+        analysed: list[loss_analysis.Source] = []
         try:
             for result in self._in_order(name, items, earlier, evaluate):
                 total += 1
                 result_names.append(str(result.name))
-                _tally(self._response_of(result), scores)
+                response = self._response_of(result)
+                _tally(response, scores)
+                if loss_configs and response is not None:
+                    analysed.append((str(result.name), response))
                 failed += 1 if result.error else 0
                 if total % step == 0 or time.monotonic() - last_report > PROGRESS_INTERVAL:
                     last_report = time.monotonic()
@@ -402,7 +410,17 @@ class RunExecutor:
                 metrics=metrics.summarize(scores), total_items=total, failed_items=failed
             ),
         )
-        self._finish(name, state, results=results)
+        error = None
+        if loss_configs and state == EvaluationRunState.SUCCEEDED:
+            try:
+                with evaluation(name):
+                    found = loss_analysis.analyse(self.judges, loss_configs, analysed)
+                results.loss_analysis_results = [LossAnalysisResult.from_wire(r) for r in found]
+            except metrics.MetricError as exc:
+                # Scored, but not analysed as asked: the run says why rather than ending
+                # SUCCEEDED without the analysis.
+                state, error = EvaluationRunState.FAILED, f"loss analysis: {exc}"
+        self._finish(name, state, results=results, error=error)
 
     def _workers(self) -> int:
         """Items evaluated at once: a model judge's concurrency (its calls wait on the network,

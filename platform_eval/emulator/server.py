@@ -100,6 +100,7 @@ class Emulator:
             judges = dataclasses.replace(judges, code=SubprocessCodeRunner())
         self.judges = judges
         self.backend.why_not_computable = functools.partial(why_not_computable, judges=judges)
+        self.backend.has_judge_model = judges.model is not None
         self.executor = RunExecutor(self.backend, self.objects, self.judges)
         self.app = EmulatorApp(
             self.backend,

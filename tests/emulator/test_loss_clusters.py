@@ -204,3 +204,76 @@ def test_the_official_sdks_evaluate_then_generate_loss_clusters_gets_three_clust
         [EvaluationResult.model_validate(r) for r in _results()], "general_quality_v1", "agent"
     )
     assert Counter(f.rubric for f in failures) == {k: v[2] for k, v in KINDS.items()}
+
+
+def test_a_run_with_loss_analysis_metrics_from_the_official_sdk_ends_with_the_clusters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("vertexai")
+    from test_official_client import official_evals
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from vertexai import types as vt
+
+    prompts = [r["request"]["prompt"]["text"] for r in _results()]
+    with model_judges(_judge) as (judges, fake), Emulator(judges=judges) as emulator:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", emulator.url)
+        with emulator.client("loss-run") as ours:
+            items = [
+                ours.create_item(
+                    {
+                        "displayName": f"case-{n}",
+                        "evaluationItemType": "REQUEST",
+                        "evaluationRequest": {
+                            "prompt": {"text": prompt},
+                            "candidateResponses": [{"candidate": "agent", "text": "Sure."}],
+                        },
+                    }
+                )
+                for n, prompt in enumerate(prompts)
+            ]
+            evaluation_set = ours.create_set(display_name="loss", items=items)
+        official = official_evals("vertexai", "loss-run", emulator.url)
+        run = official.create_evaluation_run(
+            dataset=vt.EvaluationRunDataSource(evaluation_set=evaluation_set.name),
+            dest="gs://loss-run-results/out",
+            metrics=[vt.EvaluationRunMetric(metric="general_quality_v1")],
+            loss_analysis_metrics=["general_quality_v1"],
+        )
+        with emulator.client("loss-run") as ours:
+            done = ours.wait_for_run(run.name, poll_interval=0.05, timeout=60)
+        assert done.state == "SUCCEEDED", done.error
+        (analysis,) = done.evaluation_results.loss_analysis_results
+        counts = {
+            (c.taxonomy_entry.l1_category, c.taxonomy_entry.l2_category): c.item_count
+            for c in analysis.clusters
+        }
+        assert counts == EXPECTED
+        # Each example names the run's RESULT item it came from.
+        assert all(e.evaluation_item for c in analysis.clusters for e in c.examples)
+        assert sum("FAILURES:" in seen.prompt for seen in fake.seen) == 1
+    # Without a judge model the same run is refused when it is created, saying why.
+    with Emulator() as plain, plain.client("loss-run") as ours:
+        item = ours.create_item(
+            {
+                "displayName": "x",
+                "evaluationItemType": "REQUEST",
+                "evaluationRequest": {
+                    "prompt": {"text": "x"},
+                    "candidateResponses": [{"candidate": "a", "text": "y"}],
+                },
+            }
+        )
+        evaluation_set = ours.create_set(display_name="s", items=[item])
+        with pytest.raises(errors.InvalidArgument, match="clustering failures needs a judge"):
+            ours.create_run(
+                {
+                    "displayName": "loss",
+                    "dataSource": {"evaluationSet": evaluation_set.name},
+                    "evaluationConfig": {
+                        "metrics": [{"metric": "exact_match"}],
+                        "lossAnalysisConfig": [{"metric": "exact_match"}],
+                    },
+                }
+            )

@@ -305,11 +305,24 @@ def test_every_method_of_the_official_evals_is_exercised_or_needs_a_model(packag
 
 
 def test_the_official_clients_loss_and_red_teaming_fields_are_taken_and_a_typo_is_not(
-    emulator: Emulator, project: str, monkeypatch: pytest.MonkeyPatch
+    project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Fields the official SDK sends beyond the discovery documents (LossAnalysisConfig's
     maxTopClusterCount and predefinedTaxonomy, the run's analysisConfigs with a red-teaming
-    analysis) are kept; a misspelt one is still a 400 naming it."""
+    analysis) are kept; a misspelt one is still a 400 naming it. (Loss analysis clusters with
+    a judge model: the emulator has one.)"""
+    from fake_gemini import model_judges
+
+    with (
+        model_judges(lambda seen: '{"clusters": []}') as (judges, _),
+        Emulator(judges=judges) as emulator,
+    ):
+        _loss_and_red_teaming_fields(emulator, project, monkeypatch)
+
+
+def _loss_and_red_teaming_fields(
+    emulator: Emulator, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import httpx
 
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", emulator.url)

@@ -69,8 +69,11 @@ def _served(emulator: Emulator, name: str) -> dict[str, Any]:
 
 
 def test_run_configs_in_proto_names_are_served_as_the_service_spells_them(
-    client: Any, emulator: Emulator
+    client: Any, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A run with a lossAnalysisConfig needs a judge model to cluster its failures; this one has
+    # none to cluster (exact_match writes no rubric verdicts), so none is asked.
+    monkeypatch.setattr(emulator.backend, "has_judge_model", True)
     item = client.create_item(request_item("x"))
     evaluation_set = client.create_set(display_name="s", items=[item])
     run = client.create_run(_run_body(evaluation_set.name))
