@@ -262,7 +262,7 @@ def _with_global_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import data, evaluate, generate, resources
+    from . import data, evaluate, generate, generation, resources
     from .emulator import emulator_start
 
     parser = _Parser(
@@ -416,6 +416,61 @@ def _parser() -> argparse.ArgumentParser:
         metavar="BEFORE=AFTER",
         help="pair a candidate of RUN_A with one of RUN_B (default: by eval case, then name)",
     )
+    p.set_defaults(needs_target=True)
+
+    p = _add(
+        commands,
+        "analyze",
+        "cluster a run's failed rubrics into a taxonomy of failures",
+        "platform-eval analyze RUN --metric general_quality_v1 --top-k 5",
+        generation.analyze_run,
+    )
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--metric", help="the metric whose failures to cluster (default: the only one)")
+    p.add_argument("--top-k", type=_positive, metavar="K", help="keep the K largest clusters")
+    p.add_argument("--format", choices=("table", "json", "html"))
+    p.add_argument("--output", "-o")
+    p.set_defaults(needs_target=True)
+
+    p = _add(
+        commands,
+        "synthesize",
+        "write user scenarios for an agent, as a dataset or an eval set for run --agent",
+        "platform-eval synthesize --agent app/ --count 20 -o synth-dataset.json",
+        generation.synthesize,
+    )
+    p.add_argument(
+        "--agent",
+        required=True,
+        metavar="AGENT",
+        help="an agent folder, an agent.py "
+        "or module:attribute (its instruction, tools and sub-agents are told)",
+    )
+    p.add_argument("--count", type=_positive, required=True, metavar="N", help="scenarios (<= 100)")
+    p.add_argument("--instruction", metavar="TEXT", help="guidance for the scenarios")
+    p.add_argument("--environment", metavar="TEXT", help="what the agent's world holds")
+    p.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        metavar="FILE",
+        help="an EvaluationDataset (user_scenario), or an ADK eval set when it ends .evalset.json",
+    )
+    p.add_argument("--force", action="store_true", help="replace FILE")
+    p.set_defaults(needs_target=True)
+
+    p = _add(
+        commands,
+        "rubrics",
+        "write rubrics for each case into a copy of an eval set, for review",
+        "platform-eval rubrics basic.evalset.json -o basic-rubrics.evalset.json",
+        generation.rubrics,
+    )
+    p.add_argument("evalset", metavar="EVALSET", help="an ADK eval set or EvaluationDataset")
+    p.add_argument("--output", "-o", required=True, metavar="FILE", help="the copy to write")
+    p.add_argument("--metric", help="a predefined metric's rubric recipe (general_quality_v1, ...)")
+    p.add_argument("--prompt-template", metavar="TEXT", help="your own prompt; {prompt} is filled")
+    p.add_argument("--force", action="store_true", help="replace FILE")
     p.set_defaults(needs_target=True)
 
     for collection in ("items", "sets", "runs"):

@@ -5,89 +5,18 @@ the judge model into a two-level taxonomy, with counts and examples; through the
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections import Counter
 from typing import Any
 
 import pytest
-from fake_gemini import Seen, model_judges
+from fake_gemini import model_judges
+from loss_failures import EXPECTED, KINDS, cluster_rule, failure_judge, result, results
 
 from platform_eval import errors
 from platform_eval.emulator import Emulator
 from platform_eval.metrics import loss_clusters
 from platform_eval.types import EvaluationResult
-
-#: Three kinds of failure, by the rubric that failed, and how many cases fail each way.
-KINDS = {
-    "calls the refund tool": ("Tool Use", "Missing tool call", 20),
-    "states the price": ("Factuality and Grounding", "Wrong amount", 12),
-    "answers in French": ("Instruction Following", "Wrong language", 8),
-}
-
-
-def _results() -> list[dict[str, Any]]:
-    """40 failing cases (each one rubric failed, one passed) and 5 that pass every rubric."""
-    found = []
-    for rubric, (_, _, count) in KINDS.items():
-        for n in range(count):
-            found.append(_result(f"case {rubric} {n}", failed=rubric))
-    found += [_result(f"good {n}", failed=None) for n in range(5)]
-    return found
-
-
-def _result(prompt: str, failed: str | None) -> dict[str, Any]:
-    verdicts = [
-        {
-            "evaluatedRubric": {
-                "rubricId": "polite",
-                "content": {"property": {"description": "is polite"}},
-            },
-            "verdict": True,
-        }
-    ]
-    if failed:
-        verdicts.append(
-            {
-                "evaluatedRubric": {
-                    "rubricId": failed.replace(" ", "_"),
-                    "content": {"property": {"description": failed}},
-                },
-                "verdict": False,
-                "reasoning": f"the agent never {failed}",
-            }
-        )
-    return {
-        "request": {"prompt": {"text": prompt}},
-        "candidateResults": [
-            {
-                "candidate": "agent",
-                "metric": "general_quality_v1",
-                "score": 0.5,
-                "rubricVerdicts": verdicts,
-            }
-        ],
-    }
-
-
-def _cluster_rule(seen: Seen) -> str:
-    """Clusters each failure by its rubric's words, as a model reading them would."""
-    groups: dict[str, list[dict[str, str]]] = {}
-    for ident, rubric in re.findall(r"\[(F\d+)\] rubric: (.+)", seen.prompt):
-        groups.setdefault(rubric.strip(), []).append({"id": ident, "rationale": f"{rubric} failed"})
-    return json.dumps(
-        {
-            "clusters": [
-                {
-                    "l1_category": KINDS[rubric][0],
-                    "l2_category": KINDS[rubric][1],
-                    "description": f"the agent does not {rubric}",
-                    "failures": members,
-                }
-                for rubric, members in groups.items()
-            ]
-        }
-    )
 
 
 def _counts(response: Any) -> dict[tuple[str, str], int]:
@@ -98,20 +27,17 @@ def _counts(response: Any) -> dict[tuple[str, str], int]:
     }
 
 
-EXPECTED = {(l1, l2): count for l1, l2, count in KINDS.values()}
-
-
 def test_forty_failures_of_three_kinds_are_three_clusters_and_a_rerun_asks_no_model(
     tmp_path: Any,
 ) -> None:
     body = {
-        "inlineResults": {"evaluationResults": _results()},
+        "inlineResults": {"evaluationResults": results()},
         "configs": [{"metric": "general_quality_v1", "candidate": "agent"}],
     }
     cache = str(tmp_path / "judge.db")
     for attempt in range(2):
         with (
-            model_judges(_cluster_rule, cache=cache) as (judges, fake),
+            model_judges(cluster_rule, cache=cache) as (judges, fake),
             Emulator(judges=judges) as emulator,
             emulator.client("loss") as client,
         ):
@@ -133,8 +59,8 @@ def test_forty_failures_of_three_kinds_are_three_clusters_and_a_rerun_asks_no_mo
 
 
 def test_no_failure_is_no_cluster_and_no_call_and_a_failure_the_model_leaves_out_is_kept() -> None:
-    passing = [_result("fine", failed=None)]
-    one = [_result("refund please", failed="calls the refund tool")]
+    passing = [result("fine", failed=None)]
+    one = [result("refund please", failed="calls the refund tool")]
     with (
         model_judges(lambda seen: json.dumps({"clusters": []})) as (judges, fake),
         Emulator(judges=judges) as emulator,
@@ -162,18 +88,6 @@ def test_no_failure_is_no_cluster_and_no_call_and_a_failure_the_model_leaves_out
             )
 
 
-def _judge(seen: Seen) -> str:
-    """Decides rubrics (failing the one each case's prompt names) and clusters failures."""
-    if "FAILURES:" in seen.prompt:
-        return _cluster_rule(seen)
-    failed = next((kind for kind in KINDS if f"case {kind}" in seen.prompt), None)
-    verdicts = [{"rubric_id": "polite", "rubric": "is polite", "verdict": True}]
-    if failed:
-        rubric_id = failed.replace(" ", "_")
-        verdicts.append({"rubric_id": rubric_id, "rubric": failed, "verdict": False})
-    return json.dumps({"verdicts": verdicts})
-
-
 def test_the_official_sdks_evaluate_then_generate_loss_clusters_gets_three_clusters() -> None:
     pd = pytest.importorskip("pandas")
     pytest.importorskip("agentplatform")
@@ -184,9 +98,9 @@ def test_the_official_sdks_evaluate_then_generate_loss_clusters_gets_three_clust
         import agentplatform
         from agentplatform import types as vt
 
-    prompts = [r["request"]["prompt"]["text"] for r in _results()]
+    prompts = [r["request"]["prompt"]["text"] for r in results()]
     frame = pd.DataFrame({"prompt": prompts, "response": ["Sure."] * len(prompts)})
-    with model_judges(_judge) as (judges, _), Emulator(judges=judges) as emulator:
+    with model_judges(failure_judge) as (judges, _), Emulator(judges=judges) as emulator:
         official = agentplatform.Client(
             project="loss",
             location="global",
@@ -201,7 +115,7 @@ def test_the_official_sdks_evaluate_then_generate_loss_clusters_gets_three_clust
     assert _counts(response) == EXPECTED
     # Our engine finds the same failures in the results the SDK sent.
     failures = loss_clusters.failures_of(
-        [EvaluationResult.model_validate(r) for r in _results()], "general_quality_v1", "agent"
+        [EvaluationResult.model_validate(r) for r in results()], "general_quality_v1", "agent"
     )
     assert Counter(f.rubric for f in failures) == {k: v[2] for k, v in KINDS.items()}
 
@@ -216,8 +130,8 @@ def test_a_run_with_loss_analysis_metrics_from_the_official_sdk_ends_with_the_cl
         warnings.simplefilter("ignore")
         from vertexai import types as vt
 
-    prompts = [r["request"]["prompt"]["text"] for r in _results()]
-    with model_judges(_judge) as (judges, fake), Emulator(judges=judges) as emulator:
+    prompts = [r["request"]["prompt"]["text"] for r in results()]
+    with model_judges(failure_judge) as (judges, fake), Emulator(judges=judges) as emulator:
         monkeypatch.setenv("STORAGE_EMULATOR_HOST", emulator.url)
         with emulator.client("loss-run") as ours:
             items = [
