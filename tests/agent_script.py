@@ -8,6 +8,7 @@ stop. Anything else is a judge, answered as fake_gemini.adk_judge_rule answers.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -72,3 +73,43 @@ def travel_rule(seen: Seen) -> str | dict[str, Any]:
     if "Simulated User" in seen.prompt:
         return _simulated_user(seen)
     return adk_judge_rule(seen)
+
+
+def synthesis_rule(seen: Seen) -> str | dict[str, Any]:
+    """travel_rule, and the judge of samples/failure_analysis.py: scenarios written for the
+    agent (half in cities it has no forecast for), a verdict that the forecast was given, and
+    the failures in one cluster."""
+    prompt = seen.prompt
+    if "You write test scenarios" in prompt and not seen.body.get("tools"):
+        asked = int(re.search(r"Write (\d+) different", prompt).group(1))  # type: ignore[union-attr]
+        cities = ["Paris", "Lisbon", "Rome", "Madrid"] * 25
+        return json.dumps(
+            {
+                "scenarios": [
+                    {
+                        "starting_prompt": f"What is the weather in {city}?" + "?" * (n // 4),
+                        "conversation_plan": f"Then book 2 nights in {city}.",
+                        "test_case_title": f"Stay in {city} {n}",
+                    }
+                    for n, city in enumerate(cities[:asked])
+                ]
+            }
+        )
+    if "FAILURES:" in prompt:
+        ids = re.findall(r"\[(F\d+)\]", prompt)
+        cluster = {
+            "l1_category": "Factuality and Grounding",
+            "l2_category": "Missing forecast",
+            "description": "the agent has no forecast for the city asked about",
+            "failures": [{"id": i, "rationale": "the forecast was unknown"} for i in ids],
+        }
+        return json.dumps({"clusters": [cluster]})
+    if '{"verdicts"' in prompt and "Write " in prompt:
+        forecast = "is unknown" not in prompt
+        booked = "Booked, confirmation" in prompt
+        verdicts = [
+            {"rubric_id": "forecast", "rubric": "The forecast is given.", "verdict": forecast},
+            {"rubric_id": "booked", "rubric": "The stay is booked.", "verdict": booked},
+        ]
+        return json.dumps({"verdicts": verdicts})
+    return travel_rule(seen)

@@ -56,6 +56,27 @@ def test_sample_runs_with_a_project(
     sample: Path, tmp_path: Path, emulator: Emulator, project: str
 ) -> None:
     env = {"PLATFORM_EVAL_EMULATOR_HOST": emulator.host_port}
+    if sample.name == "failure_analysis.py":
+        # Its target writes scenarios and clusters failures with a judge model: an emulator
+        # with one, the fake model also the agent's.
+        pytest.importorskip("google.adk")
+        from agent_script import synthesis_rule
+        from fake_gemini import model_judges
+
+        with (
+            model_judges(synthesis_rule) as (judges, fake),
+            Emulator(judges=judges) as judged,
+        ):
+            env = {
+                "PLATFORM_EVAL_EMULATOR_HOST": judged.host_port,
+                "GOOGLE_GEMINI_BASE_URL": fake.url,
+                "GOOGLE_API_KEY": "test-key",
+            }
+            done = _run(sample.name, "--project", project, cwd=tmp_path, env=env)
+            assert done.returncode == 0, done.stderr
+            with judged.client(project) as client:
+                assert list(client.list_sets())
+        return
     with contextlib.ExitStack() as stack:
         if sample.name == "run_agent.py":  # its agent needs a model: the fake one
             pytest.importorskip("google.adk")
@@ -282,3 +303,22 @@ def test_agents_cli_project_generates_a_trace_file_with_the_agent_first(tmp_path
     assert (tmp_path / "artifacts" / "traces" / "traces_sample.json").is_file()
     scores = _table_scores(done.stdout)
     assert scores[("weather_paris", "used_a_tool")] == "1.000"  # the agent called get_weather
+
+
+@pytest.mark.slow
+def test_failure_analysis_writes_scenarios_runs_the_agent_and_clusters_its_failures(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("google.adk")
+    from agent_script import synthesis_rule
+    from fake_gemini import fake_gemini
+
+    with fake_gemini(synthesis_rule) as fake:
+        env = {"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "test-key"}
+        done = _run("failure_analysis.py", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("4 scenarios written to ")
+    assert "agent ran 4 of 4 cases" in lines
+    assert "2 failing item(s), 1 cluster(s)" in lines[2]
+    assert re.match(r"Factuality and Grounding\s+Missing forecast\s+2\s+100%", lines[4])
