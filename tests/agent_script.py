@@ -95,6 +95,8 @@ def synthesis_rule(seen: Seen) -> str | dict[str, Any]:
                 ]
             }
         )
+    if '{"questions"' in prompt:
+        return json.dumps({"questions": ["Does the response give the forecast?"]})
     if "FAILURES:" in prompt:
         ids = re.findall(r"\[(F\d+)\]", prompt)
         cluster = {

@@ -92,6 +92,10 @@ def test_every_readme_command_line_runs_as_written(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    from agent_script import synthesis_rule
+
+    # The agent's model, and the judge that writes scenarios, rubrics and clusters.
+    agent_project.rule = synthesis_rule  # type: ignore[attr-defined]
     root = tmp_path / "project"
     root.mkdir()
     _project(root)
