@@ -33,6 +33,7 @@ from ..types import (
     EvaluationRunMetric,
     MetricAutoraterConfig,
     MetricConfig,
+    PairwiseMetricSpec,
     PointwiseMetricSpec,
     RougeSpec,
     Status,
@@ -43,10 +44,13 @@ from ..types.instances import (
     InstanceData,
     MetricResult,
 )
-from ._spec import MetricError, MetricSpec
+from . import model_rubrics
+from ._spec import MetricError, MetricSpec, NotEvaluatedError
 from .computable import why_not_computable
 from .engine import evaluate_request, resolve
-from .judges import Judges
+from .judges import JudgeError, Judges
+from .llm_metrics import fill
+from .model_judge import CallLabel
 
 #: google.rpc code of INVALID_ARGUMENT: a metric result that has no score says why with it.
 _INVALID_ARGUMENT = 3
@@ -279,6 +283,8 @@ def _legacy_inputs() -> dict[str, _Legacy]:
 
 
 LEGACY_INPUTS = _legacy_inputs()
+#: The per-metric inputs a judge model decides, with a prompt template of the request's own.
+JUDGED_INPUTS = ("pointwiseMetricInput", "pairwiseMetricInput")
 
 #: The inputs the engine does not compute, and why.
 UNIMPLEMENTED_INPUTS = {
@@ -307,8 +313,6 @@ UNIMPLEMENTED_INPUTS = {
             "rubricBasedInstructionFollowing",
         )
     },
-    "pairwiseMetricInput": "pairwise judging of two responses is not in the local engine yet; "
-    "score each response with pointwiseMetricInput or an LLM metric and compare",
 }
 _METRIC_FORM = ("metrics", "metricSources", "instance", "autoraterConfig")
 _ALWAYS = ("location", "allowCrossRegionModel")
@@ -425,6 +429,51 @@ def _evaluate_pointwise(value: Any, judges: Judges) -> dict[str, Any]:
     if result.explanation:
         answer["explanation"] = result.explanation
     return {"pointwiseMetricResult": answer}
+
+
+def _evaluate_pairwise(value: Any, judges: Judges) -> dict[str, Any]:
+    """``pairwiseMetricInput``: the template filled from the instance and the model asked which
+    response is better (``pairwiseChoice``: CANDIDATE, BASELINE or TIE)."""
+    key = "pairwiseMetricInput"
+    body = _camel(value, key, ("metricSpec", "instance"))
+    try:
+        spec = PairwiseMetricSpec.model_validate(body.get("metricSpec") or {})
+    except ValueError as exc:
+        raise MetricError(f"{key}.metricSpec: {exc}") from None
+    if not spec.metric_prompt_template:
+        raise MetricError(f"{key}.metricSpec.metricPromptTemplate: the judge's prompt")
+    output = spec.custom_output_format_config
+    if output is not None and output.return_raw_output:
+        raise UnimplementedError(
+            f"{key}.metricSpec.customOutputFormatConfig.returnRawOutput: raw judge outputs are "
+            "not returned by the emulator"
+        )
+    variables = _pointwise_variables(body.get("instance") or {}, f"{key}.instance")
+    candidate = spec.candidate_response_field_name or "response"
+    baseline = spec.baseline_response_field_name or "baseline_model_response"
+    for field in (candidate, baseline):
+        if field not in variables:
+            raise MetricError(f"{key}.instance: has no {field!r} to compare")
+    if judges.model is None:
+        raise MetricError(
+            f"{key}: a judge model decides it, and none is configured "
+            "(--judge-model or PLATFORM_EVAL_JUDGE_MODEL)"
+        )
+    try:
+        prompt = fill(spec.metric_prompt_template, variables)
+        choice, explanation = model_rubrics.choose(
+            judges.model,
+            judges.model.model,
+            prompt,
+            spec.system_instruction,
+            CallLabel("pairwise_metric", key, candidate),
+        )
+    except (NotEvaluatedError, JudgeError) as exc:
+        raise MetricError(f"{key}: {exc}") from None
+    answer = {"pairwiseChoice": choice}
+    if explanation:
+        answer["explanation"] = explanation
+    return {"pairwiseMetricResult": answer}
 
 
 def _text(data: InstanceData | None) -> str:
@@ -606,6 +655,8 @@ def evaluate_instances(
             raise UnimplementedError(f"{key}: {UNIMPLEMENTED_INPUTS[key]}")
         if key == "pointwiseMetricInput":
             return _evaluate_pointwise(value, judges)
+        if key == "pairwiseMetricInput":
+            return _evaluate_pairwise(value, judges)
         if key not in LEGACY_INPUTS:
             raise MetricError(f"{key}: not a field of EvaluateInstancesRequest")
         return _evaluate_legacy(key, value, judges)

@@ -214,3 +214,40 @@ def grade(
     if not math.isfinite(value):
         raise JudgeError(f"the judge model {model} answered a score that is not a number: {value}")
     return value, explanation
+
+
+#: The choices of a pairwise judgement, as the API's PairwiseChoice names them.
+PAIRWISE_CHOICES = ("CANDIDATE", "BASELINE", "TIE")
+_CHOICE_SCHEMA = {
+    "type": "OBJECT",
+    "properties": {
+        "pairwise_choice": {"type": "STRING", "enum": list(PAIRWISE_CHOICES)},
+        "explanation": {"type": "STRING"},
+    },
+    "required": ["pairwise_choice"],
+}
+
+
+def _choice(data: Any) -> tuple[str, str]:
+    choice = str(data["pairwise_choice"]).strip().upper()
+    if choice not in PAIRWISE_CHOICES:
+        raise ValueError(f"pairwise_choice {choice!r} is not one of {PAIRWISE_CHOICES}")
+    return choice, str(data.get("explanation") or "")
+
+
+def choose(
+    judge: ModelJudge,
+    model: str,
+    prompt: str,
+    system_instruction: str | None,
+    label: CallLabel,
+) -> tuple[str, str]:
+    """A pairwise metric's filled prompt, decided by the model: (CANDIDATE, BASELINE or TIE,
+    explanation)."""
+    asked = (
+        f"{prompt}\n\n"
+        'Answer with JSON: {"pairwise_choice": "CANDIDATE" when the candidate response is '
+        'better, "BASELINE" when the baseline response is, "TIE" when neither, '
+        '"explanation": why, in one or two sentences}.'
+    )
+    return ask_json(judge, model, asked, _CHOICE_SCHEMA, _choice, system_instruction, label)

@@ -19,7 +19,7 @@ from fake_gemini import Seen, model_judges
 
 from platform_eval import errors, metrics
 from platform_eval.emulator import Emulator
-from platform_eval.metrics.instances import LEGACY_INPUTS, UNIMPLEMENTED_INPUTS
+from platform_eval.metrics.instances import JUDGED_INPUTS, LEGACY_INPUTS, UNIMPLEMENTED_INPUTS
 from platform_eval.types import EvaluationRequest, EvaluationRunMetric
 
 pd = pytest.importorskip("pandas")
@@ -169,6 +169,14 @@ def test_an_llm_metric_a_rubric_metric_and_a_custom_function_with_two_candidates
     # Win rates of the two candidates, computed by the SDK from the scores we returned.
     summary = {m.metric_name: m for m in result.summary_metrics}
     assert summary["helpful"].num_cases_valid == 6
+    first, second = _ours(llm_metric, judges), _ours(llm_metric, judges, other)
+    wins = [sum(a > b for a, b in zip(first, second, strict=True)), 0]
+    wins[1] = sum(b > a for a, b in zip(first, second, strict=True))
+    ties = sum(a == b for a, b in zip(first, second, strict=True))
+    assert result.win_rates["helpful"] == {
+        "win_rates": [wins[0] / 3, wins[1] / 3],
+        "tie_rate": ties / 3,
+    }
 
 
 def test_a_per_metric_input_is_scored_as_a_run_scores_it(emulator: Emulator, project: str) -> None:
@@ -222,7 +230,7 @@ def test_every_input_of_the_document_is_computed_or_unimplemented_naming_it(
     ):
         request = document(version)["schemas"][f"{prefix}EvaluateInstancesRequest"]["properties"]
         inputs = {k for k in request if k.endswith("Input")}
-        assert inputs == set(LEGACY_INPUTS) | set(UNIMPLEMENTED_INPUTS) | {"pointwiseMetricInput"}
+        assert inputs == set(LEGACY_INPUTS) | set(UNIMPLEMENTED_INPUTS) | set(JUDGED_INPUTS)
     url = f"{emulator.url}/v1beta1/projects/{project}/locations/us-central1:evaluateInstances"
     for name in sorted(UNIMPLEMENTED_INPUTS):
         answer = httpx.post(url, json={name: {"instance": {}}})
@@ -300,3 +308,61 @@ async def test_the_async_client_scores_a_registered_metric_by_name(
         )
     (result,) = answer.metric_results or []
     assert (result.score, result.explanation) == (5.0, "judged 5")
+
+
+def test_a_pairwise_input_is_decided_by_the_judge(
+    judged: tuple[Emulator, Any], project: str
+) -> None:
+    emulator, _ = judged
+    body = {
+        "pairwiseMetricInput": {
+            "metricSpec": {
+                "metricPromptTemplate": "Which is better for {prompt}: {response} or {baseline_model_response}?"
+            },
+            "instance": {
+                "jsonInstance": json.dumps(
+                    {
+                        "prompt": "Capital of France?",
+                        "response": "Paris",
+                        "baseline_model_response": "Lyon",
+                    }
+                )
+            },
+        }
+    }
+    choice = json.dumps({"pairwise_choice": "CANDIDATE", "explanation": "Paris is right"})
+    with model_judges(lambda seen: choice) as (judges, fake), Emulator(judges=judges) as own:
+        with own.client(project) as client:
+            answer = client.evaluate_instances(body).model_extra["pairwiseMetricResult"]
+        assert answer == {"pairwiseChoice": "CANDIDATE", "explanation": "Paris is right"}
+        assert fake.seen[0].prompt.startswith(
+            "Which is better for Capital of France?: Paris or Lyon?"
+        )
+    with (
+        Emulator() as plain,
+        plain.client(project) as client,
+        pytest.raises(errors.InvalidArgument, match="a judge model decides it"),
+    ):
+        client.evaluate_instances(body)
+
+
+def test_a_custom_code_metric_runs_only_where_allowed(project: str) -> None:
+    body = {
+        "metrics": [
+            {
+                "customCodeExecutionSpec": {
+                    "evaluationFunction": "def evaluate(instance):\n    return len(instance['response']['text']) / 10\n"
+                }
+            }
+        ],
+        "instance": {"prompt": {"text": "hi"}, "response": {"text": "hello"}},
+    }
+    with Emulator(allow_code_metrics=True) as allowed, allowed.client(project) as client:
+        (result,) = client.evaluate_instances(body).metric_results or []
+        assert result.score == 0.5
+    with (
+        Emulator() as refused,
+        refused.client(project) as client,
+        pytest.raises(errors.InvalidArgument, match="--allow-code-metrics"),
+    ):
+        client.evaluate_instances(body)
