@@ -310,10 +310,7 @@ async def test_the_async_client_scores_a_registered_metric_by_name(
     assert (result.score, result.explanation) == (5.0, "judged 5")
 
 
-def test_a_pairwise_input_is_decided_by_the_judge(
-    judged: tuple[Emulator, Any], project: str
-) -> None:
-    emulator, _ = judged
+def test_a_pairwise_input_is_decided_by_the_judge(project: str) -> None:
     body = {
         "pairwiseMetricInput": {
             "metricSpec": {
