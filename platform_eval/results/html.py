@@ -1,8 +1,9 @@
 """RunResults as one self-contained HTML file: no script, no external style, font or image.
 
-A summary per metric with a bar chart (inline SVG), a table of cases, and for each case the
-conversation (user turns, tool calls with arguments and responses, final answers) beside the
-golden response and every rubric verdict.
+A summary per metric with a bar chart (inline SVG), the run's failure clusters (when it asked
+for loss analysis) linked to their cases, a table of cases, and for each case the conversation
+(user turns, tool calls with arguments and responses, final answers) beside the golden response
+and every rubric verdict.
 """
 
 from __future__ import annotations
@@ -194,6 +195,42 @@ def _spread_table(results: RunResults) -> str:
     )
 
 
+def _clusters(results: RunResults) -> str:
+    """The run's failure clusters (its lossAnalysisConfig), each linked to its cases."""
+    run = results.run
+    analysed = (
+        run.evaluation_results.loss_analysis_results if run and run.evaluation_results else None
+    )
+    if not analysed:
+        return ""
+    case_of = {row.item: row.eval_case_id for row in results.rows}
+    parts = []
+    for analysis in analysed:
+        metric = analysis.config.metric if analysis.config else None
+        lines = []
+        for cluster in analysis.clusters or []:
+            entry = cluster.taxonomy_entry
+            names = dict.fromkeys(
+                case_of.get(e.evaluation_item or "", e.evaluation_item or "")
+                for e in cluster.examples or []
+            )
+            links = ", ".join(f'<a href="#case-{escape(c)}">{escape(c)}</a>' for c in names if c)
+            lines.append(
+                f"<tr><td>{escape((entry.l1_category if entry else None) or '')}</td>"
+                f"<td>{escape((entry.l2_category if entry else None) or '')}</td>"
+                f"<td>{cluster.item_count or 0}</td>"
+                f"<td>{escape((entry.description if entry else None) or '')}</td>"
+                f"<td>{links}</td></tr>"
+            )
+        parts.append(
+            f"<h2>Failure clusters of {escape(metric or '')}</h2><table><tr><th>L1</th>"
+            "<th>L2</th><th>count</th><th>description</th><th>cases</th></tr>"
+            + ("".join(lines) or "<tr><td colspan=5>no failures to cluster</td></tr>")
+            + "</table>"
+        )
+    return "".join(parts)
+
+
 def _run_html(results: RunResults) -> str:
     if results.run is None:
         return escape(results.run_line())
@@ -230,6 +267,6 @@ def _document(results: RunResults) -> str:
         + ("" if results.passed else f"<pre>{escape(results.verdict_line())}</pre>")
         + f"<h2>Metrics</h2>{_chart(results)}<table><tr><th>metric</th><th>mean</th>"
         "<th>threshold</th><th>passed</th><th>failed</th><th>not evaluated</th><th>status</th>"
-        f"</tr>{summary_rows}</table>{_spread_table(results)}"
+        f"</tr>{summary_rows}</table>{_spread_table(results)}{_clusters(results)}"
         f"<h2>Cases</h2>{case_table}{cases}</body></html>\n"
     )

@@ -5,6 +5,7 @@ the judge model into a two-level taxonomy, with counts and examples; through the
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections import Counter
 from typing import Any
@@ -16,6 +17,7 @@ from loss_failures import EXPECTED, KINDS, cluster_rule, failure_judge, result, 
 from platform_eval import errors
 from platform_eval.emulator import Emulator
 from platform_eval.metrics import loss_clusters
+from platform_eval.results import fetch_results
 from platform_eval.types import EvaluationResult
 
 
@@ -157,7 +159,13 @@ def test_a_run_with_loss_analysis_metrics_from_the_official_sdk_ends_with_the_cl
         )
         with emulator.client("loss-run") as ours:
             done = ours.wait_for_run(run.name, poll_interval=0.05, timeout=60)
+            report = fetch_results(ours, done).to_html()
         assert done.state == "SUCCEEDED", done.error
+        # The run's HTML report lists the clusters, each case linked to its details.
+        assert "<h2>Failure clusters of general_quality_v1</h2>" in report
+        assert re.search(
+            r"<td>Wrong language</td><td>8</td><td>[^<]*</td><td><a href=\"#case-", report
+        )
         (analysis,) = done.evaluation_results.loss_analysis_results
         counts = {
             (c.taxonomy_entry.l1_category, c.taxonomy_entry.l2_category): c.item_count
