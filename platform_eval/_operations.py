@@ -591,35 +591,45 @@ class Operations:
         call = ApiCall("POST", path, body=body, resource=path)
         return Op(call, EvaluateInstancesResponse.from_wire)
 
+    def _location_method(
+        self, verb: str, model: type[M], request: M | Mapping[str, Any], parse: Callable[..., T]
+    ) -> Op[T]:
+        """A POST to a method of the location itself (``{parent}:{verb}``)."""
+        path = f"{self.parent}:{verb}"
+        body = _coerce(model, request).to_wire()
+        return Op(ApiCall("POST", path, body=body, resource=path), parse)
+
     def generate_rubrics(
         self, request: GenerateInstanceRubricsRequest | Mapping[str, Any]
     ) -> Op[GenerateInstanceRubricsResponse]:
-        path = f"{self.parent}:generateInstanceRubrics"
-        body = _coerce(GenerateInstanceRubricsRequest, request).to_wire()
-        call = ApiCall("POST", path, body=body, resource=path)
-        return Op(call, GenerateInstanceRubricsResponse.from_wire)
+        return self._location_method(
+            "generateInstanceRubrics",
+            GenerateInstanceRubricsRequest,
+            request,
+            GenerateInstanceRubricsResponse.from_wire,
+        )
 
     def generate_loss_clusters(
         self, request: GenerateLossClustersRequest | Mapping[str, Any]
     ) -> Op[Operation]:
-        path = f"{self.parent}:generateLossClusters"
-        body = _coerce(GenerateLossClustersRequest, request).to_wire()
-        return Op(ApiCall("POST", path, body=body, resource=path), _operation)
+        return self._location_method(
+            "generateLossClusters", GenerateLossClustersRequest, request, _operation
+        )
 
     def generate_user_scenarios(
         self, request: GenerateUserScenariosRequest | Mapping[str, Any]
     ) -> Op[GenerateUserScenariosResponse]:
-        path = f"{self.parent}:generateUserScenarios"
-        body = _coerce(GenerateUserScenariosRequest, request).to_wire()
-        call = ApiCall("POST", path, body=body, resource=path)
-        return Op(call, GenerateUserScenariosResponse.from_wire)
+        return self._location_method(
+            "generateUserScenarios",
+            GenerateUserScenariosRequest,
+            request,
+            GenerateUserScenariosResponse.from_wire,
+        )
 
     def evaluate_dataset(
         self, request: EvaluateDatasetRequest | Mapping[str, Any]
     ) -> Op[Operation]:
-        path = f"{self.parent}:evaluateDataset"
-        body = _coerce(EvaluateDatasetRequest, request).to_wire()
-        return Op(ApiCall("POST", path, body=body, resource=path), _operation)
+        return self._location_method("evaluateDataset", EvaluateDatasetRequest, request, _operation)
 
     # -- evaluationExperiments ------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from google.genai.types import Content, FunctionCall, Part
 from pydantic.alias_generators import to_camel
@@ -397,20 +397,28 @@ def _pointwise_variables(instance: Mapping[str, Any], where: str) -> dict[str, s
     return variables
 
 
-def _evaluate_pointwise(value: Any, judges: Judges) -> dict[str, Any]:
-    key = "pointwiseMetricInput"
+_Judged = TypeVar("_Judged", PointwiseMetricSpec, PairwiseMetricSpec)
+
+
+def _judged_input(model: type[_Judged], value: Any, key: str) -> tuple[_Judged, dict[str, str]]:
+    """A judged input's metric spec and its instance's template variables."""
     body = _camel(value, key, ("metricSpec", "instance"))
     try:
-        metric_spec = PointwiseMetricSpec.model_validate(body.get("metricSpec") or {})
+        spec = model.model_validate(body.get("metricSpec") or {})
     except ValueError as exc:
         raise MetricError(f"{key}.metricSpec: {exc}") from None
-    output = metric_spec.custom_output_format_config
+    output = spec.custom_output_format_config
     if output is not None and output.return_raw_output:
         raise UnimplementedError(
             f"{key}.metricSpec.customOutputFormatConfig.returnRawOutput: raw judge outputs are "
             "not returned by the emulator"
         )
-    variables = _pointwise_variables(body.get("instance") or {}, f"{key}.instance")
+    return spec, _pointwise_variables(body.get("instance") or {}, f"{key}.instance")
+
+
+def _evaluate_pointwise(value: Any, judges: Judges) -> dict[str, Any]:
+    key = "pointwiseMetricInput"
+    metric_spec, variables = _judged_input(PointwiseMetricSpec, value, key)
     response = variables.pop("response", "")
     reference = variables.pop("reference", None)
     request = EvaluationRequest(
@@ -435,20 +443,9 @@ def _evaluate_pairwise(value: Any, judges: Judges) -> dict[str, Any]:
     """``pairwiseMetricInput``: the template filled from the instance and the model asked which
     response is better (``pairwiseChoice``: CANDIDATE, BASELINE or TIE)."""
     key = "pairwiseMetricInput"
-    body = _camel(value, key, ("metricSpec", "instance"))
-    try:
-        spec = PairwiseMetricSpec.model_validate(body.get("metricSpec") or {})
-    except ValueError as exc:
-        raise MetricError(f"{key}.metricSpec: {exc}") from None
+    spec, variables = _judged_input(PairwiseMetricSpec, value, key)
     if not spec.metric_prompt_template:
         raise MetricError(f"{key}.metricSpec.metricPromptTemplate: the judge's prompt")
-    output = spec.custom_output_format_config
-    if output is not None and output.return_raw_output:
-        raise UnimplementedError(
-            f"{key}.metricSpec.customOutputFormatConfig.returnRawOutput: raw judge outputs are "
-            "not returned by the emulator"
-        )
-    variables = _pointwise_variables(body.get("instance") or {}, f"{key}.instance")
     candidate = spec.candidate_response_field_name or "response"
     baseline = spec.baseline_response_field_name or "baseline_model_response"
     for field in (candidate, baseline):
