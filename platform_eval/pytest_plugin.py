@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from .agents import AgentSource
     from .results import RunResults
     from .target import Target
 
@@ -45,7 +46,7 @@ class PlatformEval:
         metrics: Sequence[Any] | None = None,
         thresholds: Mapping[str, float] | None = None,
         candidate: str = "agent",
-        agent: Any = None,
+        agent: AgentSource | None = None,
         num_runs: int = 1,
     ) -> RunResults:
         """Uploads, runs and returns the results, judged by the config's and these thresholds.

@@ -2,7 +2,7 @@
 reads like any session export. Needs google-adk (``pip install 'platform-eval[adk]'``)."""
 
 from .journal import AgentJournal
-from .loading import AdkMissingError, AgentLoadError, LoadedAgent, load_agent
+from .loading import AdkMissingError, AgentLoadError, AgentSource, LoadedAgent, load_agent
 from .running import (
     DEFAULT_AGENT_CONCURRENCY,
     AgentProgress,
@@ -21,6 +21,7 @@ __all__ = [
     "AgentProgress",
     "AgentProgressCallback",
     "AgentRunReport",
+    "AgentSource",
     "CaseRun",
     "LoadedAgent",
     "load_agent",

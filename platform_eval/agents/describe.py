@@ -4,9 +4,12 @@ generation are told about the agent (its instruction, description, tools and sub
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..types import AgentConfig, Tool
+
+if TYPE_CHECKING:
+    from google.adk.agents import BaseAgent
 
 _logger = logging.getLogger("platform_eval")
 
@@ -28,7 +31,7 @@ def _declarations(agent: Any) -> list[Tool]:
     return declarations
 
 
-def agent_configs(root_agent: Any) -> tuple[dict[str, AgentConfig], str]:
+def agent_configs(root_agent: BaseAgent) -> tuple[dict[str, AgentConfig], str]:
     """(every agent of the tree by name, the root's name)."""
     found: dict[str, AgentConfig] = {}
     pending = [root_agent]

@@ -147,9 +147,15 @@ def _load_dotenv(folder: Path) -> None:
     envs.load_dotenv_for_agent(folder.name, str(folder.parent))
 
 
-async def load_agent(spec: str) -> LoadedAgent:
+#: What names an agent to run: its folder, its ``agent.py``, ``module:attribute``, or the agent
+#: already loaded.
+AgentSource = str | Path | LoadedAgent
+
+
+async def load_agent(spec: str | Path) -> LoadedAgent:
     """The agent ``spec`` names: an agent folder, an ``agent.py`` file, or ``module:attr``."""
     _require_adk()
+    spec = str(spec)
     path = Path(spec)
     if path.is_dir():
         folder = path.resolve()

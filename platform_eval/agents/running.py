@@ -19,12 +19,17 @@ import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..formats import adk
 from .history import history_events
 from .journal import AgentJournal
 from .loading import LoadedAgent
+
+if TYPE_CHECKING:
+    from google.adk.agents.run_config import RunConfig
+    from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
+    from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
 
 _logger = logging.getLogger("platform_eval.agents")
 
@@ -107,7 +112,7 @@ def session_id_for(eval_id: str, run: int, num_runs: int) -> str:
     return eval_id if num_runs == 1 else f"{eval_id}#{run}"
 
 
-def to_adk_case(case: adk.EvalCase) -> Any:
+def to_adk_case(case: adk.EvalCase) -> AdkEvalCase:
     """Our eval case as google-adk's own ``EvalCase``, which its user simulators read."""
     from google.adk.evaluation.eval_case import EvalCase
 
@@ -116,7 +121,7 @@ def to_adk_case(case: adk.EvalCase) -> Any:
     return EvalCase.model_validate({k: v for k, v in data.items() if k in known})
 
 
-def simulator_provider(user_simulator_config: dict[str, Any] | None) -> Any:
+def simulator_provider(user_simulator_config: dict[str, Any] | None) -> UserSimulatorProvider:
     """ADK's user simulator provider, configured from ``user_simulator_config`` exactly as
     ``adk eval`` configures it from the same eval config."""
     from google.adk.evaluation.eval_config import EvalConfig
@@ -236,11 +241,11 @@ def _span_content_config() -> Any:
 
 async def run_case(
     agent: LoadedAgent,
-    case: Any,
-    provider: Any,
+    case: AdkEvalCase,
+    provider: UserSimulatorProvider,
     session_id: str,
     on_turn: Callable[[], None] | None = None,
-    run_config: Any = None,
+    run_config: RunConfig | None = None,
     history: Sequence[adk.Invocation] = (),
 ) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]]]:
     """Runs one ADK eval case; returns its finished session (ADK's JSON), why it ended, and

@@ -13,7 +13,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 _RUN: contextvars.ContextVar[str | None] = contextvars.ContextVar("platform_eval_run", default=None)
 
@@ -69,13 +70,13 @@ class SpanRecorder(SpanProcessor):
 
     # -- the SpanProcessor interface ----------------------------------------------------------
 
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         run = _RUN.get()
         if run is not None:
             with self._lock:
                 self._owner[span.context.span_id] = run
 
-    def on_end(self, span: Any) -> None:
+    def on_end(self, span: ReadableSpan) -> None:
         with self._lock:
             run = self._owner.pop(span.context.span_id, None)
             if run is not None and run in self._spans:

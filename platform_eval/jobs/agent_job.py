@@ -14,6 +14,7 @@ from ..agents import (
     AgentJournal,
     AgentProgressCallback,
     AgentRunReport,
+    AgentSource,
     LoadedAgent,
     load_agent,
     run_agent_cases,
@@ -31,7 +32,7 @@ _logger = logging.getLogger("platform_eval.jobs")
 class AgentOptions:
     """How ``evaluate(agent=...)`` runs the agent."""
 
-    agent: str | LoadedAgent
+    agent: AgentSource
     num_runs: int = 1
     concurrency: int = DEFAULT_AGENT_CONCURRENCY
     save_sessions: str | Path | None = None

@@ -16,11 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.genai import types as genai_types
 
 from ..formats import adk
+
+if TYPE_CHECKING:
+    from ..agents import AgentProgressCallback, AgentSource
 from ..formats.dataset import DatasetCase, EvaluationDataset, ResponseCandidate
 from ..formats.load import Kind, dataset_set_id, eval_set_from, load
 from ..formats.migrate import dataset_to_eval_set, eval_set_to_dataset, write_json
@@ -67,12 +70,12 @@ def _dataset_of(source: str | Path) -> tuple[EvaluationDataset, adk.EvalSet]:
 
 async def generate_traces_async(
     source: str | Path,
-    agent: Any,
+    agent: AgentSource,
     output: str | Path | None = None,
     *,
     concurrency: int | None = None,
     user_simulator_config: Mapping[str, Any] | None = None,
-    on_progress: Any = None,
+    on_progress: AgentProgressCallback | None = None,
 ) -> GenerateReport:
     """Runs ``agent`` on every case of ``source`` and writes the trace file to ``output``."""
     dataset, eval_set = _dataset_of(source)
@@ -100,7 +103,7 @@ async def generate_traces_async(
 
 def generate_traces(
     source: str | Path,
-    agent: Any,
+    agent: AgentSource,
     output: str | Path | None = None,
     **options: Any,
 ) -> GenerateReport:

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, overload
 
 from google.api_core import exceptions as core
 
@@ -53,6 +53,10 @@ from ..types import (
 from ..types.predefined_metrics import newest_version
 from .code_metrics import code_results, functions_of, not_evaluated_results
 from .manifest import Manifest, key_label
+
+if TYPE_CHECKING:
+    from ..agents import AgentSource
+
 from .upload import (
     DEFAULT_CONCURRENCY,
     Failure,
@@ -664,7 +668,7 @@ class EvaluateOptions(TypedDict, total=False):
     on_run_progress: Callable[[EvaluationRun], None] | None
     bulk_import: bool | str
     thresholds: Mapping[str, float] | None
-    agent: Any
+    agent: AgentSource | None
     num_runs: int
     agent_concurrency: int | None
     save_sessions: str | Path | None
@@ -727,7 +731,7 @@ def evaluate(
     on_run_progress: Callable[[EvaluationRun], None] | None = None,
     bulk_import: bool | str = True,
     thresholds: Mapping[str, float] | None = None,
-    agent: Any = None,
+    agent: AgentSource | None = None,
     num_runs: int = 1,
     agent_concurrency: int | None = None,
     save_sessions: str | Path | None = None,

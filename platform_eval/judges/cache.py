@@ -66,7 +66,7 @@ def _stable_ids(canonical: str) -> str:
     return _ADK_CALL_ID.sub(number, canonical)
 
 
-def call_key(model: str, config: Any, contents: Any, sample: int, occurrence: int = 0) -> str:
+def call_key(model: str, config: object, contents: object, sample: int, occurrence: int = 0) -> str:
     """The cache key of one call: canonical JSON of what decides the answer, hashed."""
     document = {"model": model, "config": config, "contents": contents, "sample": sample}
     if occurrence:

@@ -11,7 +11,12 @@ the optional extra ``platform-eval[litellm]``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from google.genai.types import GenerateContentConfig
+
+if TYPE_CHECKING:
+    from google import genai
 
 from ..types import Content
 
@@ -32,7 +37,9 @@ class RetryableError(Exception):
 
 
 class ModelBackend(Protocol):
-    async def generate(self, model: str, contents: list[Content], config: Any) -> Answer: ...
+    async def generate(
+        self, model: str, contents: list[Content], config: GenerateContentConfig | None
+    ) -> Answer: ...
 
 
 def _retry_after(exc: Any) -> float | None:
@@ -48,7 +55,7 @@ def _retry_after(exc: Any) -> float | None:
 class GenaiBackend:
     """Gemini through google-genai's async client; one client per event loop."""
 
-    def __init__(self, client: Any = None) -> None:
+    def __init__(self, client: genai.Client | None = None) -> None:
         self._client = client
 
     def _genai(self) -> Any:
@@ -58,7 +65,9 @@ class GenaiBackend:
             self._client = genai.Client()
         return self._client
 
-    async def generate(self, model: str, contents: list[Content], config: Any) -> Answer:
+    async def generate(
+        self, model: str, contents: list[Content], config: GenerateContentConfig | None
+    ) -> Answer:
         from google.genai import errors as genai_errors
 
         try:
@@ -80,7 +89,9 @@ class GenaiBackend:
 class LiteLlmBackend:
     """Any model LiteLLM routes; the contents become chat messages as ADK's LiteLlm does."""
 
-    async def generate(self, model: str, contents: list[Content], config: Any) -> Answer:
+    async def generate(
+        self, model: str, contents: list[Content], config: GenerateContentConfig | None
+    ) -> Answer:
         try:
             import litellm
         except ImportError:

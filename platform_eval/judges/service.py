@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from google.genai.types import GenerateContentConfig
+
 from ..metrics.judges import Judges
 from ..metrics.model_judge import (
     EVALUATION,
@@ -254,7 +256,7 @@ class Judging:
         self,
         model: str,
         contents: list[Content],
-        config: Any,
+        config: GenerateContentConfig | None,
         *,
         sample: int,
         label: CallLabel,

@@ -14,6 +14,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from google.genai.types import GenerateContentConfig
+
 from ..types import Content
 
 T = TypeVar("T")
@@ -72,7 +74,7 @@ class ModelJudge(Protocol):
         self,
         model: str,
         contents: list[Content],
-        config: Any,
+        config: GenerateContentConfig | None,
         *,
         sample: int,
         label: CallLabel,
