@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _NAME = re.compile(
@@ -25,6 +26,18 @@ EXPERIMENTS = "evaluationExperiments"
 REVISIONS = "revisions"
 #: The key a list of set revisions comes under (``ListEvaluationSetRevisionsResponse``).
 SET_REVISIONS_LIST_KEY = "evaluationSetRevisions"
+
+
+class Named(Protocol):
+    """A resource object: anything with its resource ``name``."""
+
+    @property
+    def name(self) -> str | None: ...
+
+
+#: A resource as the client's methods take it: its name or id, the resource itself, or its
+#: JSON object.
+ResourceRef = str | Named | Mapping[str, Any]
 
 
 def name_of(obj: Any, kind: str) -> str:

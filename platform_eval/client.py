@@ -27,7 +27,7 @@ from google.auth import credentials as ga_credentials
 from ._auth import Authenticator
 from ._config import Settings, resolve_settings, shown_url
 from ._env import mebibytes
-from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS
+from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS, ResourceRef
 from ._operations import MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager
 from ._result_items import ExpectedResults, is_result, result_set_name
@@ -199,7 +199,7 @@ class _ClientBase:
         call = self._emulator_get("otlp", "recorded telemetry")
         return Op(call, lambda body: body if isinstance(body, list) else [])
 
-    def _run_progress(self, run: Any) -> Op[tuple[int, int] | None] | None:
+    def _run_progress(self, run: ResourceRef) -> Op[tuple[int, int] | None] | None:
         if not self.is_emulator:
             return None  # the service reports no progress
         name = self._ops.name(RUNS, run)
@@ -303,7 +303,7 @@ class Client(_ClientBase):
     def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> Pager[T]:
         return Pager(lambda token: self._run(page_op(token)))
 
-    def run_progress(self, run: Any) -> tuple[int, int] | None:
+    def run_progress(self, run: ResourceRef) -> tuple[int, int] | None:
         """(items done, items in all) of a run the emulator is scoring; None where not known
         (the service reports no progress, and a run not started yet has none)."""
         op = self._run_progress(run)
@@ -332,23 +332,23 @@ class Client(_ClientBase):
             future.wait()
         return future
 
-    def get_operation(self, operation: Any) -> Operation:
+    def get_operation(self, operation: ResourceRef) -> Operation:
         """A long-running operation, by its name (``{resource}/operations/{id}``)."""
         return self._run(self._ops.get_operation(operation))
 
-    def wait_operation(self, operation: Any, *, timeout: float | None = None) -> Operation:
+    def wait_operation(self, operation: ResourceRef, *, timeout: float | None = None) -> Operation:
         """The service's own wait: answers once the operation is done or ``timeout`` passed."""
         return self._run(self._ops.wait_operation(operation, timeout))
 
     def list_operations(
-        self, resource: Any, *, filter: str | None = None, page_size: int | None = None
+        self, resource: ResourceRef, *, filter: str | None = None, page_size: int | None = None
     ) -> Pager[Operation]:
         """The long-running operations of one resource (an item, set, run or metric)."""
         return self._pager(
             lambda token: self._ops.list_operations_page(resource, filter, page_size, token)
         )
 
-    def delete_operation(self, operation: Any) -> None:
+    def delete_operation(self, operation: ResourceRef) -> None:
         """Forgets a finished operation (the work it did is not undone)."""
         self._run(self._ops.delete_operation(operation))
 
@@ -360,7 +360,7 @@ class Client(_ClientBase):
         """Creates an evaluation item; the server assigns its id."""
         return self._run(self._ops.create_item(item, request_id))
 
-    def get_item(self, item: Any, *, read_payload: bool = True) -> EvaluationItem:
+    def get_item(self, item: ResourceRef, *, read_payload: bool = True) -> EvaluationItem:
         """Gets an item; a payload kept in Cloud Storage (``gcsUri``) is read in too."""
         found = self._run(self._ops.get_item(item))
         return self._with_payload(found) if read_payload else found
@@ -377,7 +377,7 @@ class Client(_ClientBase):
         return self._pager(self._page_op(ITEMS, EvaluationItem, filter, page_size, order_by))
 
     def delete_item(
-        self, item: Any, *, wait: bool = False, force: bool = False
+        self, item: ResourceRef, *, wait: bool = False, force: bool = False
     ) -> OperationFuture[None]:
         """Deletes an item: a long-running operation, waited on with ``wait=True``. An item
         with revisions is refused (FailedPrecondition) unless ``force`` deletes them too; one
@@ -435,7 +435,7 @@ class Client(_ClientBase):
             future.wait()
         return future
 
-    def get_set(self, evaluation_set: Any) -> EvaluationSet:
+    def get_set(self, evaluation_set: ResourceRef) -> EvaluationSet:
         """An evaluation set, by name or id."""
         return self._run(self._ops.get_set(evaluation_set))
 
@@ -459,7 +459,7 @@ class Client(_ClientBase):
         return self._run(self._ops.update_set(evaluation_set, update_mask))
 
     def delete_set(
-        self, evaluation_set: Any, *, wait: bool = False, force: bool = False
+        self, evaluation_set: ResourceRef, *, wait: bool = False, force: bool = False
     ) -> OperationFuture[None]:
         """Deletes a set (not its items): a long-running operation. A set with revisions is
         refused (FailedPrecondition) unless ``force`` deletes them too."""
@@ -468,7 +468,7 @@ class Client(_ClientBase):
     # -- revisions (v1beta1) ----------------------------------------------------------------
 
     def create_set_revision(
-        self, evaluation_set: Any, *, request_id: str | None = None, wait: bool = False
+        self, evaluation_set: ResourceRef, *, request_id: str | None = None, wait: bool = False
     ) -> OperationFuture[EvaluationSetRevision]:
         """Freezes a set and its items (payloads included): a long-running operation whose
         ``wait()`` returns the revision. ``create_run(evaluation_set=revision)`` evaluates
@@ -479,23 +479,25 @@ class Client(_ClientBase):
             future.wait()
         return future
 
-    def get_set_revision(self, revision: Any) -> EvaluationSetRevision:
+    def get_set_revision(self, revision: ResourceRef) -> EvaluationSetRevision:
         """A set revision, by its name (``evaluationSets/{set}/revisions/{revision}``)."""
         return self._run(self._ops.get_set_revision(revision))
 
     def list_set_revisions(
-        self, evaluation_set: Any, *, page_size: int | None = None
+        self, evaluation_set: ResourceRef, *, page_size: int | None = None
     ) -> Pager[EvaluationSetRevision]:
         """A set's revisions, newest first."""
         return self._pager(
             lambda token: self._ops.list_set_revisions_page(evaluation_set, page_size, token)
         )
 
-    def delete_set_revision(self, revision: Any, *, wait: bool = False) -> OperationFuture[None]:
+    def delete_set_revision(
+        self, revision: ResourceRef, *, wait: bool = False
+    ) -> OperationFuture[None]:
         """Deletes a set revision, and the item revisions no other set revision uses."""
         return self._deleting(self._ops.delete_set_revision(revision), wait)
 
-    def get_item_revision(self, revision: Any) -> EvaluationItemRevision:
+    def get_item_revision(self, revision: ResourceRef) -> EvaluationItemRevision:
         """An item revision (``evaluationItems/{item}/revisions/{revision}``): the item as a
         set revision froze it, payload included."""
         return self._run(self._ops.get_item_revision(revision))
@@ -511,7 +513,7 @@ class Client(_ClientBase):
         """Groups runs to compare (``display_name``, ``evaluation_runs``, labels, metadata)."""
         return self._run(self._ops.create_experiment(experiment, request_id))
 
-    def get_experiment(self, experiment: Any) -> EvaluationExperiment:
+    def get_experiment(self, experiment: ResourceRef) -> EvaluationExperiment:
         """An evaluation experiment, by name or id."""
         return self._run(self._ops.get_experiment(experiment))
 
@@ -536,7 +538,9 @@ class Client(_ClientBase):
         """Patches an experiment; without ``update_mask``, the fields set on ``experiment``."""
         return self._run(self._ops.update_experiment(experiment, update_mask))
 
-    def delete_experiment(self, experiment: Any, *, wait: bool = False) -> OperationFuture[None]:
+    def delete_experiment(
+        self, experiment: ResourceRef, *, wait: bool = False
+    ) -> OperationFuture[None]:
         """Deletes an evaluation experiment: a long-running operation."""
         return self._deleting(self._ops.delete_experiment(experiment), wait)
 
@@ -555,7 +559,7 @@ class Client(_ClientBase):
         service does."""
         return self._run(self._ops.create_metric(metric, request_id, metric_id))
 
-    def get_metric(self, metric: Any) -> EvaluationMetric:
+    def get_metric(self, metric: ResourceRef) -> EvaluationMetric:
         """A registered metric, by name or id."""
         return self._run(self._ops.get_metric(metric))
 
@@ -569,7 +573,7 @@ class Client(_ClientBase):
         """Every registered metric of the location, page after page as iterated."""
         return self._pager(self._page_op(METRICS, EvaluationMetric, filter, page_size, order_by))
 
-    def delete_metric(self, metric: Any, *, wait: bool = False) -> OperationFuture[None]:
+    def delete_metric(self, metric: ResourceRef, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes a registered metric: a long-running operation."""
         return self._deleting(self._ops.delete_metric(metric), wait)
 
@@ -579,7 +583,7 @@ class Client(_ClientBase):
         self,
         run: EvaluationRun | Mapping[str, Any] | None = None,
         *,
-        evaluation_set: Any = None,
+        evaluation_set: ResourceRef | None = None,
         metrics: Sequence[MetricLike] | None = None,
         display_name: str | None = None,
         labels: Mapping[str, str] | None = None,
@@ -602,7 +606,7 @@ class Client(_ClientBase):
         )
         return self._run(self._ops.create_run(built, request_id))
 
-    def get_run(self, run: Any) -> EvaluationRun:
+    def get_run(self, run: ResourceRef) -> EvaluationRun:
         """A run, by name or id: its state, and its results' summary once done."""
         return self._run(self._ops.get_run(run))
 
@@ -616,7 +620,7 @@ class Client(_ClientBase):
         """Every run of the location, page after page as iterated (``filter``, ``order_by``)."""
         return self._pager(self._page_op(RUNS, EvaluationRun, filter, page_size, order_by))
 
-    def cancel_run(self, run: Any) -> None:
+    def cancel_run(self, run: ResourceRef) -> None:
         """Asks the service to stop a run; it ends CANCELLED (a done run is left as it is)."""
         self._run(self._ops.cancel_run(run))
 
@@ -669,13 +673,13 @@ class Client(_ClientBase):
             future.wait()
         return future
 
-    def delete_run(self, run: Any, *, wait: bool = False) -> OperationFuture[None]:
+    def delete_run(self, run: ResourceRef, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes a run (cancelling it if it is running): a long-running operation."""
         return self._deleting(self._ops.delete_run(run), wait)
 
     def wait_for_run(
         self,
-        run: Any,
+        run: ResourceRef,
         *,
         timeout: float | None = None,
         poll_interval: float = 1.0,
@@ -698,12 +702,12 @@ class Client(_ClientBase):
                 raise _run_timed_out(waiter, current)
             time.sleep(delay)
 
-    def get_results(self, run: Any) -> list[EvaluationItem]:
+    def get_results(self, run: ResourceRef) -> list[EvaluationItem]:
         """Every RESULT item of a finished run, in the order of its result set."""
         expected, items = self._results(run)
         return expected.ordered(items) if expected else []
 
-    def iter_results(self, run: Any) -> Iterator[EvaluationItem]:
+    def iter_results(self, run: ResourceRef) -> Iterator[EvaluationItem]:
         """Every RESULT item of a finished run, lazily, in the order the server lists them.
 
         Items come a page of 500 at a time (the next page is requested while this one is
@@ -711,7 +715,7 @@ class Client(_ClientBase):
         """
         return self._results(run)[1]
 
-    def _results(self, run: Any) -> tuple[ExpectedResults | None, Iterator[EvaluationItem]]:
+    def _results(self, run: ResourceRef) -> tuple[ExpectedResults | None, Iterator[EvaluationItem]]:
         current = run if isinstance(run, EvaluationRun) and run.done else self.get_run(run)
         set_name = result_set_name(current)
         if set_name is None:
@@ -806,7 +810,7 @@ class AsyncClient(_ClientBase):
     def _pager(self, page_op: Callable[[str | None], Op[Page[T]]]) -> AsyncPager[T]:
         return AsyncPager(lambda token: self._run(page_op(token)))
 
-    async def run_progress(self, run: Any) -> tuple[int, int] | None:
+    async def run_progress(self, run: ResourceRef) -> tuple[int, int] | None:
         """(items done, items in all) of a run (``Client.run_progress``)."""
         op = self._run_progress(run)
         if op is None:
@@ -833,20 +837,22 @@ class AsyncClient(_ClientBase):
             await future.wait()
         return future
 
-    async def get_operation(self, operation: Any) -> Operation:
+    async def get_operation(self, operation: ResourceRef) -> Operation:
         return await self._run(self._ops.get_operation(operation))
 
-    async def wait_operation(self, operation: Any, *, timeout: float | None = None) -> Operation:
+    async def wait_operation(
+        self, operation: ResourceRef, *, timeout: float | None = None
+    ) -> Operation:
         return await self._run(self._ops.wait_operation(operation, timeout))
 
     def list_operations(
-        self, resource: Any, *, filter: str | None = None, page_size: int | None = None
+        self, resource: ResourceRef, *, filter: str | None = None, page_size: int | None = None
     ) -> AsyncPager[Operation]:
         return self._pager(
             lambda token: self._ops.list_operations_page(resource, filter, page_size, token)
         )
 
-    async def delete_operation(self, operation: Any) -> None:
+    async def delete_operation(self, operation: ResourceRef) -> None:
         await self._run(self._ops.delete_operation(operation))
 
     # -- evaluationItems ------------------------------------------------------------------
@@ -856,7 +862,7 @@ class AsyncClient(_ClientBase):
     ) -> EvaluationItem:
         return await self._run(self._ops.create_item(item, request_id))
 
-    async def get_item(self, item: Any, *, read_payload: bool = True) -> EvaluationItem:
+    async def get_item(self, item: ResourceRef, *, read_payload: bool = True) -> EvaluationItem:
         found = await self._run(self._ops.get_item(item))
         return await self._with_payload(found) if read_payload else found
 
@@ -877,7 +883,7 @@ class AsyncClient(_ClientBase):
         return self._pager(self._page_op(ITEMS, EvaluationItem, filter, page_size, order_by))
 
     async def delete_item(
-        self, item: Any, *, wait: bool = False, force: bool = False
+        self, item: ResourceRef, *, wait: bool = False, force: bool = False
     ) -> AsyncOperationFuture[None]:
         """Deletes an item; see ``Client.delete_item``."""
         return await self._deleting(self._ops.delete_item(item, force), wait)
@@ -925,7 +931,7 @@ class AsyncClient(_ClientBase):
             await future.wait()
         return future
 
-    async def get_set(self, evaluation_set: Any) -> EvaluationSet:
+    async def get_set(self, evaluation_set: ResourceRef) -> EvaluationSet:
         return await self._run(self._ops.get_set(evaluation_set))
 
     def list_sets(
@@ -946,7 +952,7 @@ class AsyncClient(_ClientBase):
         return await self._run(self._ops.update_set(evaluation_set, update_mask))
 
     async def delete_set(
-        self, evaluation_set: Any, *, wait: bool = False, force: bool = False
+        self, evaluation_set: ResourceRef, *, wait: bool = False, force: bool = False
     ) -> AsyncOperationFuture[None]:
         """Deletes a set; see ``Client.delete_set``."""
         return await self._deleting(self._ops.delete_set(evaluation_set, force), wait)
@@ -954,7 +960,7 @@ class AsyncClient(_ClientBase):
     # -- revisions (v1beta1) ----------------------------------------------------------------
 
     async def create_set_revision(
-        self, evaluation_set: Any, *, request_id: str | None = None, wait: bool = False
+        self, evaluation_set: ResourceRef, *, request_id: str | None = None, wait: bool = False
     ) -> AsyncOperationFuture[EvaluationSetRevision]:
         operation = await self._run(self._ops.create_set_revision(evaluation_set, request_id))
         future = self._future(operation, _set_revision_of)
@@ -962,22 +968,22 @@ class AsyncClient(_ClientBase):
             await future.wait()
         return future
 
-    async def get_set_revision(self, revision: Any) -> EvaluationSetRevision:
+    async def get_set_revision(self, revision: ResourceRef) -> EvaluationSetRevision:
         return await self._run(self._ops.get_set_revision(revision))
 
     def list_set_revisions(
-        self, evaluation_set: Any, *, page_size: int | None = None
+        self, evaluation_set: ResourceRef, *, page_size: int | None = None
     ) -> AsyncPager[EvaluationSetRevision]:
         return self._pager(
             lambda token: self._ops.list_set_revisions_page(evaluation_set, page_size, token)
         )
 
     async def delete_set_revision(
-        self, revision: Any, *, wait: bool = False
+        self, revision: ResourceRef, *, wait: bool = False
     ) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_set_revision(revision), wait)
 
-    async def get_item_revision(self, revision: Any) -> EvaluationItemRevision:
+    async def get_item_revision(self, revision: ResourceRef) -> EvaluationItemRevision:
         return await self._run(self._ops.get_item_revision(revision))
 
     # -- evaluationExperiments ------------------------------------------------------------
@@ -990,7 +996,7 @@ class AsyncClient(_ClientBase):
     ) -> EvaluationExperiment:
         return await self._run(self._ops.create_experiment(experiment, request_id))
 
-    async def get_experiment(self, experiment: Any) -> EvaluationExperiment:
+    async def get_experiment(self, experiment: ResourceRef) -> EvaluationExperiment:
         return await self._run(self._ops.get_experiment(experiment))
 
     def list_experiments(
@@ -1013,7 +1019,7 @@ class AsyncClient(_ClientBase):
         return await self._run(self._ops.update_experiment(experiment, update_mask))
 
     async def delete_experiment(
-        self, experiment: Any, *, wait: bool = False
+        self, experiment: ResourceRef, *, wait: bool = False
     ) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_experiment(experiment), wait)
 
@@ -1028,7 +1034,7 @@ class AsyncClient(_ClientBase):
     ) -> EvaluationMetric:
         return await self._run(self._ops.create_metric(metric, request_id, metric_id))
 
-    async def get_metric(self, metric: Any) -> EvaluationMetric:
+    async def get_metric(self, metric: ResourceRef) -> EvaluationMetric:
         return await self._run(self._ops.get_metric(metric))
 
     def list_metrics(
@@ -1040,7 +1046,9 @@ class AsyncClient(_ClientBase):
     ) -> AsyncPager[EvaluationMetric]:
         return self._pager(self._page_op(METRICS, EvaluationMetric, filter, page_size, order_by))
 
-    async def delete_metric(self, metric: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
+    async def delete_metric(
+        self, metric: ResourceRef, *, wait: bool = False
+    ) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_metric(metric), wait)
 
     # -- evaluationRuns -------------------------------------------------------------------
@@ -1049,7 +1057,7 @@ class AsyncClient(_ClientBase):
         self,
         run: EvaluationRun | Mapping[str, Any] | None = None,
         *,
-        evaluation_set: Any = None,
+        evaluation_set: ResourceRef | None = None,
         metrics: Sequence[MetricLike] | None = None,
         display_name: str | None = None,
         labels: Mapping[str, str] | None = None,
@@ -1068,7 +1076,7 @@ class AsyncClient(_ClientBase):
         )
         return await self._run(self._ops.create_run(built, request_id))
 
-    async def get_run(self, run: Any) -> EvaluationRun:
+    async def get_run(self, run: ResourceRef) -> EvaluationRun:
         return await self._run(self._ops.get_run(run))
 
     def list_runs(
@@ -1080,7 +1088,7 @@ class AsyncClient(_ClientBase):
     ) -> AsyncPager[EvaluationRun]:
         return self._pager(self._page_op(RUNS, EvaluationRun, filter, page_size, order_by))
 
-    async def cancel_run(self, run: Any) -> None:
+    async def cancel_run(self, run: ResourceRef) -> None:
         await self._run(self._ops.cancel_run(run))
 
     async def evaluate_instances(
@@ -1116,12 +1124,14 @@ class AsyncClient(_ClientBase):
             await future.wait()
         return future
 
-    async def delete_run(self, run: Any, *, wait: bool = False) -> AsyncOperationFuture[None]:
+    async def delete_run(
+        self, run: ResourceRef, *, wait: bool = False
+    ) -> AsyncOperationFuture[None]:
         return await self._deleting(self._ops.delete_run(run), wait)
 
     async def wait_for_run(
         self,
-        run: Any,
+        run: ResourceRef,
         *,
         timeout: float | None = None,
         poll_interval: float = 1.0,
@@ -1140,11 +1150,11 @@ class AsyncClient(_ClientBase):
                 raise _run_timed_out(waiter, current)
             await asyncio.sleep(delay)
 
-    async def get_results(self, run: Any) -> list[EvaluationItem]:
+    async def get_results(self, run: ResourceRef) -> list[EvaluationItem]:
         expected, items = await self._results(run)
         return expected.ordered([item async for item in items]) if expected else []
 
-    async def iter_results(self, run: Any) -> AsyncIterator[EvaluationItem]:
+    async def iter_results(self, run: ResourceRef) -> AsyncIterator[EvaluationItem]:
         """Every RESULT item of a finished run, lazily (``Client.iter_results``)."""
         _, items = await self._results(run)
         async for item in items:
