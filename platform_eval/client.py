@@ -190,6 +190,13 @@ class _ClientBase:
         url = f"{self.api_endpoint.rstrip('/')}/_emulator/{path}"
         return ApiCall("GET", f"_emulator/{path}", url=url, resource=resource)
 
+    def _run_judge_usage(self, run: ResourceRef) -> Op[dict[str, Any] | None] | None:
+        if not self.is_emulator:
+            return None  # the service reports no judge cost
+        name = self._ops.name(RUNS, run)
+        call = self._emulator_get(f"judge-usage/{name}", name)
+        return Op(call, lambda body: body if isinstance(body, dict) else None)
+
     def _recorded_telemetry(self) -> Op[list[dict[str, Any]]]:
         if not self.is_emulator:
             raise ConfigurationError(
@@ -307,6 +314,18 @@ class Client(_ClientBase):
         """(items done, items in all) of a run the emulator is scoring; None where not known
         (the service reports no progress, and a run not started yet has none)."""
         op = self._run_progress(run)
+        if op is None:
+            return None
+        try:
+            return self._run(op)
+        except NotFound:
+            return None
+
+    def run_judge_usage(self, run: ResourceRef) -> dict[str, Any] | None:
+        """What judging a run cost, as the emulator's model judge counted it (model calls,
+        cache hits, tokens; per metric and per case): None where not known (the service, a
+        run nobody judged, an emulator without a model judge). Emulator only."""
+        op = self._run_judge_usage(run)
         if op is None:
             return None
         try:
@@ -813,6 +832,16 @@ class AsyncClient(_ClientBase):
     async def run_progress(self, run: ResourceRef) -> tuple[int, int] | None:
         """(items done, items in all) of a run (``Client.run_progress``)."""
         op = self._run_progress(run)
+        if op is None:
+            return None
+        try:
+            return await self._run(op)
+        except NotFound:
+            return None
+
+    async def run_judge_usage(self, run: ResourceRef) -> dict[str, Any] | None:
+        """What judging a run cost (``Client.run_judge_usage``)."""
+        op = self._run_judge_usage(run)
         if op is None:
             return None
         try:

@@ -71,6 +71,7 @@ class EmulatorApp:
             Route("/_emulator/openapi.json", self.openapi, methods=["GET"]),
             Route("/_emulator/reset", self.reset, methods=["POST"]),
             Route("/_emulator/progress/{name:path}", self.progress, methods=["GET"]),
+            Route("/_emulator/judge-usage/{name:path}", self.judge_usage, methods=["GET"]),
             Route("/_emulator/faults", self.fault_control, methods=["GET", "POST", "DELETE"]),
             *GcsRoutes(objects).routes(),
             *OtlpRoutes(backend.store, self.limits).routes(),
@@ -109,6 +110,15 @@ class EmulatorApp:
             return error_response(ApiError("NOT_FOUND", f"no progress recorded for {name}"))
         done, total = found
         return JSONResponse({"completedItems": done, "totalItems": total})
+
+    async def judge_usage(self, request: Request) -> Response:
+        """What judging a run cost, as the emulator's model judge counted it: the API has no
+        field for it, so the emulator serves it here."""
+        name = request.path_params["name"]
+        found = self.backend.store.judge_usage(name)
+        if found is None:
+            return error_response(ApiError("NOT_FOUND", f"no judge usage recorded for {name}"))
+        return JSONResponse(found)
 
     async def reset(self, request: Request) -> Response:
         self.backend.store.reset()

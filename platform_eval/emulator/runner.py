@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from .. import metrics
 from .._names import ITEMS, REVISIONS, RUNS, SETS
+from ..judges.service import usage_report
 from ..metrics import Judges
 from ..metrics.model_judge import evaluation
 from ..types import (
@@ -420,7 +421,14 @@ class RunExecutor:
                 # Scored, but not analysed as asked: the run says why rather than ending
                 # SUCCEEDED without the analysis.
                 state, error = EvaluationRunState.FAILED, f"loss analysis: {exc}"
+        self._record_judge_usage(name)
         self._finish(name, state, results=results, error=error)
+
+    def _record_judge_usage(self, name: str) -> None:
+        """What judging the run cost, kept with it for `results` to show later."""
+        report = usage_report(self.judges, name)
+        if report is not None:
+            self._backend.store.set_judge_usage(name, report)
 
     def _workers(self) -> int:
         """Items evaluated at once: a model judge's concurrency (its calls wait on the network,

@@ -58,6 +58,10 @@ CREATE TABLE IF NOT EXISTS run_progress (
     done INTEGER NOT NULL,
     total INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS run_judge_usage (
+    name TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS telemetry (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     signal TEXT NOT NULL,
@@ -362,6 +366,22 @@ class Store:
                 (name, done, total),
             )
 
+    def set_judge_usage(self, name: str, usage: dict[str, Any]) -> None:
+        """What judging run ``name`` cost (the report ``judges.usage_report`` makes)."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO run_judge_usage (name, body) VALUES (?,?) "
+                "ON CONFLICT (name) DO UPDATE SET body=excluded.body",
+                (name, json.dumps(usage)),
+            )
+
+    def judge_usage(self, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT body FROM run_judge_usage WHERE name=?", (name,)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
     def progress(self, name: str) -> tuple[int, int] | None:
         with self._lock:
             row = self._db.execute(
@@ -422,4 +442,5 @@ class Store:
             db.execute("DELETE FROM cancel_requests")
             db.execute("DELETE FROM telemetry")
             db.execute("DELETE FROM run_progress")
+            db.execute("DELETE FROM run_judge_usage")
             db.execute("DELETE FROM run_leases")

@@ -106,13 +106,31 @@ class UsageBook:
             book.add(usage, cached=cached)
 
 
-def usage_report(judge: Judges | ModelJudge | None) -> dict[str, Any] | None:
+async def _in_scope(scope: str, coroutine: Coroutine[Any, Any, T]) -> T:
+    """``coroutine`` run in the evaluation ``scope`` of the thread that asked: the judge's event
+    loop has its own context, and the calls are counted for the evaluation that made them."""
+    token = EVALUATION.set(scope)
+    try:
+        return await coroutine
+    finally:
+        EVALUATION.reset(token)
+
+
+def usage_report(
+    judge: Judges | ModelJudge | None, evaluation: str | None = None
+) -> dict[str, Any] | None:
     """What judging cost, as reports show it: the totals, ``byMetric`` and ``byCase`` (per
-    eval case, then metric); None when the judge does not count its calls (or there is none)."""
+    eval case, then metric), of every call or of one ``evaluation`` (a run's name); None when
+    the judge does not count its calls (or there is none, or the evaluation made none)."""
     model = judge.model if isinstance(judge, Judges) else judge
     if not isinstance(model, Judging):
         return None
-    books = [model.usage]
+    if evaluation is not None:
+        if evaluation not in model.usage_by_evaluation:
+            return None
+        books = [model.usage_by_evaluation[evaluation]]
+    else:
+        books = [model.usage]
     total: dict[str, Any] = {}
     by_metric: dict[str, dict[str, int]] = {}
     by_case: dict[str, dict[str, dict[str, int]]] = {}
@@ -191,6 +209,8 @@ class Judging:
         self.replay_only = replay_only
         self.max_calls = max_calls
         self.usage = UsageBook()
+        #: The same, per evaluation (a run's name): what judging that run cost.
+        self.usage_by_evaluation: dict[str, UsageBook] = {}
         #: What a replay-only run could not answer from the cache, one line each.
         self.replay_misses: list[str] = []
         #: Calls refused because ``max_calls`` were made.
@@ -218,7 +238,9 @@ class Judging:
         with self._lock:
             ended = self._ended(scope)
             if ended is None:
-                future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+                future: Future[T] = asyncio.run_coroutine_threadsafe(
+                    _in_scope(scope, coroutine), self._loop
+                )
                 self._waiting.setdefault(scope, set()).add(future)
         if ended is not None:
             coroutine.close()
@@ -329,6 +351,11 @@ class Judging:
             if not cached:
                 self._pending -= 1
             self.usage.add(label, usage, cached=cached)
+            scope = EVALUATION.get()
+            if scope:
+                self.usage_by_evaluation.setdefault(scope, UsageBook()).add(
+                    label, usage, cached=cached
+                )
 
     async def _call(self, model: str, contents: list[Content], config: Any) -> Answer:
         if self._semaphore is None:

@@ -72,7 +72,11 @@ async def fetch_results_async(
 
     found = await asyncio.gather(*(case_of(n) for n in requests))
     known.update((name, case) for name, case in found if case)
-    return build(current, items, case_ids=known, thresholds=thresholds)
+    results = build(current, items, case_ids=known, thresholds=thresholds)
+    if current is not None and client.is_emulator:
+        # What judging the run cost, kept with it by the emulator (the service keeps none).
+        results.judge = await client.run_judge_usage(current)
+    return results
 
 
 @overload

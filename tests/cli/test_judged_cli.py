@@ -118,6 +118,12 @@ def test_the_same_run_twice_makes_no_second_model_call(
     assert second["judge"]["calls"] == 0 and second["judge"]["cacheHits"] == made
     assert [r["score"] for r in second["rows"]] == [r["score"] for r in first["rows"]]
 
+    # The cost is kept with each run: `results` shows it later, as `run` printed it.
+    assert main(["-q", "results", first["run"], "--format", "json"]) in (0, 1)
+    later = json.loads(capsys.readouterr().out)
+    assert later["judge"]["calls"] == made and later["judge"]["cacheHits"] == 0
+    assert later["judge"]["byMetric"] == by_metric
+
 
 def test_replay_only_names_what_the_cache_cannot_answer(
     work: FakeGemini, capsys: pytest.CaptureFixture[str]
