@@ -2,7 +2,7 @@
 
 import nox
 
-nox.options.sessions = ["lint", "mypy", "tests"]
+nox.options.sessions = ["lint", "mypy", "docs", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -23,6 +23,13 @@ def lint(session: nox.Session) -> None:
 def mypy(session: nox.Session) -> None:
     session.install("-e", ".[test]", "mypy>=1.11")
     session.run("mypy")
+
+
+@nox.session(python="3.11")
+def docs(session: nox.Session) -> None:
+    """The documentation site, built as CI builds it (a warning fails it)."""
+    session.install("-e", ".[docs]")
+    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 @nox.session(python="3.11")

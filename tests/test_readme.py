@@ -1,5 +1,5 @@
-"""Every Python block of the README runs as pasted, in a folder laid out as the README assumes
-(``tests/eval/...``, ``traces/``), against the embedded emulator or a running one."""
+"""Every Python block of the README and of the docs runs as pasted, in a folder laid out as they
+assume (``tests/eval/...``, ``traces/``), against the embedded emulator or a running one."""
 
 from __future__ import annotations
 
@@ -16,7 +16,13 @@ from platform_eval.emulator import Emulator
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "samples" / "data"
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+#: The README and the documentation site's pages.
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCKS = [
+    block
+    for document in DOCUMENTS
+    for block in re.findall(r"```python\n(.*?)```", document.read_text(), re.S)
+]
 
 
 def _workspace(root: Path) -> Path:
@@ -34,6 +40,13 @@ def _workspace(root: Path) -> Path:
 
 def test_the_readme_has_its_python_examples() -> None:
     assert len(BLOCKS) >= 5
+
+
+def test_the_readme_stays_short_and_links_only_pages_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) < 250
+    for target in re.findall(r"\]\((docs/[^)#]*)", readme):
+        assert (ROOT / target).exists(), target
 
 
 @pytest.mark.slow

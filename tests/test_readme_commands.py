@@ -1,4 +1,4 @@
-"""Every `platform-eval` command line of the README runs as written (placeholders such as RUN
+"""Every `platform-eval` command line of the README and the docs runs as written (placeholders such as RUN
 filled with what the commands before them made), in a folder laid out as the README assumes,
 with the agent's and the judge's model the fake Gemini server: none is refused as a usage or
 input error (exit 2). Lines that elide their arguments (`...`) are the only ones left out."""
@@ -12,11 +12,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_readme import DATA, ROOT, _workspace
+from test_readme import DATA, DOCUMENTS, ROOT, _workspace
 
 from platform_eval.cli import main
 
-README = (ROOT / "README.md").read_text()
+README = "\n".join(document.read_text() for document in DOCUMENTS)
 
 
 def _shell_blocks(text: str) -> list[str]:
