@@ -164,36 +164,33 @@ class Comparison:
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
-        from html import escape
+        from .html import render
 
-        rows = []
-        for metric, a, b, delta, ci, p, verdict in self._rows():
-            rows.append(
-                f"<tr><td>{escape(metric)}</td><td>{a}</td>"
-                f"<td>{b}</td><td>{delta}</td><td>{escape(ci)}</td><td>{p}</td>"
-                f'<td class="{verdict.replace(" ", "-")}">{verdict}</td></tr>'
-            )
-        changes = "".join(
-            f"<li>{escape(title)}: {escape(_describe(c))}</li>"
+        rows = [
+            {
+                "metric": metric,
+                "before": a,
+                "after": b,
+                "delta": delta,
+                "ci": ci,
+                "p": p,
+                "verdict": verdict,
+                "css": verdict.replace(" ", "-"),
+            }
+            for metric, a, b, delta, ci, p, verdict in self._rows()
+        ]
+        changes = [
+            f"{title}: {_describe(c)}"
             for title, group in (("regressed", self.regressions), ("improved", self.improvements))
             for c in group
-        )
-        title = f"{escape(self.before.run_name or '')} vs {escape(self.after.run_name or '')}"
-        return (
-            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f"<title>platform-eval compare: {title}</title><style>"
-            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:4px 8px}.regressed{color:#b00;font-weight:bold}"
-            ".improved{color:#070}</style></head><body>"
-            f"<h1>platform-eval compare</h1><p>{title}: {self.paired} pairs</p>"
-            "<table><tr><th>metric</th><th>before</th><th>after</th><th>delta</th>"
-            "<th>95% CI (paired bootstrap over cases)</th><th>p (permutation)</th>"
-            f"<th>verdict</th></tr>{''.join(rows)}</table>"
-            + (f"<h2>What moved</h2><ul>{changes}</ul>" if changes else "")
-            + "<h2>How it was decided</h2><ul>"
-            + "".join(f"<li>{escape(line)}</li>" for line in self.decisions())
-            + "</ul>"
-            + "</body></html>\n"
+        ]
+        return render(
+            "compare.html.j2",
+            title=f"{self.before.run_name or ''} vs {self.after.run_name or ''}",
+            paired=self.paired,
+            rows=rows,
+            changes=changes,
+            decisions=self.decisions(),
         )
 
 

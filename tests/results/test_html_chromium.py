@@ -1,9 +1,12 @@
 """The HTML report in a real browser: Debian's headless Chromium renders it without a script or
-console error, with the chart, the case table and each conversation in place."""
+console error, with the chart, the case table and each conversation in place; at 1280 x 800 it
+has no horizontal scroll, whatever the case ids and answers, and 50 cases make a page of sane
+height (the passing ones closed)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,6 +15,8 @@ import pytest
 from paths import SAMPLE_DATA
 
 from platform_eval.cli import main
+from platform_eval.results import Row, RunResults, Verdict
+from platform_eval.types import EvaluationRun
 
 DATA = SAMPLE_DATA
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -77,7 +82,7 @@ def test_report_renders_in_chromium(
         '<a href="#case-paris-then-oslo">paris-then-oslo</a>',
         '<details id="case-paris-then-oslo" open="">',
         "weather_agent</span> calls get_weather",
-        "<b>no_apology</b>",
+        '<span class="id">(no_apology)</span>',
         "Candidate agent",
     ):
         assert fragment in dom.stdout
@@ -93,3 +98,50 @@ def test_report_renders_in_chromium(
     assert done.returncode == 0, done.stderr
     png = shot.read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 20_000  # a page with content, not blank
+
+
+def _layout(report: Path, tmp_path: Path) -> dict[str, int]:
+    """The page's scroll width and height at 1280 x 800: a copy of the report with a script
+    that writes them into the DOM (the report itself has no script)."""
+    measured = tmp_path / "measured.html"
+    script = (
+        "<script>addEventListener('load', () => {const e = document.documentElement;"
+        "document.body.dataset.width = e.scrollWidth; document.body.dataset.height = "
+        "e.scrollHeight;});</script>"
+    )
+    measured.write_text(report.read_text().replace("</body>", script + "</body>"))
+    dom = _chromium("--window-size=1280,800", "--dump-dom", page=measured)
+    assert dom.returncode == 0, dom.stderr
+    found = re.search(r'data-width="(\d+)" data-height="(\d+)"', dom.stdout)
+    assert found, dom.stdout[:500]
+    return {"width": int(found.group(1)), "height": int(found.group(2))}
+
+
+def _fifty_cases() -> RunResults:
+    run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/1"})
+    run.state = "SUCCEEDED"  # type: ignore[assignment]
+    metrics = [f"rubric_based_final_response_quality_v{n}_with_a_long_name" for n in range(6)]
+    rows = []
+    for n in range(50):
+        case = f"case-{n}" if n % 10 else f"case-{n}-with_no_break_" + "x" * 150
+        for metric in metrics:
+            score = 0.2 if n in (7, 23, 41) else 0.9
+            explanation = "an explanation with no space " + "y" * 300
+            verdicts = (Verdict("r1", "The answer names the city " + "z" * 200, score > 0.5, "ok"),)
+            rows.append(
+                Row(case, f"i{n}", None, "agent", metric, score, 0.5, explanation, verdicts)
+            )
+    return RunResults(run, rows)
+
+
+@pytest.mark.slow
+def test_fifty_cases_fit_1280_pixels_with_the_failing_ones_open(tmp_path: Path) -> None:
+    report = tmp_path / "fifty.html"
+    report.write_text(_fifty_cases().to_html())
+    html = report.read_text()
+    assert html.count("<details") == 50 and html.count(" open>") == 3
+    # The failing cases come first.
+    assert html.index('id="case-case-41"') < html.index('id="case-case-0-')
+    layout = _layout(report, tmp_path)
+    assert layout["width"] <= 1280, layout
+    assert layout["height"] < 12_000, layout  # 47 closed cases, 3 open ones, the tables

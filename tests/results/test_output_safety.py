@@ -91,6 +91,38 @@ def test_an_html_report_writes_a_bidi_override_out() -> None:
     assert "safe\\u202eevil" in document
 
 
+def test_an_html_report_shows_markup_and_control_characters_as_text() -> None:
+    run = EvaluationRun.model_validate({"name": "projects/p/locations/l/evaluationRuns/1"})
+    run.state = "SUCCEEDED"  # type: ignore[assignment]
+    rows = [
+        Row(case, "i", None, "agent", "exact_match", 0.0, 0.5, f"{case} \x1b[31m", ())
+        for case in HOSTILE_IDS
+    ]
+    document = RunResults(run, rows).to_html()
+    assert "<img" not in document and 'onerror="' not in document
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in document
+    assert "\x1b" not in document  # a terminal escape is never written as it is
+
+
+def test_a_comparison_in_html_shows_hostile_names_as_text() -> None:
+    from platform_eval.results import compare
+
+    def run_of(name: str, score: float) -> RunResults:
+        run = EvaluationRun.model_validate(
+            {"name": f"projects/p/locations/l/evaluationRuns/{name}", "displayName": "<b>x</b>"}
+        )
+        run.state = "SUCCEEDED"  # type: ignore[assignment]
+        rows = [
+            Row(case, "i", None, "agent", "<script>m</script>", score, None, "e", ())
+            for case in HOSTILE_IDS
+        ]
+        return RunResults(run, rows)
+
+    document = compare(run_of("1", 1.0), run_of("2", 0.0)).to_html()
+    assert "<script>" not in document and "<img" not in document and "\u202e" not in document
+    assert "&lt;script&gt;m&lt;/script&gt;" in document
+
+
 def test_junit_is_well_formed_whatever_the_text() -> None:
     document = _results().to_junit()
     root = ET.fromstring(document)

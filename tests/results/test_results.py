@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -105,7 +106,9 @@ def test_every_format(sync_client: Client, runs: Any) -> None:
     assert failure is not None and "tool_trajectory_avg_score" in (failure.get("message") or "")
     assert "## platform-eval: FAILED" in results.to_markdown()
     html = results.to_html()
-    assert "<script" not in html and "get_weather" in html and "<b>mentions-paris</b>" in html
+    assert "<script" not in html and "get_weather" in html
+    # A verdict shows its rubric's text, its id beside it.
+    assert re.search(r"<b>[^<]+</b> <span class=\"id\">\(mentions-paris\)</span>", html)
     assert "Paris" in html and "Sunny in Paris." in html
     table = results.to_table(rubrics=True)
     assert "FAILED" in table and "rubric mentions-paris: PASS" in table
