@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import CancelledError, Future
@@ -104,6 +105,29 @@ class UsageBook:
             self.by_case.setdefault((label.metric, label.case), Usage()),
         ):
             book.add(usage, cached=cached)
+
+
+def _for_good(exc: Exception) -> bool:
+    """A failure no retry mends: the model unknown, no access, no route to the endpoint."""
+    import httpx
+
+    code = getattr(exc, "code", None) or getattr(exc, "status_code", None)
+    if code in (401, 403, 404):
+        return True
+    return isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | ConnectionError)
+
+
+def _endpoint(message: str) -> str:
+    """Where the judge's calls go, as the user set it (for the message that they fail)."""
+    if "LiteLLM" in message:
+        return "the one LiteLLM routes the model to"
+    for variable in ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"):
+        value = os.environ.get(variable)
+        if value:
+            return f"{value} ({variable})"
+    if os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"):
+        return "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)"
+    return "the Gemini API (GOOGLE_API_KEY)"
 
 
 async def _in_scope(scope: str, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -202,6 +226,9 @@ class Judging:
         #: Tries in a row that failed alike, how, and why judging stopped (None: it goes on).
         self._streak = 0
         self._streak_kind = ""
+        #: Whether the model answered a call yet: until it does, a call that fails for good
+        #: stops judging (the first call is a probe).
+        self._answered = False
         self._stopped: str | None = None
         self.model = model
         self.cache = JudgeCache(cache) if isinstance(cache, str | Path) else cache
@@ -392,19 +419,28 @@ class Judging:
                 delay = min(delay * 2, MAX_BACKOFF)
                 continue
             except Exception as exc:
-                raise self._failed(
-                    type(exc).__name__,
-                    f"the judge model {model} failed: {type(exc).__name__}: {exc}",
-                ) from None
+                said = f"the judge model {model} failed: {type(exc).__name__}: {exc}"
+                probe = not self._answered and _for_good(exc)
+                raise self._failed(type(exc).__name__, said, first=probe) from None
             with self._lock:
                 self._streak = 0
+                self._answered = True
             return answer
         raise AssertionError("unreachable")
 
-    def _failed(self, kind: str, message: str) -> JudgeUnavailableError:
+    def _failed(self, kind: str, message: str, *, first: bool = False) -> JudgeUnavailableError:
         """Counts a failed try; ``stop_after`` in a row failing alike stop judging: an outage
-        is said once, not waited out call after call."""
+        is said once, not waited out call after call. ``first``: the judge has answered no call
+        yet and this one failed for good (an unknown model, no credentials, no route to the
+        endpoint): the first call is the probe, and judging stops at once."""
         with self._lock:
+            if first and self._stopped is None:
+                self._stopped = (
+                    f"judging stopped: the first call to the judge model failed ({message}; "
+                    f"endpoint {_endpoint(message)}): check the model name, the endpoint and the "
+                    "credentials"
+                )
+                return JudgeUnavailableError(self._stopped)
             self._streak = self._streak + 1 if kind == self._streak_kind else 1
             self._streak_kind = kind
             if self._streak >= self.stop_after and self._stopped is None:

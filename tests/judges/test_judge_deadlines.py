@@ -223,3 +223,38 @@ def test_a_quotas_429s_are_retried_and_never_stop_judging() -> None:
             judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=LABEL))
         reply = judging.run(judging.generate("gemini-test", ASK, None, sample=1, label=LABEL))
     assert reply.text == "yes"
+
+
+@pytest.mark.parametrize("status", [404, 401, 403])
+def test_the_first_call_is_a_probe_a_model_that_is_not_there_stops_judging_at_once(
+    status: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unknown model (404) or no access (401, 403) on the very first call: judging stops
+    there, one line naming the model, the endpoint and the cause, not ten tries later."""
+    with model_judges(lambda seen: "never") as (judges, fake):
+        # Where the product's judge reads its endpoint (model_judges passes it to the client).
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        fake.fail_next(status, count=10_000)
+        judging = judges.model
+        failures = []
+        for case in range(5):
+            label = CallLabel("m", f"case-{case}", "agent")
+            with pytest.raises(JudgeUnavailableError) as failed:
+                judging.run(judging.generate("gemini-nope", ASK, None, sample=0, label=label))
+            failures.append(str(failed.value))
+    assert len(fake.seen) == 1
+    first = failures[0]
+    assert first.startswith("judging stopped: the first call to the judge model failed")
+    assert "gemini-nope" in first and str(status) in first and "GOOGLE_GEMINI_BASE_URL" in first
+    assert failures[-1] == first
+
+
+def test_after_an_answer_a_404_is_one_failure_not_a_stop() -> None:
+    with model_judges(lambda seen: "yes") as (judges, fake):
+        judging = judges.model
+        assert judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=LABEL))
+        fake.fail_next(404, count=1)
+        with pytest.raises(JudgeUnavailableError, match="failed: ClientError"):
+            judging.run(judging.generate("gemini-test", ASK, None, sample=1, label=LABEL))
+        reply = judging.run(judging.generate("gemini-test", ASK, None, sample=2, label=LABEL))
+    assert reply.text == "yes"
