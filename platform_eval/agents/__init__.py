@@ -5,6 +5,7 @@ from .journal import AgentJournal
 from .loading import AdkMissingError, AgentLoadError, AgentSource, LoadedAgent, load_agent
 from .running import (
     DEFAULT_AGENT_CONCURRENCY,
+    AgentModelError,
     AgentProgress,
     AgentProgressCallback,
     AgentRunReport,
@@ -18,6 +19,7 @@ __all__ = [
     "AdkMissingError",
     "AgentJournal",
     "AgentLoadError",
+    "AgentModelError",
     "AgentProgress",
     "AgentProgressCallback",
     "AgentRunReport",

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._model_errors import unusable_model
+from ..errors import PlatformEvalError
 from ..formats import adk
 from .history import history_events
 from .journal import AgentJournal
@@ -314,6 +316,21 @@ async def run_case(
     return dumped, ending, recorder.agents()
 
 
+class AgentModelError(PlatformEvalError):
+    """The agent's model cannot be reached or used (unknown, no access, no route, no
+    credentials): the run stops on the first such failure rather than on every case."""
+
+
+def _outage_message(agent: LoadedAgent, error: str) -> str:
+    model = getattr(agent.root_agent, "model", None)
+    named = f" {model}" if isinstance(model, str) and model else ""
+    return (
+        f"the agent's model{named} cannot be used: {error}; the other cases were not run "
+        "(check the model name, GOOGLE_API_KEY or Application Default Credentials, and "
+        "GOOGLE_GEMINI_BASE_URL / GOOGLE_VERTEX_BASE_URL if set)"
+    )
+
+
 async def run_agent_cases(
     agent: LoadedAgent,
     cases: Sequence[adk.EvalCase],
@@ -385,6 +402,9 @@ async def run_agent_cases(
                     )
             except Exception as exc:  # one case's failure must not stop the others
                 result.error = f"{type(exc).__name__}: {exc}"
+                if unusable_model(exc) and not outage:
+                    # ... but a model no call can reach stops them all, said once.
+                    outage.append(_outage_message(agent, result.error))
                 # The reason is reported with the results; the traceback is for --debug.
                 _logger.debug("%s: the agent failed", result.key, exc_info=True)
                 progress.failed += 1
@@ -397,5 +417,16 @@ async def run_agent_cases(
             return result
 
     tell()
-    runs = await asyncio.gather(*(one(case, run) for case, run in planned))
-    return AgentRunReport(runs=list(runs), num_runs=num_runs)
+    outage: list[str] = []
+    tasks = [asyncio.ensure_future(one(case, run)) for case, run in planned]
+    try:
+        pending: set[asyncio.Future[CaseRun]] = set(tasks)
+        while pending:
+            _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if outage:
+                raise AgentModelError(outage[0])
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return AgentRunReport(runs=[task.result() for task in tasks], num_runs=num_runs)

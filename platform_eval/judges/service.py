@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from google.genai.types import GenerateContentConfig
 
+from .._model_errors import unusable_model
 from ..metrics.judges import Judges
 from ..metrics.model_judge import (
     EVALUATION,
@@ -105,16 +106,6 @@ class UsageBook:
             self.by_case.setdefault((label.metric, label.case), Usage()),
         ):
             book.add(usage, cached=cached)
-
-
-def _for_good(exc: Exception) -> bool:
-    """A failure no retry mends: the model unknown, no access, no route to the endpoint."""
-    import httpx
-
-    code = getattr(exc, "code", None) or getattr(exc, "status_code", None)
-    if code in (401, 403, 404):
-        return True
-    return isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | ConnectionError)
 
 
 def _endpoint(message: str) -> str:
@@ -420,7 +411,7 @@ class Judging:
                 continue
             except Exception as exc:
                 said = f"the judge model {model} failed: {type(exc).__name__}: {exc}"
-                probe = not self._answered and _for_good(exc)
+                probe = not self._answered and unusable_model(exc)
                 raise self._failed(type(exc).__name__, said, first=probe) from None
             with self._lock:
                 self._streak = 0

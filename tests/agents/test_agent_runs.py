@@ -361,3 +361,18 @@ def test_the_pytest_fixture_runs_an_agent(model: FakeGemini, platform_eval: Any)
     assert {(r.eval_case_id, r.metric): r.score for r in results.rows} == pytest.approx(EXPECTED)
     assert len(results.spreads()) == 8
     assert not Path(".platform-eval/agent-runs").exists()  # a test keeps nothing to resume
+
+
+def test_an_agent_model_that_cannot_be_used_stops_the_run_in_one_line(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The agent's model answers 404 (unknown model): the first case to meet it stops the
+    others, and the command says so in one line, naming the model."""
+    model.fail_next(404, count=10_000)
+    code = _run("--agent", "agents/travel_agent", "--config", "eval_config.json")
+    err = capsys.readouterr().err
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) <= 3 and "Traceback" not in err, err
+    assert "the agent's model gemini-2.5-flash cannot be used: ClientError: 404" in lines[-1]
+    assert len(model.seen) <= 4  # the cases under way when the first one failed

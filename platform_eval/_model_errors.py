@@ -1,0 +1,26 @@
+"""Which failures of a model call no retry mends: the model is not there (404), no access (401,
+403), no route to the endpoint, no credentials. The judge and the agent runs stop on them at
+once rather than meeting the same failure call after call."""
+
+from __future__ import annotations
+
+#: Words of google-genai's error when no API key or project is set.
+_NO_CREDENTIALS = ("Missing key inputs argument", "API key", "default credentials")
+
+
+def unusable_model(exc: BaseException) -> bool:
+    """True when ``exc`` says the model cannot be reached or used at all, whatever the call."""
+    import httpx
+
+    code = getattr(exc, "code", None) or getattr(exc, "status_code", None)
+    if code in (401, 403, 404):
+        return True
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | ConnectionError):
+        return True
+    try:
+        from google.auth.exceptions import DefaultCredentialsError
+    except ImportError:  # pragma: no cover - google-auth is a dependency
+        return False
+    if isinstance(exc, DefaultCredentialsError):
+        return True
+    return isinstance(exc, ValueError) and any(words in str(exc) for words in _NO_CREDENTIALS)
