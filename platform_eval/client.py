@@ -345,11 +345,17 @@ class Client(_ClientBase):
     ) -> OperationFuture[T]:
         return OperationFuture(operation, self.get_operation, parse)
 
-    def _deleting(self, op: Op[Operation], wait: bool) -> OperationFuture[None]:
-        future = self._future(self._run(op), _no_result)
+    def _operation(
+        self, op: Op[Operation], parse: Callable[[dict[str, Any]], T], wait: bool
+    ) -> OperationFuture[T]:
+        """The long-running operation ``op`` starts, as a future (waited for when ``wait``)."""
+        future = self._future(self._run(op), parse)
         if wait:
             future.wait()
         return future
+
+    def _deleting(self, op: Op[Operation], wait: bool) -> OperationFuture[None]:
+        return self._operation(op, _no_result, wait)
 
     def get_operation(self, operation: ResourceRef) -> Operation:
         """A long-running operation, by its name (``{resource}/operations/{id}``)."""
@@ -666,11 +672,9 @@ class Client(_ClientBase):
         """Scores every row of a Cloud Storage dataset by ``metrics`` (``:evaluateDataset``),
         writing the results under ``output_config``: a long-running operation whose
         ``wait()`` returns the aggregates and the output directory."""
-        operation = self._run(self._ops.evaluate_dataset(request))
-        future = self._future(operation, EvaluateDatasetResponse.from_wire)
-        if wait:
-            future.wait()
-        return future
+        return self._operation(
+            self._ops.evaluate_dataset(request), EvaluateDatasetResponse.from_wire, wait
+        )
 
     def generate_user_scenarios(
         self, request: GenerateUserScenariosRequest | Mapping[str, Any]
@@ -686,11 +690,9 @@ class Client(_ClientBase):
         """Clusters the failed rubric verdicts of a metric into a two-level taxonomy
         (``:generateLossClusters``), for results given inline or a set's RESULT items: a
         long-running operation whose ``wait()`` returns the GenerateLossClustersResponse."""
-        operation = self._run(self._ops.generate_loss_clusters(request))
-        future = self._future(operation, GenerateLossClustersResponse.from_wire)
-        if wait:
-            future.wait()
-        return future
+        return self._operation(
+            self._ops.generate_loss_clusters(request), GenerateLossClustersResponse.from_wire, wait
+        )
 
     def delete_run(self, run: ResourceRef, *, wait: bool = False) -> OperationFuture[None]:
         """Deletes a run (cancelling it if it is running): a long-running operation."""
@@ -860,11 +862,16 @@ class AsyncClient(_ClientBase):
     ) -> AsyncOperationFuture[T]:
         return AsyncOperationFuture(operation, self.get_operation, parse)
 
-    async def _deleting(self, op: Op[Operation], wait: bool) -> AsyncOperationFuture[None]:
-        future = self._future(await self._run(op), _no_result)
+    async def _operation(
+        self, op: Op[Operation], parse: Callable[[dict[str, Any]], T], wait: bool
+    ) -> AsyncOperationFuture[T]:
+        future = self._future(await self._run(op), parse)
         if wait:
             await future.wait()
         return future
+
+    async def _deleting(self, op: Op[Operation], wait: bool) -> AsyncOperationFuture[None]:
+        return await self._operation(op, _no_result, wait)
 
     async def get_operation(self, operation: ResourceRef) -> Operation:
         return await self._run(self._ops.get_operation(operation))
@@ -1133,11 +1140,9 @@ class AsyncClient(_ClientBase):
     async def evaluate_dataset(
         self, request: EvaluateDatasetRequest | Mapping[str, Any], *, wait: bool = False
     ) -> AsyncOperationFuture[EvaluateDatasetResponse]:
-        operation = await self._run(self._ops.evaluate_dataset(request))
-        future = self._future(operation, EvaluateDatasetResponse.from_wire)
-        if wait:
-            await future.wait()
-        return future
+        return await self._operation(
+            self._ops.evaluate_dataset(request), EvaluateDatasetResponse.from_wire, wait
+        )
 
     async def generate_user_scenarios(
         self, request: GenerateUserScenariosRequest | Mapping[str, Any]
@@ -1147,11 +1152,9 @@ class AsyncClient(_ClientBase):
     async def generate_loss_clusters(
         self, request: GenerateLossClustersRequest | Mapping[str, Any], *, wait: bool = False
     ) -> AsyncOperationFuture[GenerateLossClustersResponse]:
-        operation = await self._run(self._ops.generate_loss_clusters(request))
-        future = self._future(operation, GenerateLossClustersResponse.from_wire)
-        if wait:
-            await future.wait()
-        return future
+        return await self._operation(
+            self._ops.generate_loss_clusters(request), GenerateLossClustersResponse.from_wire, wait
+        )
 
     async def delete_run(
         self, run: ResourceRef, *, wait: bool = False

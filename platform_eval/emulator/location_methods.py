@@ -36,6 +36,8 @@ from ..types.instances import (
     EvaluateDatasetRequest,
     EvaluateInstancesRequest,
     GenerateInstanceRubricsRequest,
+    GenerateInstanceRubricsResponse,
+    GenerateUserScenariosResponse,
 )
 from . import dataset_evaluation, loss_analysis
 from .backend import (
@@ -137,7 +139,7 @@ class LocationMethods:
             rubrics = await to_thread.run_sync(write)
         except metrics.MetricError as exc:
             raise ApiError("INVALID_ARGUMENT", str(exc)) from None
-        return JSONResponse({"generatedRubrics": [rubric.to_wire() for rubric in rubrics]})
+        return JSONResponse(GenerateInstanceRubricsResponse(generated_rubrics=rubrics).to_wire())
 
     async def generate_loss_clusters(self, call: Call) -> Response:
         # Inline results are what the SDK has (no evaluationRequest name): not held to what a
@@ -242,7 +244,7 @@ class LocationMethods:
             scenarios = await to_thread.run_sync(write)
         except metrics.MetricError as exc:
             raise ApiError("INVALID_ARGUMENT", str(exc)) from None
-        return JSONResponse({"userScenarios": [s.to_wire() for s in scenarios]})
+        return JSONResponse(GenerateUserScenariosResponse(user_scenarios=scenarios).to_wire())
 
     async def evaluate_dataset(self, call: Call) -> Response:
         request = parse_body(EvaluateDatasetRequest, await self._body(call), call.version)
