@@ -18,9 +18,29 @@ def unusable_model(exc: BaseException) -> bool:
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | ConnectionError):
         return True
     try:
+        import aiohttp  # google-genai's async transport, when installed
+    except ImportError:
+        pass
+    else:
+        if isinstance(exc, aiohttp.ClientConnectorError):  # refused, no such host, no route
+            return True
+    try:
         from google.auth.exceptions import DefaultCredentialsError
     except ImportError:  # pragma: no cover - google-auth is a dependency
         return False
     if isinstance(exc, DefaultCredentialsError):
         return True
     return isinstance(exc, ValueError) and any(words in str(exc) for words in _NO_CREDENTIALS)
+
+
+def failure_text(exc: BaseException) -> str:
+    """``exc`` in one line: its type and message, without what only clutters it (aiohttp's
+    connection error prints its TLS context object)."""
+    host, port = getattr(exc, "host", None), getattr(exc, "port", None)
+    cause = getattr(exc, "os_error", None)
+    if host and isinstance(cause, OSError):
+        # asyncio words a refusal "Connect call failed (host, port)".
+        refused = isinstance(cause, ConnectionRefusedError)
+        reason = "connection refused" if refused else cause.strerror or str(cause)
+        return f"{type(exc).__name__}: cannot connect to {host}:{port}: {reason}"
+    return f"{type(exc).__name__}: {exc}"

@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._model_errors import unusable_model
+from .._model_errors import failure_text, unusable_model
 from ..errors import PlatformEvalError
 from ..formats import adk
 from .history import history_events
 from .journal import AgentJournal
 from .loading import LoadedAgent
+from .model_probe import ModelProbe, probe_timeout, retry_plugin
 
 if TYPE_CHECKING:
     from google.adk.agents.run_config import RunConfig
@@ -147,13 +148,11 @@ def _adk_experimental() -> Iterator[None]:
         yield
 
 
-def _eval_plugins() -> list[Any]:
-    """The plugin adk eval adds so that a model's passing outage does not fail a case."""
-    try:
-        from google.adk.evaluation._retry_options_utils import EnsureRetryOptionsPlugin
-    except ImportError:  # an ADK without it runs without it, as its own adk eval does
-        return []
-    return [EnsureRetryOptionsPlugin(name="ensure_retry_options")]
+def _eval_plugins(probe: ModelProbe | None) -> list[Any]:
+    """The plugin adk eval adds so that a model's passing outage does not fail a case, with
+    short tries while ``probe`` has seen the model answer nothing (``model_probe``)."""
+    plugin = retry_plugin(probe)
+    return [plugin] if plugin is not None else []
 
 
 @functools.cache
@@ -198,7 +197,13 @@ def _agent_config(name: str, llm_request: Any) -> dict[str, Any]:
     return found
 
 
-def _runner(agent: LoadedAgent, app_name: str, session_service: Any, recorder: Any = None) -> Any:
+def _runner(
+    agent: LoadedAgent,
+    app_name: str,
+    session_service: Any,
+    recorder: Any = None,
+    probe: ModelProbe | None = None,
+) -> Any:
     from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
     from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
     from google.adk.runners import Runner
@@ -213,7 +218,7 @@ def _runner(agent: LoadedAgent, app_name: str, session_service: Any, recorder: A
         # The App's plugins, caching and resumability take part, as in adk eval.
         app = agent.app.model_copy(
             update={
-                "plugins": list(agent.app.plugins) + _eval_plugins() + extra,
+                "plugins": list(agent.app.plugins) + _eval_plugins(probe) + extra,
                 "root_agent": agent.root_agent,
             }
         )
@@ -223,7 +228,7 @@ def _runner(agent: LoadedAgent, app_name: str, session_service: Any, recorder: A
     # An App holds the plugins (Runner's own plugins= is deprecated); built as Runner builds
     # one for a bare agent, without App's name rules, which a bare agent never had to meet.
     bare = App.model_construct(
-        name=app_name, root_agent=agent.root_agent, plugins=_eval_plugins() + extra
+        name=app_name, root_agent=agent.root_agent, plugins=_eval_plugins(probe) + extra
     )
     return Runner(app=bare, app_name=app_name, **services)
 
@@ -249,10 +254,12 @@ async def run_case(
     on_turn: Callable[[], None] | None = None,
     run_config: RunConfig | None = None,
     history: Sequence[adk.Invocation] = (),
+    probe: ModelProbe | None = None,
 ) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]]]:
     """Runs one ADK eval case; returns its finished session (ADK's JSON), why it ended, and
     what each agent was given (``CaseRun.agents``). ``history``: turns that already happened,
-    put into the session before the case's own are asked."""
+    put into the session before the case's own are asked. ``probe``: whether the model
+    answered yet in this run (``model_probe``)."""
     from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
     from google.adk.evaluation.simulation.user_simulator import Status
     from google.adk.events.event import Event
@@ -281,7 +288,7 @@ async def run_case(
     with _adk_experimental():
         simulator = provider.provide(case)
     recorder = _app_details_recorder_class()()
-    runner = _runner(agent, app_name, service, recorder)
+    runner = _runner(agent, app_name, service, recorder, probe)
     events: list[Any] = []
     # adk eval gives the simulator a deep copy of the conversation. The recorded conversation's
     # simulator reads none of it, and the copy was 7% of the CPU of a run of 200 cases.
@@ -319,6 +326,26 @@ async def run_case(
 class AgentModelError(PlatformEvalError):
     """The agent's model cannot be reached or used (unknown, no access, no route, no
     credentials): the run stops on the first such failure rather than on every case."""
+
+
+def _stops_the_run(exc: BaseException, probe: ModelProbe) -> bool:
+    """A model no call can use, or one that failed every try before it ever answered (down,
+    answering 5xx or silent from the start): the other cases would meet the same."""
+    if unusable_model(exc):
+        return True
+    from google.genai.errors import APIError
+
+    return not probe.answered and isinstance(exc, APIError | TimeoutError)
+
+
+def _failure_text(exc: BaseException, probe: ModelProbe) -> str:
+    """Why a case failed, in one line: the error, and what a bare one leaves unsaid."""
+    if isinstance(exc, TimeoutError) and not probe.answered:
+        return (
+            f"TimeoutError: the model gave no answer within {probe_timeout():g} s "
+            "(PLATFORM_EVAL_AGENT_PROBE_TIMEOUT, for calls before its first answer)"
+        )
+    return failure_text(exc)
 
 
 def _outage_message(agent: LoadedAgent, error: str) -> str:
@@ -361,6 +388,7 @@ async def run_agent_cases(
     run_config = _span_content_config() if record_spans else None
     planned = [(case, run) for case in cases for run in range(1, num_runs + 1)]
     progress = AgentProgress(total=len(planned))
+    probe = ModelProbe()
     gate = asyncio.Semaphore(concurrency)
 
     def tell() -> None:
@@ -399,10 +427,11 @@ async def run_agent_cases(
                         turned,
                         run_config,
                         history,
+                        probe,
                     )
             except Exception as exc:  # one case's failure must not stop the others
-                result.error = f"{type(exc).__name__}: {exc}"
-                if unusable_model(exc) and not outage:
+                result.error = _failure_text(exc, probe)
+                if _stops_the_run(exc, probe) and not outage:
                     # ... but a model no call can reach stops them all, said once.
                     outage.append(_outage_message(agent, result.error))
                 # The reason is reported with the results; the traceback is for --debug.

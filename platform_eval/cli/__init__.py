@@ -605,11 +605,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    earlier = list(logging.getLogger().handlers)  # a host's (a test run's), left as they are
     logging.basicConfig(
         level=logging.DEBUG if args.debug else logging.ERROR if args.quiet else logging.WARNING,
         format="platform-eval: %(levelname)s: %(message)s",
     )
     if not args.debug:
+        for handler in logging.getLogger().handlers:
+            if handler not in earlier:
+                handler.addFilter(_OncePerMessage())
+                handler.setFormatter(_WithoutTraceback(handler.formatter))
+        # google-adk's evaluators warn of every judge answer they cannot read and every judge
+        # call that failed, a traceback each: the results say the same once per case, as
+        # NOT_EVALUATED with the reason.
+        logging.getLogger("google_adk.google.adk.evaluation").setLevel(logging.ERROR)
         # google-adk says its evaluators and simulators are experimental each time a run
         # builds one: notices for ADK's developers, which break the progress line.
         warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
@@ -655,6 +664,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             error(f"internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)")
             return EXIT_FAILED
         return _fail(args, exc, EXIT_FAILED)
+
+
+class _OncePerMessage(logging.Filter):
+    """Lets each message through once: a library that warns per case or per judge answer
+    (google-adk's unreadable auto-rater answer) says it once, not once a case."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[tuple[str, int, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.levelno, record.getMessage())
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+
+class _WithoutTraceback(logging.Formatter):
+    """A log line without the traceback a library attached (``--debug`` shows them)."""
+
+    def __init__(self, like: logging.Formatter | None) -> None:
+        super().__init__(like._fmt if like is not None else None)
+
+    def format(self, record: logging.LogRecord) -> str:
+        kept = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        try:
+            return super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = kept
 
 
 def _fail(args: argparse.Namespace, exc: BaseException, code: int) -> int:

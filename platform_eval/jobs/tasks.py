@@ -694,9 +694,14 @@ def choose_metrics(
     ]
     thresholds: dict[str, float] = {}
     if loaded is not None:
+        thresholds = loaded.thresholds()
         if not chosen:
             chosen = list(loaded.run_metrics())
-        thresholds = loaded.thresholds()
+        else:
+            # Metrics named choose among the config's: its thresholds of the others judge
+            # nothing in this run (its code metrics run whatever is named).
+            names = {str(to_metric(m).metric) for m in chosen} | set(loaded.code_metrics)
+            thresholds = {name: value for name, value in thresholds.items() if name in names}
     if not chosen and not (loaded is not None and loaded.code_metrics):
         raise ValueError("evaluate needs metrics=[...] or a config with criteria")
     return chosen, thresholds

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from google.genai.types import GenerateContentConfig
 
-from .._model_errors import unusable_model
+from .._model_errors import failure_text, unusable_model
 from ..metrics.judges import Judges
 from ..metrics.model_judge import (
     EVALUATION,
@@ -52,6 +52,9 @@ DEFAULT_CONCURRENCY = 8
 MAX_ATTEMPTS = 6
 #: The longest wait between two tries, whatever Retry-After says.
 MAX_BACKOFF = 60.0
+#: The same while the model has answered nothing yet: the first call is a probe, and a model
+#: that is down from the start is said in seconds, not waited out for minutes.
+PROBE_BACKOFF = 1.0
 #: Model tries in a row that fail alike (the same status, the same error) before judging stops.
 DEFAULT_STOP_AFTER = 10
 #: The longest judge answer kept (judges answer in a few hundred words).
@@ -221,6 +224,10 @@ class Judging:
         #: stops judging (the first call is a probe).
         self._answered = False
         self._stopped: str | None = None
+        #: Set on the loop when judging stops: calls waiting to try again wake and give up.
+        self._stopping: asyncio.Event | None = None
+        #: Held by the call that tries the model while it has answered nothing yet.
+        self._probing: asyncio.Lock | None = None
         self.model = model
         self.cache = JudgeCache(cache) if isinstance(cache, str | Path) else cache
         self.concurrency = concurrency
@@ -376,6 +383,18 @@ class Judging:
                 )
 
     async def _call(self, model: str, contents: list[Content], config: Any) -> Answer:
+        if self._answered:
+            return await self._tries(model, contents, config, probe=False)
+        # Until the model answers once, calls go one at a time: the first is a probe, and a
+        # model that is down is found by one call's tries, not by every call's.
+        if self._probing is None:
+            self._probing = asyncio.Lock()
+        async with self._probing:
+            return await self._tries(model, contents, config, probe=not self._answered)
+
+    async def _tries(
+        self, model: str, contents: list[Content], config: Any, *, probe: bool
+    ) -> Answer:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         backend = self._litellm if is_litellm_model(model) else self._gemini
@@ -404,15 +423,18 @@ class Judging:
                     JudgeUnavailableError(said) if status == "429" else self._failed(status, said)
                 )
                 if attempt == MAX_ATTEMPTS:
+                    if probe and status != "429":
+                        raise self._failed(status, said, first=True) from None
                     raise failure from None
                 wait = busy.retry_after if busy.retry_after is not None else delay
-                await asyncio.sleep(min(wait, MAX_BACKOFF))
+                await self._pause(min(wait, PROBE_BACKOFF if probe else MAX_BACKOFF))
                 delay = min(delay * 2, MAX_BACKOFF)
                 continue
             except Exception as exc:
-                said = f"the judge model {model} failed: {type(exc).__name__}: {exc}"
-                probe = not self._answered and unusable_model(exc)
-                raise self._failed(type(exc).__name__, said, first=probe) from None
+                said = f"the judge model {model} failed: {failure_text(exc)}"
+                raise self._failed(
+                    type(exc).__name__, said, first=probe and unusable_model(exc)
+                ) from None
             with self._lock:
                 self._streak = 0
                 self._answered = True
@@ -431,6 +453,7 @@ class Judging:
                     f"endpoint {_endpoint(message)}): check the model name, the endpoint and the "
                     "credentials"
                 )
+                self._wake_the_waiting()
                 return JudgeUnavailableError(self._stopped)
             self._streak = self._streak + 1 if kind == self._streak_kind else 1
             self._streak_kind = kind
@@ -439,11 +462,25 @@ class Judging:
                     f"judging stopped after {self._streak} judge model tries in a row failed "
                     f"alike: {message}"
                 )
+                self._wake_the_waiting()
         return JudgeUnavailableError(message)
+
+    def _wake_the_waiting(self) -> None:
+        # Called on the judge's loop (from a failing call), where the event lives.
+        if self._stopping is not None:
+            self._stopping.set()
 
     def _refuse_if_stopped(self) -> None:
         if self._stopped is not None:
             raise JudgeUnavailableError(self._stopped)
+
+    async def _pause(self, seconds: float) -> None:
+        """Waits ``seconds`` before a try again, or less if judging stops meanwhile."""
+        if self._stopping is None:
+            self._stopping = asyncio.Event()
+        if self._stopped is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), seconds)
 
     def close(self) -> None:
         self.cancel()

@@ -36,7 +36,7 @@ from ..types import (
     RubricContentProperty,
     RubricVerdict,
 )
-from ..types.predefined_metrics import predefined_metrics
+from ..types.predefined_metrics import SDK_2_7_PREDEFINED
 from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotApplicableError, NotEvaluatedError
 from .judges import Judges
@@ -471,8 +471,10 @@ ADK_JUDGED_METRICS = (
             f"ADK: {name} by google-adk's own evaluator and prompt, judged by a model",
             reads=reads,
             needs_judge=True,
-            # final_response_match_v2 is the service's too: sent there by name.
-            service_defined=name in predefined_metrics(),
+            # final_response_match_v2 is the service's too: sent there by name. The names
+            # known to every SDK (not the installed one's): the CLI does not import the SDK
+            # (seconds) to start.
+            service_defined=name in SDK_2_7_PREDEFINED,
             params={"criterion": (), "judge_model": (), "num_samples": (), "rubric_group": ()},
             judged_scorer=score,
         )

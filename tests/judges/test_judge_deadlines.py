@@ -3,6 +3,7 @@ run's calls end at once, and a stopping emulator does not wait for them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -197,20 +198,44 @@ def test_ctrl_c_while_judging_ends_the_command_at_once(
 
 
 def test_an_outage_stops_judging_after_ten_tries_failing_alike() -> None:
-    """A judge that answers 503 to everything: ten tries in a row fail alike, then judging
-    stops and every later call says why at once, instead of waiting out each call's retries."""
-    with model_judges(lambda seen: "never") as (judges, fake):
-        fake.fail_next(503, count=10_000, retry_after="0")
+    """A judge that answered, then answers 503 to everything: ten tries in a row fail alike,
+    then judging stops and every later call says why at once, instead of waiting out each
+    call's retries."""
+    with model_judges(lambda seen: "yes") as (judges, fake):
         judging = judges.model
+        assert judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=LABEL))
+        fake.fail_next(503, count=10_000, retry_after="0")
         failures = []
         for case in range(30):
             label = CallLabel("m", f"case-{case}", "agent")
             with pytest.raises(JudgeUnavailableError) as failed:
-                judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=label))
+                judging.run(judging.generate("gemini-test", ASK, None, sample=1, label=label))
             failures.append(str(failed.value))
-    assert len(fake.seen) == 10  # the tenth try in a row stopped it
+    assert len(fake.seen) == 1 + 10  # the tenth try in a row stopped it
     assert failures[-1].startswith("judging stopped after 10 judge model tries in a row")
     assert "503" in failures[-1]
+
+
+def test_a_judge_down_from_the_start_is_found_by_the_first_calls_tries_alone() -> None:
+    """503 to everything from the first call: the first call is a probe, tried alone (the
+    other calls wait for it), and when its tries are spent judging stops for every call."""
+    with model_judges(lambda seen: "never") as (judges, fake):
+        fake.fail_next(503, count=10_000, retry_after="0")
+        judging = judges.model
+        calls = [
+            judging.generate("gemini-test", ASK, None, sample=0, label=CallLabel("m", f"c{n}", "a"))
+            for n in range(8)
+        ]
+
+        async def all_of_them() -> list[Any]:
+            return await asyncio.gather(*calls, return_exceptions=True)
+
+        failures = judging.run(all_of_them())
+    assert len(fake.seen) == 6  # one call's six tries, no other call's
+    assert all(isinstance(f, JudgeUnavailableError) for f in failures)
+    assert {str(f) for f in failures[1:]} == {str(failures[0])}
+    assert str(failures[0]).startswith("judging stopped: the first call to the judge model failed")
+    assert "503" in str(failures[0])
 
 
 def test_a_quotas_429s_are_retried_and_never_stop_judging() -> None:
