@@ -169,7 +169,15 @@ def resolve_settings(
 
     project = project or env.get("GOOGLE_CLOUD_PROJECT")
     if credentials is None:
-        credentials, adc_project = _application_default_credentials()
+        # An https endpoint of the user's is a service (a private one, a regional one): it
+        # takes Google credentials, and the emulator serves plain http.
+        hint = (
+            f"; {base_url} is https, so it is taken for the service: an emulator there is "
+            "reached over http (http://host:port, or host:port)"
+            if api_endpoint
+            else ""
+        )
+        credentials, adc_project = _application_default_credentials(hint)
         project = project or adc_project
     if not project:
         raise ConfigurationError(
@@ -208,7 +216,7 @@ def _storage_url(env: Mapping[str, str]) -> str:
     return host if "://" in host else f"http://{host}"
 
 
-def _application_default_credentials() -> tuple[Any, str | None]:
+def _application_default_credentials(hint: str = "") -> tuple[Any, str | None]:
     import google.auth
     from google.auth import exceptions as ga_exceptions
 
@@ -218,5 +226,5 @@ def _application_default_credentials() -> tuple[Any, str | None]:
         raise ConfigurationError(
             "no Google Cloud credentials found (Application Default Credentials): run "
             "`gcloud auth application-default login`, pass credentials=..., or point the "
-            f"client at an emulator with {EMULATOR_HOST_ENV}. ({exc})"
+            f"client at an emulator with {EMULATOR_HOST_ENV}{hint}. ({exc})"
         ) from None

@@ -200,6 +200,15 @@ class _TransportBase:
         error = errors.from_response(
             response.status_code, body, method=call.method, resource=call.resource or call.path
         )
+        google_error = isinstance(body, dict) and isinstance(body.get("error"), dict)
+        if call.url is None and not google_error:
+            # Google APIs and the emulator answer every error as {"error": {...}}: this answer
+            # came from something else (a web server on the emulator's port, a proxy).
+            kind = response.headers.get("content-type", "").split(";")[0] or "no content type"
+            error.message += (
+                f" ({shown_url(self.config.base_url)} answered with {kind}, not a Google API "
+                "error: it is neither the emulator nor the service, or a proxy stands between)"
+            )
         error.message += note
         return error
 

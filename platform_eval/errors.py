@@ -173,7 +173,7 @@ def from_response(
 
 
 def _fallback_message(status_code: int, body: Any) -> str:
-    if isinstance(body, str) and body.strip():
+    if isinstance(body, str) and body.strip() and not body.lstrip().startswith("<"):
         snippet = body.strip().splitlines()[0]
         return snippet[:200]
     return f"HTTP {status_code}"

@@ -330,12 +330,13 @@ class AgentModelError(PlatformEvalError):
 
 def _stops_the_run(exc: BaseException, probe: ModelProbe) -> bool:
     """A model no call can use, or one that failed every try before it ever answered (down,
-    answering 5xx or silent from the start): the other cases would meet the same."""
+    answering 5xx or silent from the start): the other cases would meet the same. A 400 is
+    about one request (what a case asked), and stops only its case."""
     if unusable_model(exc):
         return True
-    from google.genai.errors import APIError
+    from google.genai.errors import ServerError
 
-    return not probe.answered and isinstance(exc, APIError | TimeoutError)
+    return not probe.answered and isinstance(exc, ServerError | TimeoutError)
 
 
 def _failure_text(exc: BaseException, probe: ModelProbe) -> str:

@@ -39,6 +39,7 @@ from ..types import (
 from ..types.predefined_metrics import SDK_2_7_PREDEFINED
 from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotApplicableError, NotEvaluatedError
+from .adk_reasons import KeepsReasons
 from .judges import Judges
 from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge
 
@@ -322,7 +323,7 @@ def _judged_class(name: str) -> Any:
         return _judge_llm(self._platform_eval_call)
 
     hook = "_setup_llm" if name in _SETUP_LLM else "_setup_auto_rater"
-    return adk_class, type(class_name, (adk_class,), {hook: setup})
+    return adk_class, type(class_name, (KeepsReasons, adk_class), {hook: setup})
 
 
 def _evaluator(name: str, criterion_fields: dict[str, Any], call: _Call) -> Any:
@@ -336,6 +337,7 @@ def _evaluator(name: str, criterion_fields: dict[str, Any], call: _Call) -> Any:
     )
     evaluator = judged.__new__(judged)
     evaluator._platform_eval_call = call
+    evaluator._platform_eval_start()
     evaluator.__init__(metric)
     return evaluator
 
@@ -391,7 +393,9 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
         # ADK scores the turns that were judged; a score over some turns is not the case's.
         more = f" ({len(call.failures)} calls in all)" if len(call.failures) > 1 else ""
         raise NotEvaluatedError(f"{call.failures[0]}{more}")
-    return _candidate_result(spec.name, candidate.candidate, result)
+    per_turn = result.per_invocation_results or []
+    reasons = evaluator.platform_eval_reasons(per_turn)
+    return _candidate_result(spec.name, candidate.candidate, result, reasons, fields)
 
 
 def _scenario(subject: Subject) -> Any:
@@ -416,9 +420,22 @@ def _scenario(subject: Subject) -> Any:
     )
 
 
-def _candidate_result(name: str, candidate: str | None, result: Any) -> CandidateResult:
+def _candidate_result(
+    name: str,
+    candidate: str | None,
+    result: Any,
+    reasons: list[str] | None = None,
+    fields: Mapping[str, Any] | None = None,
+) -> CandidateResult:
+    """``reasons``: what the judge said of each turn (``adk_reasons``); ``fields``: the
+    criterion, whose rubrics give a verdict its text."""
     per_turn = result.per_invocation_results or []
     scores = ", ".join("-" if r.score is None else f"{r.score:g}" for r in per_turn)
+    given = {
+        str(r.get("rubric_id")): str((r.get("rubric_content") or {}).get("text_property") or "")
+        for r in (fields or {}).get("rubrics") or []
+        if isinstance(r, dict)
+    }
     verdicts = [
         RubricVerdict(
             evaluated_rubric=Rubric(
@@ -429,15 +446,17 @@ def _candidate_result(name: str, candidate: str | None, result: Any) -> Candidat
             reasoning=(f"turn {index}: " if len(per_turn) > 1 else "") + (score.rationale or ""),
         )
         for index, turn in enumerate(per_turn)
-        for score, text in _rubric_texts(turn)
+        for score, text in _rubric_texts(turn, given)
     ]
+    # A rubric's reasons are its verdicts'; another criterion's are the judge's per turn.
+    said = "" if verdicts else _per_turn(reasons or [], len(per_turn))
     if result.overall_score is None:
         return CandidateResult(
             candidate=candidate,
             metric=name,
             explanation=(
                 f"not evaluated: the judge's answers could not be read for any turn "
-                f"(per-turn scores {scores or 'none'})"
+                f"(per-turn scores {scores or 'none'}){said}"
             ),
             rubric_verdicts=verdicts or None,
         )
@@ -445,16 +464,32 @@ def _candidate_result(name: str, candidate: str | None, result: Any) -> Candidat
         candidate=candidate,
         metric=name,
         score=float(result.overall_score),
-        explanation=f"{name} as google-adk computes it; per-turn scores {scores}",
+        explanation=f"{name} as google-adk computes it; per-turn scores {scores}{said}",
         rubric_verdicts=verdicts or None,
     )
 
 
-def _rubric_texts(turn: Any) -> list[tuple[Any, str]]:
+def _rubric_texts(turn: Any, given: Mapping[str, str]) -> list[tuple[Any, str]]:
+    """Each rubric score of ``turn`` with its rubric's text: the turn's own rubrics (the
+    case's), else the criterion's (``given``, an eval config's)."""
     texts = {
-        r.rubric_id: r.rubric_content.text_property for r in turn.actual_invocation.rubrics or []
+        **given,
+        **{
+            r.rubric_id: r.rubric_content.text_property
+            for r in turn.actual_invocation.rubrics or []
+        },
     }
     return [(score, texts.get(score.rubric_id) or "") for score in turn.rubric_scores or []]
+
+
+def _per_turn(reasons: list[str], turns: int) -> str:
+    """``; the judge: turn 0: ...; turn 1: ...`` (without turn numbers for one turn)."""
+    kept = [(index, reason) for index, reason in enumerate(reasons[:turns]) if reason]
+    if not kept:
+        return ""
+    if turns == 1:
+        return f"; the judge: {kept[0][1]}"
+    return "; the judge: " + "; ".join(f"turn {index}: {reason}" for index, reason in kept)
 
 
 def _safety(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult:

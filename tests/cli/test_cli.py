@@ -162,6 +162,51 @@ def test_an_endpoint_that_is_no_address_is_named_as_such(
     assert said in capsys.readouterr().err
 
 
+def test_a_web_server_on_the_endpoint_is_named_as_neither_emulator_nor_service(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import http.server
+    import threading
+
+    class Html(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            page = b"<!DOCTYPE HTML><html><body>Not found</body></html>"
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            code = main(["-q", "--endpoint", f"127.0.0.1:{server.server_port}", "runs", "list"])
+        finally:
+            server.shutdown()
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "DOCTYPE" not in err  # the page is not the message
+    assert (
+        f"http://127.0.0.1:{server.server_port} answered with text/html, not a Google API " in err
+    )
+    assert "neither the emulator nor the service" in err
+
+
+def test_an_https_endpoint_without_credentials_says_the_emulator_is_http(
+    work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No Application Default Credentials anywhere google-auth looks.
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(work / "none.json"))
+    assert main(["-q", "--endpoint", "https://127.0.0.1:8799", "runs", "list"]) == 2
+    err = capsys.readouterr().err
+    assert "no Google Cloud credentials found" in err
+    assert "https://127.0.0.1:8799 is https, so it is taken for the service" in err
+    assert "an emulator there is reached over http" in err
+
+
 def test_a_misspelled_agent_folder_is_called_missing(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
