@@ -277,6 +277,14 @@ def case_to_request(
     return request, report
 
 
+#: What becomes of a case's initial session state: true of an upload, not of ``run --agent``
+#: (the agent's runs started from it).
+STATE_NOT_CARRIED = (
+    "session_input.state (kept in item metadata; the service does not initialize sessions "
+    "from it)"
+)
+
+
 def case_to_item(
     eval_case: adk.EvalCase, eval_set_id: str, *, agent: str | None = None
 ) -> tuple[EvaluationItem, CaseReport]:
@@ -287,10 +295,7 @@ def case_to_item(
             mode="json", exclude_none=True
         )
         if eval_case.session_input.state:
-            report.not_carried.append(
-                "session_input.state (kept in item metadata; the service does not initialize "
-                "sessions from it)"
-            )
+            report.not_carried.append(STATE_NOT_CARRIED)
     scenario = eval_case.conversation_scenario
     persona = (scenario.model_extra or {}).get("user_persona") if scenario else None
     if persona is not None:

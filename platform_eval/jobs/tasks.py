@@ -20,7 +20,7 @@ from ..errors import PlatformEvalError
 from ..formats import adk
 from ..formats._problems import FormatError, Problem
 from ..formats.config import EvalConfig, parse_eval_config
-from ..formats.convert import ConversionReport, case_to_item
+from ..formats.convert import STATE_NOT_CARRIED, ConversionReport, case_to_item
 from ..formats.load import (
     eval_set_from,
     holds_answers,
@@ -172,11 +172,7 @@ class UploadReport:
         lines += self.notes
         if self.matches is not None:
             lines.append(self.matches.summary())
-        lines += [
-            f"{eval_id}: not carried: {what}"
-            for eval_id, whats in self.conversion.not_carried.items()
-            for what in whats
-        ]
+        # What was not carried is logged as a warning as it is met (``conversion`` has it).
         return "\n".join(lines)
 
     def headline(self) -> str:
@@ -338,6 +334,8 @@ class _Upload:
     grounding: Grounding | None = None
     matches: MatchReport | None = None
     bulk_import: bool | str = True
+    #: The candidates come from agent runs that started from each case's session state.
+    state_used: bool = False
 
     @property
     def set_id(self) -> str:
@@ -368,6 +366,10 @@ class _Upload:
             allow_partial=self.allow_partial,
             import_destination=import_destination_for(client, self.bulk_import),
         )
+        if self.state_used:  # read as the items were made, so known only now
+            for whats in conversion.not_carried.values():
+                while STATE_NOT_CARRIED in whats:
+                    whats.remove(STATE_NOT_CARRIED)
         return _finish_upload(result, conversion, self.report, self.matches)
 
 
@@ -917,6 +919,7 @@ async def _agent_upload(
         set_key=f"agent:{candidate}",
         candidates=ran.candidates,
         grounding=ran.grounding,
+        state_used=True,
     )
     return ran, upload
 

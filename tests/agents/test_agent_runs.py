@@ -92,6 +92,30 @@ def test_session_state_and_tools_reach_the_agent(model: FakeGemini, tmp_path: Pa
     assert booking["id"] == "weather_then_booking"
 
 
+def test_the_session_state_the_agent_started_from_is_not_called_dropped(
+    model: FakeGemini, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """who_am_i starts from a session state: run --agent used it, so no "not carried" note;
+    an upload of the same set (no agent) says it once, as a warning, and not again in its
+    report."""
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="platform_eval")
+    assert _run("--agent", "agents/travel_agent", "--config", "eval_config.json") == 1
+    assert not [r for r in caplog.records if "session_input.state" in r.getMessage()]
+    capsys.readouterr()
+    caplog.clear()
+    with connect(db=None) as target:
+        report = jobs.UploadReport()
+        jobs.upload_eval_set(target.client, "agents/travel.evalset.json", report=report)
+    said = [r.getMessage() for r in caplog.records if "session_input.state" in r.getMessage()]
+    assert said == [
+        "eval case who_am_i: not carried: session_input.state (kept in item metadata; the "
+        "service does not initialize sessions from it)"
+    ]
+    assert "not carried" not in report.summary()
+
+
 @pytest.mark.slow
 def test_num_runs_gives_candidates_and_a_spread_in_every_format(
     model: FakeGemini, capsys: pytest.CaptureFixture[str]
