@@ -84,7 +84,8 @@ def validate(args: argparse.Namespace) -> int:
     for problem in problems:
         print(problem)
     if problems:
-        error(f"{len(problems)} problems in {len(files)} files")
+        counted = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
+        error(f"{counted} in {len(files)} file{'' if len(files) == 1 else 's'}")
         return EXIT_USAGE
     return EXIT_OK
 

@@ -280,8 +280,7 @@ def case_to_request(
 #: What becomes of a case's initial session state: true of an upload, not of ``run --agent``
 #: (the agent's runs started from it).
 STATE_NOT_CARRIED = (
-    "session_input.state (kept in item metadata; the service does not initialize sessions "
-    "from it)"
+    "session_input.state (kept in item metadata; the service does not initialize sessions from it)"
 )
 
 

@@ -144,6 +144,29 @@ def test_validate_checks_a_config_as_run_does_and_suggests_what_was_meant(
     assert "case_insensitve" in capsys.readouterr().err
 
 
+def test_a_wrong_field_beside_a_right_one_names_only_the_wrong_one(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """intermediate_data is one of two shapes: the problems are those of the shape the case
+    is closest to, so its valid tool_uses is not called unknown; a misspelled key gets a
+    did-you-mean."""
+    eval_set = json.loads((work / "data" / "weather.evalset.json").read_text())
+    data = eval_set["eval_cases"][0]["conversation"][0]["intermediate_data"]
+    data["intermediate_responses"] = "oops"
+    data["tool_usess"] = []
+    (work / "odd.evalset.json").write_text(json.dumps(eval_set))
+    assert main(["validate", "odd.evalset.json"]) == 2
+    captured = capsys.readouterr()
+    where = "odd.evalset.json: $.eval_cases[0].conversation[0].intermediate_data"
+    assert captured.out.splitlines() == [
+        f"{where}.intermediate_responses: Input should be a valid list",
+        f"{where}.tool_usess: unknown field (did you mean 'tool_uses'?)",
+    ]
+    assert "error: 2 problems in 1 file" in captured.err
+    assert main(["-q", "run", "odd.evalset.json", "--metrics", "exact_match"]) == 2
+    assert "tool_uses: unknown" not in capsys.readouterr().err  # run reads it alike
+
+
 @pytest.mark.parametrize(
     ("endpoint", "said"),
     [
