@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -107,6 +108,15 @@ def test_every_format(sync_client: Client, runs: Any) -> None:
     assert "## platform-eval: FAILED" in results.to_markdown()
     html = results.to_html()
     assert "<script" not in html and "get_weather" in html
+    # The tab names the tool once, whether the run's name (the CLI's) already does or not.
+    run = results.run
+    assert run is not None
+    named = dataclasses.replace(
+        results, run=run.model_copy(update={"display_name": "platform-eval 1"})
+    )
+    for page in (html, named.to_html()):
+        title = re.search(r"<title>(.*?)</title>", page)
+        assert title is not None and title.group(1).count("platform-eval") == 1, title
     # A verdict shows its rubric's text, its id beside it.
     assert re.search(r"<b>[^<]+</b> <span class=\"id\">\(mentions-paris\)</span>", html)
     assert "Paris" in html and "Sunny in Paris." in html
