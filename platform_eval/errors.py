@@ -9,6 +9,8 @@ class; the google.rpc status name wins over the HTTP code because it is more spe
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 from google.api_core import exceptions as core
@@ -172,8 +174,16 @@ def from_response(
     return exc
 
 
+_PAGE_HEAD = re.compile(r"<(head|style|script)\b.*?</\1\s*>|<!DOCTYPE[^>]*>", re.I | re.S)
+_MARKUP = re.compile(r"<[^>]*>")
+
+
 def _fallback_message(status_code: int, body: Any) -> str:
-    if isinstance(body, str) and body.strip() and not body.lstrip().startswith("<"):
+    if isinstance(body, str) and body.strip():
+        if body.lstrip().startswith("<"):
+            # A web page (a proxy's, another server's): its words, not its markup.
+            words = " ".join(_MARKUP.sub(" ", _PAGE_HEAD.sub(" ", body)).split())
+            return html.unescape(words)[:200] or f"HTTP {status_code}"
         snippet = body.strip().splitlines()[0]
         return snippet[:200]
     return f"HTTP {status_code}"

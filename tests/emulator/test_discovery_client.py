@@ -153,6 +153,20 @@ def test_a_discovery_built_client_calls_every_method(
     assert call("evaluationSets.list", parent=parent, filter='display_name="renamed"')[
         "evaluationSets"
     ] == [patched]
+    # pageSize pages sets as it pages items: one set a page, a token to the next.
+    second_set = call(
+        "evaluationSets.create",
+        parent=parent,
+        body={"displayName": "second", "evaluationItems": [first["name"]]},
+    )
+    page = call("evaluationSets.list", parent=parent, pageSize=1)
+    assert len(page["evaluationSets"]) == 1 and page.get("nextPageToken")
+    rest = call("evaluationSets.list", parent=parent, pageSize=1, pageToken=page["nextPageToken"])
+    assert {s["name"] for s in page["evaluationSets"] + rest["evaluationSets"]} == {
+        evaluation_set["name"],
+        second_set["name"],
+    }
+    call("evaluationSets.delete", name=second_set["name"])
     import_operation = call.done(
         call(
             "evaluationSets.import",

@@ -128,6 +128,48 @@ def test_openai_agents_three_agents_keep_their_authors() -> None:
     assert _final(conversation).startswith("The current stock price of Amazon (AMZN) is $240.98.")
 
 
+def _without_tool_spans(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def is_tool(span: dict[str, Any]) -> bool:
+        attributes = span.get("attributes") or {}
+        return (
+            attributes.get("openinference.span.kind") == "TOOL"
+            or attributes.get("gen_ai.operation.name") == "execute_tool"
+            or str(span.get("name", "")).endswith(".tool")
+        )
+
+    kept = [span for span in spans if not is_tool(span)]
+    assert len(kept) < len(spans)
+    return kept
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("name", "calls"),
+    [
+        ("strands-evals_openinference_live_spans.json", ["get_weather", "finish"]),
+        (
+            "strands-evals_openai_agents_genai_live_spans.json",
+            [
+                "ask_research_specialist",
+                "lookup_stock_price",
+                "ask_math_specialist",
+                "multiply_numbers",
+                "multiply_numbers",
+            ],
+        ),
+    ],
+)
+def test_tool_calls_only_in_the_models_output_are_kept(
+    name: str, calls: list[str], tmp_path: Path
+) -> None:
+    """A trace exported without its tool spans (a LangChain agent, an OpenAI Agents SDK run):
+    the tool calls the model's output messages hold are the candidate's tool calls."""
+    bare = tmp_path / name
+    bare.write_text(json.dumps(_without_tool_spans(json.loads((WILD / name).read_text()))))
+    conversation = _only(bare)
+    assert [what[0] for _, kind, what in _events(conversation) if kind == "call"] == calls
+
+
 @pytest.mark.corpus
 def test_pydantic_ai_spans() -> None:
     conversation = _only(WILD / "strands-evals_pydantic_ai_live_spans.json")
