@@ -278,6 +278,7 @@ def _table_scores(stdout: str) -> dict[tuple[str, str], str]:
     return {(row[0], row[2]): row[3] for row in rows if len(row) > 3 and row[1] == "agent"}
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_agents_cli_project_grades_its_trace_file_with_its_code_metrics(tmp_path: Path) -> None:
     done = _run("agents_cli_project.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -289,6 +290,7 @@ def test_agents_cli_project_grades_its_trace_file_with_its_code_metrics(tmp_path
     assert scores[("book_rome", "answer_words")] == "9.000"
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_agents_cli_project_generates_a_trace_file_with_the_agent_first(tmp_path: Path) -> None:
     pytest.importorskip("google.adk")
     from agent_script import travel_rule

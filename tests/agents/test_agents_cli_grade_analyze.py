@@ -76,6 +76,7 @@ def pointed(monkeypatch: pytest.MonkeyPatch) -> Any:
     return Target
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_eval_grade_then_eval_analyze_write_their_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pointed: Any
 ) -> None:

@@ -59,6 +59,7 @@ def test_bad_port_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--port" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_emulator_start_serves_the_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "cli.sqlite"
     with cli_emulator("--db", str(db)) as running:
@@ -72,6 +73,7 @@ def test_emulator_start_serves_the_api(tmp_path: Path, monkeypatch: pytest.Monke
     assert db.exists()
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_port_in_use_is_reported_without_traceback() -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -175,6 +175,7 @@ def test_adk_criteria_are_refused_for_the_service_with_its_own_metrics_named() -
         _check_computable(["rouge_1", "final_response_quality_v1", "new_metric_v9"], None, service)
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_a_reader_that_goes_away_is_no_error() -> None:
     # `platform-eval ... | head`: the pipe closes before the output is written.
     import subprocess

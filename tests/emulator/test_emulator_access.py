@@ -81,6 +81,7 @@ def test_binding_beyond_loopback_warns() -> None:
     assert token_warning and "clear text" in token_warning
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_the_cli_warns_and_takes_the_token_from_the_environment() -> None:
     env = {**os.environ, "PLATFORM_EVAL_EMULATOR_TOKEN": TOKEN}
     with cli_emulator("--host", "0.0.0.0", env=env) as running:

@@ -40,6 +40,7 @@ def _wide(values: int) -> dict[str, object]:
     return {"displayName": "wide", "metadata": {"x": [{} for _ in range(values)]}}
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_emulator_start_options_set_every_limit() -> None:
     options = ["--max-body-mb", "0.01", "--max-json-values", "200", "--max-json-depth", "8"]
     options += ["--first-request-seconds", "0.5", "--max-connections", "20"]

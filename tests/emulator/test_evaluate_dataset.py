@@ -23,6 +23,7 @@ ROWS = [
 ]
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_the_sdks_batch_evaluate_writes_each_rows_scores_and_the_aggregates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -90,6 +90,7 @@ def test_no_failure_is_no_cluster_and_no_call_and_a_failure_the_model_leaves_out
             )
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_the_official_sdks_evaluate_then_generate_loss_clusters_gets_three_clusters() -> None:
     pd = pytest.importorskip("pandas")
     pytest.importorskip("agentplatform")
@@ -122,6 +123,7 @@ def test_the_official_sdks_evaluate_then_generate_loss_clusters_gets_three_clust
     assert Counter(f.rubric for f in failures) == {k: v[2] for k, v in KINDS.items()}
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_a_run_with_loss_analysis_metrics_from_the_official_sdk_ends_with_the_clusters(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

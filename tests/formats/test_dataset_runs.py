@@ -22,6 +22,7 @@ def _scores(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[A
     return code, {(r["evalCaseId"], r["metric"]): (r["score"], r["status"]) for r in rows}
 
 
+@pytest.mark.slow  # a process or an SDK round of its own: CI runs it
 def test_an_eval_set_and_its_migrated_dataset_score_the_same(
     agent_project: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
