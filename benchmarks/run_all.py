@@ -39,7 +39,9 @@ VARIANTS = {
         [],
         ["--cases", "300", "--latency-ms", "20", "--rounds", "3"],
         ["--cases", "1000", "--latency-ms", "30"],
-    ]
+    ],
+    # Trajectory scoring alone beside google-adk's (issue 39), then with ROUGE.
+    "bench_metrics.py": [["--trajectory-only"], []],
 }
 PACKAGES = ("platform-eval", "google-cloud-aiplatform", "google-genai", "google-adk", "pydantic")
 

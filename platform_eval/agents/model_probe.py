@@ -4,7 +4,7 @@ outage.
 
 ``adk eval`` adds google-adk's retry options to every model call (seven tries, 5 s doubling up
 to 120 s): right for a model that answered and then stumbles, minutes of waiting for one that
-never answers. Here the calls made before the first answer try three times, a second or two
+never answers. Here the calls made before the first answer try three times, a second or less
 apart, and wait at most ``PLATFORM_EVAL_AGENT_PROBE_TIMEOUT`` seconds (60) for an answer (a
 model that takes the connection and says nothing would hold the run for ever: google-genai
 sets no deadline); every call after it gets adk eval's options, as adk eval gives them.
@@ -19,7 +19,13 @@ from typing import Any
 from .._env import positive_number
 
 #: The tries of a call made before the model has answered once (google-genai's HttpRetryOptions).
-PROBE_RETRY_OPTIONS = {"attempts": 3, "initial_delay": 1.0, "max_delay": 2.0, "exp_base": 2.0}
+PROBE_RETRY_OPTIONS = {
+    "attempts": 3,
+    "initial_delay": 0.5,
+    "max_delay": 1.0,
+    "exp_base": 2.0,
+    "jitter": 0.25,
+}
 #: How long a call made before the model has answered once waits for its answer, in seconds.
 DEFAULT_PROBE_TIMEOUT = 60.0
 

@@ -262,7 +262,7 @@ def _with_global_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import data, evaluate, generate, generation, resources
+    from . import data, evaluate, generate, generation, judges, resources
     from .emulator import emulator_start
 
     parser = _Parser(
@@ -507,6 +507,43 @@ def _parser() -> argparse.ArgumentParser:
     metric_actions.add_parser("list", help="every metric").add_argument(
         "--json", action="store_true"
     )
+
+    group = _add(
+        commands,
+        "judges",
+        "is the judge right: its verdicts beside people's labels",
+        "platform-eval judges agreement RUN --labels labels.jsonl --min-kappa 0.6",
+        judges.judges_agreement,
+    )
+    judge_actions = group.add_subparsers(
+        dest="action", metavar="ACTION", parser_class=_Parser, required=True
+    )
+    agreeing = judge_actions.add_parser(
+        "agreement",
+        help="accuracy, Cohen's kappa (with an interval), Krippendorff's alpha, the confusion "
+        "matrix and the disagreements, per metric and rubric",
+    )
+    agreeing.set_defaults(handler=judges.judges_agreement)
+    agreeing.add_argument("run", metavar="RUN")
+    agreeing.add_argument(
+        "--labels", required=True, help="JSON Lines: case, metric, rubric, verdict, rater"
+    )
+    agreeing.add_argument("--format", choices=("table", "json", "html"))
+    agreeing.add_argument("--output", "-o")
+    agreeing.add_argument(
+        "--min-kappa",
+        type=float,
+        default=None,
+        help="exit 1 when a metric's, a rubric's or the overall kappa is under this",
+    )
+    agreeing.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    labelling = judge_actions.add_parser(
+        "labels", help="a labels file of every judged verdict of a run, to fill in"
+    )
+    labelling.set_defaults(handler=judges.judges_labels)
+    labelling.add_argument("run", metavar="RUN")
+    labelling.add_argument("--output", "-o", help="the file to write (default: stdout)")
+    group.set_defaults(needs_target=True)
 
     group = _add(
         commands,

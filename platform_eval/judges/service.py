@@ -52,9 +52,10 @@ DEFAULT_CONCURRENCY = 8
 MAX_ATTEMPTS = 6
 #: The longest wait between two tries, whatever Retry-After says.
 MAX_BACKOFF = 60.0
-#: The same while the model has answered nothing yet: the first call is a probe, and a model
-#: that is down from the start is said in seconds, not waited out for minutes.
-PROBE_BACKOFF = 1.0
+#: The same, and the tries, while the model has answered nothing yet: the first call is a
+#: probe, and a model that is down from the start is said in seconds, not waited out for minutes.
+PROBE_BACKOFF = 0.5
+PROBE_ATTEMPTS = 4
 #: Model tries in a row that fail alike (the same status, the same error) before judging stops.
 DEFAULT_STOP_AFTER = 10
 #: The longest judge answer kept (judges answer in a few hundred words).
@@ -422,9 +423,9 @@ class Judging:
                 failure = (
                     JudgeUnavailableError(said) if status == "429" else self._failed(status, said)
                 )
+                if probe and status != "429" and attempt >= PROBE_ATTEMPTS:
+                    raise self._failed(status, said, first=True) from None
                 if attempt == MAX_ATTEMPTS:
-                    if probe and status != "429":
-                        raise self._failed(status, said, first=True) from None
                     raise failure from None
                 wait = busy.retry_after if busy.retry_after is not None else delay
                 await self._pause(min(wait, PROBE_BACKOFF if probe else MAX_BACKOFF))

@@ -89,7 +89,7 @@ def _command(
         "PLATFORM_EVAL_EMULATOR_HOST",
     ):
         env.pop(name, None)
-    env["PLATFORM_EVAL_AGENT_PROBE_TIMEOUT"] = "3"  # the silent model's wait, shortened
+    env["PLATFORM_EVAL_AGENT_PROBE_TIMEOUT"] = "2"  # the silent model's wait, shortened
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "platform_eval.cli", *args],
@@ -118,7 +118,7 @@ AGENT_RUN = ("run", "agents/travel.evalset.json", "--agent", "agents/travel_agen
         ("no such host", "cannot connect to model.invalid:80"),
         ("503", "ServerError: 503"),
         ("404", "ClientError: 404"),
-        ("silent", "no answer within 3 s (PLATFORM_EVAL_AGENT_PROBE_TIMEOUT"),
+        ("silent", "no answer within 2 s (PLATFORM_EVAL_AGENT_PROBE_TIMEOUT"),
     ],
 )
 def test_an_agent_model_that_is_down_ends_the_run_in_seconds_in_one_line(

@@ -21,6 +21,7 @@ from google.genai import types
 from paths import SAMPLE_DATA
 
 from platform_eval.emulator import Emulator
+from platform_eval.judges.service import PROBE_ATTEMPTS
 from platform_eval.metrics.model_judge import CallLabel, JudgeUnavailableError, evaluation
 
 ASK = [types.Content(role="user", parts=[types.Part(text="Is the sky blue?")])]
@@ -195,7 +196,7 @@ def test_a_judge_down_from_the_start_is_found_by_the_first_calls_tries_alone() -
             return await asyncio.gather(*calls, return_exceptions=True)
 
         failures = judging.run(all_of_them())
-    assert len(fake.seen) == 6  # one call's six tries, no other call's
+    assert len(fake.seen) == PROBE_ATTEMPTS  # one call's tries, no other call's
     assert all(isinstance(f, JudgeUnavailableError) for f in failures)
     assert {str(f) for f in failures[1:]} == {str(failures[0])}
     assert str(failures[0]).startswith("judging stopped: the first call to the judge model failed")
