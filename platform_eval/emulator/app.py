@@ -81,6 +81,9 @@ class EmulatorApp:
         handlers: dict[Any, Any] = {
             Exception: _internal_error,
             HTTPException: _http_error,
+            # Handled where it is raised, not re-raised to the log as a bug is: a full disk or
+            # a file-size limit is the machine's state, said in the answer, not 100 tracebacks.
+            sqlite3.Error: _internal_error,
         }
         app = Starlette(routes=routes, exception_handlers=handlers)
         self.asgi: ASGIApp = FaultMiddleware(app, faults)

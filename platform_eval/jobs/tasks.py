@@ -210,6 +210,10 @@ class UploadIncompleteError(PlatformEvalError):
         )
 
 
+#: Failed items an upload names one by one; the rest are counted.
+FAILURES_SHOWN = 5
+
+
 def _finish_upload(
     result: UploadResult,
     conversion: ConversionReport,
@@ -224,10 +228,13 @@ def _finish_upload(
             _logger.warning("eval case %s: not carried: %s", eval_id, what)
     if matches is not None and (matches.unmatched_cases or matches.unmatched_conversations):
         _logger.warning("%s", matches.summary())
-    for failure in result.failures:
-        _logger.warning("item %s failed: %s", failure.key, failure.reason)
     if result.evaluation_set is None:
-        raise UploadIncompleteError(out)
+        raise UploadIncompleteError(out)  # which says what failed: not said twice
+    # Kept (allow_partial): the first few, then how many more, not a line per item.
+    for failure in result.failures[:FAILURES_SHOWN]:
+        _logger.warning("item %s failed: %s", failure.key, failure.reason)
+    if len(result.failures) > FAILURES_SHOWN:
+        _logger.warning("and %d more items failed", len(result.failures) - FAILURES_SHOWN)
     return result.evaluation_set
 
 

@@ -165,3 +165,52 @@ def test_a_judge_that_is_down_is_said_in_seconds_without_tracebacks(
     verdict = done.stdout.strip().splitlines()[-1]
     assert verdict.startswith("nothing could be evaluated: not evaluated: judging stopped")
     assert said in verdict, verdict
+
+
+def test_a_store_that_cannot_write_is_said_in_two_lines_not_tracebacks(tmp_path: Path) -> None:
+    """The embedded emulator's file cannot grow (a file-size limit, as a full disk): the
+    database's own words reach the user once, no server traceback, no "could not reach"."""
+    import resource
+
+    cases = [
+        {
+            "eval_id": f"c{n}",
+            "conversation": [
+                {
+                    "invocation_id": "t",
+                    "user_content": {"role": "user", "parts": [{"text": f"{'x' * 2000} {n}"}]},
+                    "final_response": {"role": "model", "parts": [{"text": "y" * 2000}]},
+                }
+            ],
+        }
+        for n in range(100)
+    ]
+    (tmp_path / "big.evalset.json").write_text(
+        json.dumps({"eval_set_id": "big", "eval_cases": cases})
+    )
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "platform_eval.cli",
+            "run",
+            "big.evalset.json",
+            "--metrics",
+            "exact_match",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=small_files,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "could not reach" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) <= 3, done.stderr[:3000]
+    assert "the emulator's database failed: " in lines[-1]
+    assert "the set was not created (re-run to retry" in lines[-1]
