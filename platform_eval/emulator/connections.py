@@ -5,8 +5,10 @@ sends a request is kept for good: enough of them exhaust the process's file desc
 then the health check cannot connect; and a client sending a request's head a byte at a time
 holds its connection as long as it likes. Here a connection must send its first request within
 ``Limits.first_request_seconds``, the head of each request must be complete that long after its
-first byte, and beyond ``Limits.connections`` open at once a new one is closed straight away (a
-client's retry then finds room once idle ones are gone).
+first byte, and beyond ``Limits.connections`` open at once the connection idle the longest (no
+request under way) is closed to make room for the new one; only when every connection is serving
+a request is the new one closed straight away. Idle sockets that reconnect as soon as they are
+closed then cannot keep a client with a request to make (the health check) out.
 """
 
 from __future__ import annotations
@@ -53,16 +55,27 @@ class BoundedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     limits: ClassVar[Limits]
     _head_deadline: asyncio.TimerHandle | None = None
 
+    #: When the connection last received bytes (or was made): who has been idle the longest.
+    _last_active: float = 0.0
+
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
+        self._last_active = self.loop.time()
         cap = self.limits.connections
         if len(self.connections) > cap:
+            idle = self._longest_idle()
+            if idle is None:
+                _TOO_MANY.warning(
+                    f"more than {cap} connections open, each serving a request: new ones are "
+                    "closed until one is done (emulator start --max-connections)"
+                )
+                transport.close()
+                return
             _TOO_MANY.warning(
-                f"more than {cap} connections open: new ones are closed until idle ones go "
-                "(emulator start --max-connections)"
+                f"more than {cap} connections open: the longest idle ones are closed to make "
+                "room (emulator start --max-connections)"
             )
-            transport.close()
-            return
+            idle.transport.close()
         # The keep-alive timer uvicorn cancels when data arrives: armed from the start.
         self.timeout_keep_alive_task = self.loop.call_later(
             self.limits.first_request_seconds, self.timeout_keep_alive_handler
@@ -71,7 +84,23 @@ class BoundedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     def _between_requests(self) -> bool:
         return self.cycle is None or bool(self.cycle.response_complete)
 
+    def _idle(self) -> bool:
+        """No request under way, none being received, and not already closing."""
+        return (
+            self._between_requests()
+            and self._head_deadline is None
+            and not self.transport.is_closing()
+        )
+
+    def _longest_idle(self) -> BoundedHTTPProtocol | None:
+        others = (
+            c for c in self.connections if c is not self and isinstance(c, BoundedHTTPProtocol)
+        )
+        idle = [c for c in others if c._idle()]
+        return min(idle, key=lambda c: c._last_active) if idle else None
+
     def data_received(self, data: bytes) -> None:
+        self._last_active = self.loop.time()
         # Bytes between requests begin a request's head: it must be whole in time.
         if self._head_deadline is None and self._between_requests():
             self._head_deadline = self.loop.call_later(
