@@ -239,3 +239,12 @@ def agent_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[A
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
         monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
         yield fake
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers a core. The tests wait on servers, subprocesses and sockets
+    about half their time, so a core keeps two busy (measured: 198 s with four workers on two
+    cores, 221 s with two)."""
+    return 2 * (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )

@@ -54,6 +54,7 @@ def _scores(report: dict[str, Any]) -> dict[tuple[str, str, str], float | None]:
     return {(r["evalCaseId"], r["candidate"], r["metric"]): r["score"] for r in report["rows"]}
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_run_agent_scores_every_case_as_adk_eval_does(
     model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -23,6 +23,7 @@ def _last_run(capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out.splitlines()[0].split("\t")[0]
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_results_apply_the_thresholds_the_run_recorded(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -57,6 +58,7 @@ def test_results_apply_the_thresholds_the_run_recorded(
     assert json.loads(capsys.readouterr().out)["verdict"] == "NOT_CHECKED"
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_results_with_no_threshold_are_not_checked_never_passed(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -163,6 +165,7 @@ def _two_runs(
     return older, newer
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_compare_pairs_cases_whatever_the_candidate_names(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -22,6 +22,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert "platform-eval" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_the_program_leaves_what_it_holds_out_of_the_last_collection() -> None:
     """``platform-eval`` (the console script and ``python -m platform_eval.cli``) is ``main()``
     then ``gc.freeze()``: the interpreter's walk of every object at exit cost 0.70 s after an

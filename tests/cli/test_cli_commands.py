@@ -140,6 +140,7 @@ def test_upload_migrate_convert_and_resources(
     assert "not found" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_compare_lists_what_moved_and_gates_by_the_rule_it_names(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

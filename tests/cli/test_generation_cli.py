@@ -41,6 +41,7 @@ def _failing_run(emulator: Emulator) -> str:
     return str(done.name)
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_analyze_gives_three_clusters_with_counts_and_asks_no_model_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -125,6 +125,7 @@ def test_the_same_run_twice_makes_no_second_model_call(
     assert later["judge"]["byMetric"] == by_metric
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_replay_only_names_what_the_cache_cannot_answer(
     work: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -280,6 +281,7 @@ def _judge_calls(fake: FakeGemini) -> int:
     )
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_duplicated_cases_and_num_runs_replay_the_first_runs_answers_exactly(
     agent_project: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:

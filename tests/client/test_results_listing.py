@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 import httpx
+import pytest
 from conftest import FAST_RETRY
 from factories import request_item
 
@@ -49,6 +50,7 @@ def _counting_client(emulator: Emulator, project: str) -> tuple[Client, Counter[
     return emulator.client(project, retry=FAST_RETRY, http_client=http), calls
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_results_of_a_large_run_come_a_thousand_per_round_trip(
     emulator: Emulator, project: str
 ) -> None:
@@ -67,6 +69,7 @@ def test_results_of_a_large_run_come_a_thousand_per_round_trip(
     )
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_iter_results_is_lazy_and_can_be_abandoned(emulator: Emulator, project: str) -> None:
     client, calls = _counting_client(emulator, project)
     with client:

@@ -70,6 +70,7 @@ def test_async_client_repr_has_no_credentials() -> None:
     assert "Credentials" not in repr(client)
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_debug_logs_never_show_an_endpoints_password(emulator: Any, tmp_path: Any) -> None:
     """httpx logs every request's URL: with --debug, an endpoint's user and password would be
     in the output (and in any CI log that keeps it)."""

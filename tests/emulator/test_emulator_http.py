@@ -238,6 +238,7 @@ def _thousand_items(client: object, count: int = 1000) -> object:
     return jobs.upload_eval_set(client, eval_set, manifest=manifest)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_a_long_run_reports_progress_and_survives_a_restart_mid_way(tmp_path: Path) -> None:
     db = str(tmp_path / "evals.sqlite")
     first = Emulator(db=db).start()

@@ -125,6 +125,7 @@ def _errors(result: Any) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_the_sdks_computation_metrics_equal_our_engines(project: str, emulator: Emulator) -> None:
     from agentplatform import types as vt
 

@@ -151,6 +151,7 @@ def test_a_prompt_template_metric_becomes_the_llm_metric_the_sdk_sends() -> None
     assert spec.system_instruction == "Be strict."
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_the_instance_is_the_one_the_official_sdks_handler_passes() -> None:
     """The official SDK's own CustomMetricHandler, given the same case, hands the user's
     evaluate() the same instance as ours (prompt, reference, response, agent_data)."""

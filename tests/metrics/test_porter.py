@@ -91,6 +91,7 @@ def test_any_string_agrees(word: str) -> None:
     assert stem(word) == NLTK.stem(word)
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_stemming_imports_no_nltk() -> None:
     import subprocess
 

@@ -212,6 +212,7 @@ def test_python_compare_and_merged_runs() -> None:
     assert spread.ci95[0] < -0.3 < spread.ci95[1]  # the runs' spread widens the interval
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_three_cases_that_all_regress_fail_the_gate_by_the_any_drop_rule(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -67,6 +67,7 @@ def test_traces_named_by_their_case_pair_one_to_one() -> None:
     assert all(m.eval_id == m.conversation.id for m in report.matches)
 
 
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_traces_that_only_a_shared_question_could_pair_are_an_error_not_a_cross_product(
     tmp_path: Path,
 ) -> None:

@@ -205,6 +205,7 @@ def _parts(draw: st.DrawFn) -> dict[str, Any]:
     )
 )
 @settings(max_examples=300, deadline=None)
+@pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_content_built_fast_is_the_content_google_genai_builds(value: dict[str, Any]) -> None:
     from google.genai import types as genai
     from pydantic import ValidationError
