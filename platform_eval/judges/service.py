@@ -411,10 +411,13 @@ class Judging:
                         backend.generate(model, contents, config), self.call_timeout
                     )
             except TimeoutError:
+                # A probe that gets no answer stops judging: the calls waiting behind it would
+                # each wait as long, one after another.
                 raise self._failed(
                     "timeout",
                     f"the judge model {model} did not answer within {self.call_timeout:g} s "
                     "(--judge-timeout)",
+                    first=probe,
                 ) from None
             except RetryableError as busy:
                 said = f"the judge model {model} stayed busy after {attempt} tries: {busy}"

@@ -60,6 +60,28 @@ def test_a_call_that_gets_no_answer_fails_at_its_deadline(silence: threading.Eve
         assert time.monotonic() - started < 5
 
 
+def test_a_silent_judge_is_waited_for_once_not_once_a_call(silence: threading.Event) -> None:
+    """The first call is the probe, the others wait behind it: when it gets no answer, judging
+    stops for all of them, rather than each waiting out its own deadline in turn."""
+    with model_judges(_silent(silence), call_timeout=0.5) as (judges, fake):
+        judging = judges.model
+        calls = [
+            judging.generate("gemini-test", ASK, None, sample=0, label=CallLabel("m", f"c{n}", "a"))
+            for n in range(6)
+        ]
+
+        async def all_of_them() -> list[Any]:
+            return await asyncio.gather(*calls, return_exceptions=True)
+
+        started = time.monotonic()
+        failures = judging.run(all_of_them())
+        took = time.monotonic() - started
+    assert len(fake.seen) == 1 and took < 2, took
+    assert all(isinstance(f, JudgeUnavailableError) for f in failures)
+    assert str(failures[-1]).startswith("judging stopped: the first call to the judge model")
+    assert "did not answer within 0.5 s" in str(failures[-1])
+
+
 def test_cancelling_an_evaluation_ends_its_calls_and_refuses_more(
     silence: threading.Event,
 ) -> None:
