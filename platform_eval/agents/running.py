@@ -28,6 +28,7 @@ from .history import history_events
 from .journal import AgentJournal
 from .loading import LoadedAgent
 from .model_probe import ModelProbe, probe_timeout, retry_plugin
+from .tool_mocks import ToolMocks, mock_plugin
 
 if TYPE_CHECKING:
     from google.adk.agents.run_config import RunConfig
@@ -62,6 +63,10 @@ class CaseRun:
     agents: dict[str, dict[str, Any]] | None = None
     #: True when this run was read back from the journal of an interrupted attempt.
     resumed: bool = False
+    #: With mocked tools: the calls answered from the case's golden responses, and those that
+    #: ran the real tool.
+    mocked_calls: int = 0
+    real_calls: int = 0
 
     @property
     def key(self) -> str:
@@ -103,6 +108,12 @@ class AgentRunReport:
         lines = [f"agent ran {done} of {len(self.runs)} {what}s"]
         if self.resumed:
             lines[0] += f" ({self.resumed} finished by an earlier attempt, not run again)"
+        mocked, real = sum(r.mocked_calls for r in self.runs), sum(r.real_calls for r in self.runs)
+        if mocked or real:
+            lines.append(
+                f"tool calls: {mocked} answered from the cases' golden responses (mocked), "
+                f"{real} ran the real tool"
+            )
         lines += [f"{r.key}: the agent failed: {r.error}" for r in self.failed[:10]]
         if len(self.failed) > 10:
             lines.append(f"(and {len(self.failed) - 10} more failed runs)")
@@ -203,12 +214,15 @@ def _runner(
     session_service: Any,
     recorder: Any = None,
     probe: ModelProbe | None = None,
+    mocks: ToolMocks | None = None,
 ) -> Any:
     from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
     from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
     from google.adk.runners import Runner
 
     extra = [recorder] if recorder is not None else []
+    if mocks is not None:
+        extra.append(mock_plugin(mocks))
     services = {
         "session_service": session_service,
         "artifact_service": InMemoryArtifactService(),
@@ -255,11 +269,13 @@ async def run_case(
     run_config: RunConfig | None = None,
     history: Sequence[adk.Invocation] = (),
     probe: ModelProbe | None = None,
+    mocks: ToolMocks | None = None,
 ) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]]]:
     """Runs one ADK eval case; returns its finished session (ADK's JSON), why it ended, and
     what each agent was given (``CaseRun.agents``). ``history``: turns that already happened,
     put into the session before the case's own are asked. ``probe``: whether the model
-    answered yet in this run (``model_probe``)."""
+    answered yet in this run (``model_probe``); ``mocks``: the case's golden tool answers
+    (``tool_mocks``), None for the real tools."""
     from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
     from google.adk.evaluation.simulation.user_simulator import Status
     from google.adk.events.event import Event
@@ -288,7 +304,7 @@ async def run_case(
     with _adk_experimental():
         simulator = provider.provide(case)
     recorder = _app_details_recorder_class()()
-    runner = _runner(agent, app_name, service, recorder, probe)
+    runner = _runner(agent, app_name, service, recorder, probe, mocks)
     events: list[Any] = []
     # adk eval gives the simulator a deep copy of the conversation. The recorded conversation's
     # simulator reads none of it, and the copy was 7% of the CPU of a run of 200 cases.
@@ -369,6 +385,7 @@ async def run_agent_cases(
     journal: AgentJournal | None = None,
     record_spans: bool = False,
     on_progress: AgentProgressCallback | None = None,
+    tool_mocks: Callable[[adk.EvalCase], ToolMocks | None] | None = None,
 ) -> AgentRunReport:
     """Runs every case ``num_runs`` times, ``concurrency`` runs at a time.
 
@@ -409,6 +426,7 @@ async def run_agent_cases(
             return earlier
         async with gate:
             result = CaseRun(case.eval_id, run)
+            mocks = tool_mocks(case) if tool_mocks is not None else None
             scope = recorder.scope(result.key) if recorder else contextlib.nullcontext()
             try:
                 with scope:
@@ -429,6 +447,7 @@ async def run_agent_cases(
                         run_config,
                         history,
                         probe,
+                        mocks,
                     )
             except Exception as exc:  # one case's failure must not stop the others
                 result.error = _failure_text(exc, probe)
@@ -438,6 +457,8 @@ async def run_agent_cases(
                 # The reason is reported with the results; the traceback is for --debug.
                 _logger.debug("%s: the agent failed", result.key, exc_info=True)
                 progress.failed += 1
+            if mocks is not None:
+                result.mocked_calls, result.real_calls = mocks.mocked, mocks.real
             if recorder is not None:
                 result.spans = recorder.take(result.key)
             if result.error is None and journal is not None:

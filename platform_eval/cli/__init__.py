@@ -120,6 +120,25 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="keep each run's OpenTelemetry spans (OTLP JSON); run --traces DIR reads them",
     )
+    agent.add_argument(
+        "--mock-tools",
+        choices=("golden",),
+        help="golden: answer each tool call from the case's expected tool responses (matched "
+        "by name and arguments, by the trajectory criterion's args_match rules), the tools "
+        "not run; a call none answers fails its case",
+    )
+    agent.add_argument(
+        "--real-tools",
+        metavar="A,B",
+        help="with --mock-tools: these tools run for real",
+    )
+    agent.add_argument(
+        "--unmocked",
+        choices=("error", "real"),
+        default="error",
+        help="with --mock-tools: a call no golden response answers fails its case (error, the "
+        "default) or runs the tool (real)",
+    )
 
 
 def _number(kind: str, accepts: Callable[[float], bool], within: str) -> Callable[[str], float]:

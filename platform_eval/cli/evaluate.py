@@ -115,6 +115,8 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
                 raise UsageError(f"--{flag.replace('_', '-')} needs --agent")
         if getattr(args, "num_runs", 1) != 1:
             raise UsageError("--num-runs needs --agent")
+        if getattr(args, "mock_tools", None) or getattr(args, "real_tools", None):
+            raise UsageError("--mock-tools and --real-tools need --agent (tools the agent calls)")
         return {}
     if args.traces:
         raise UsageError("--agent and --traces both give the candidates: pass one of them")
@@ -126,6 +128,9 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "num_runs": args.num_runs,
         "agent_concurrency": args.agent_concurrency,
         "save_sessions": args.save_sessions,
+        "mock_tools": args.mock_tools,
+        "real_tools": tuple(t.strip() for t in (args.real_tools or "").split(",") if t.strip()),
+        "unmatched_tools": args.unmocked,
         "save_traces": args.save_traces,
         "on_agent_progress": agent_progress(args.quiet),
     }

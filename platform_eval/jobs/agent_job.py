@@ -3,6 +3,7 @@ read as a saved session is read, becomes the case's candidate (one per run)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,9 @@ from ..agents import (
     run_agent_cases,
 )
 from ..agents.saving import save_sessions, save_traces
+from ..agents.tool_mocks import mocks_for
 from ..formats import adk
+from ..metrics.arguments import ArgRules
 from ..traces.adk_session import session_to_conversation
 from ..types import AgentConfig, AgentData, CandidateResponse
 from .upload import candidate_name
@@ -41,6 +44,15 @@ class AgentOptions:
     on_progress: AgentProgressCallback | None = None
     #: Keep finished runs as they finish, so that an interrupted evaluation resumes.
     resume: bool = True
+    #: "golden": tool calls answered from each case's expected tool responses, the tools not
+    #: run (``agents.tool_mocks``); None: the tools run.
+    mock_tools: str | None = None
+    #: Tools that run for real even with mocks.
+    real_tools: tuple[str, ...] = ()
+    #: A call no golden response answers: "error" fails its case, "real" runs the tool.
+    unmatched_tools: str = "error"
+    #: The trajectory criterion's args_match rules, which golden answers are matched by.
+    tool_arg_rules: ArgRules | None = None
 
 
 @dataclass
@@ -66,7 +78,21 @@ async def run_for_candidates(
         journal = AgentJournal(
             agent_fingerprint=agent.fingerprint,
             agent_spec=agent.spec,
-            settings={"simulator": options.user_simulator_config},
+            settings={
+                "simulator": options.user_simulator_config,
+                # A run with mocked tools is not one with the real tools: not resumed as one.
+                **(
+                    {
+                        "mocks": [
+                            options.mock_tools,
+                            sorted(options.real_tools),
+                            options.unmatched_tools,
+                        ]
+                    }
+                    if options.mock_tools
+                    else {}
+                ),
+            },
         )
     report = await run_agent_cases(
         agent,
@@ -77,6 +103,15 @@ async def run_for_candidates(
         journal=journal,
         record_spans=options.save_traces is not None,
         on_progress=options.on_progress,
+        tool_mocks=functools.partial(
+            mocks_for,
+            mode=options.mock_tools,
+            rules=options.tool_arg_rules,
+            real_tools=options.real_tools,
+            unmatched=options.unmatched_tools,
+        )
+        if options.mock_tools
+        else None,
     )
     if options.save_sessions is not None:
         save_sessions(report, options.save_sessions)

@@ -32,6 +32,7 @@ from ..formats.load import (
 )
 from ..formats.stream import EvalCases, InMemoryCases, read_eval_cases
 from ..metrics import threshold_problem
+from ..metrics.arguments import ArgRules
 from ..traces import (
     Conversation,
     MatchReport,
@@ -685,6 +686,18 @@ class EvaluateOptions(TypedDict, total=False):
     on_agent_progress: Callable[[Any], None] | None
     resume: bool
     inference_configs: Mapping[str, Any] | None
+    mock_tools: str | None
+    real_tools: Sequence[str]
+    unmatched_tools: str
+
+
+def _trajectory_rules(config: EvalConfig | None) -> ArgRules | None:
+    """The trajectory criterion's argument rules (``args_match``, ``extra_args``), if any."""
+    criterion = config.criteria.get("tool_trajectory_avg_score") if config else None
+    if criterion is None:
+        return None
+    options = criterion.options
+    return ArgRules.parse(options.get("args_match"), options.get("extra_args"))
 
 
 def choose_metrics(
@@ -753,6 +766,9 @@ def evaluate(
     on_agent_progress: Callable[[Any], None] | None = None,
     resume: bool = True,
     inference_configs: Mapping[str, Any] | None = None,
+    mock_tools: str | None = None,
+    real_tools: Sequence[str] = (),
+    unmatched_tools: str = "error",
 ) -> Any:
     """Uploads (with traces as candidates when given), starts a run, waits, returns results.
 
@@ -764,6 +780,11 @@ def evaluate(
     JSON) and spans (OTLP JSON) in those folders: ``traces=[folder]`` evaluates them again.
     An interrupted evaluation, run again, does not run the agent again on the cases it finished
     (``resume=False``: keep nothing to resume from, under ``.platform-eval/agent-runs/``).
+    ``mock_tools="golden"`` answers the agent's tool calls from each case's expected tool
+    responses instead of running the tools (matched by name and arguments, by the trajectory
+    criterion's ``args_match`` rules when the config has them); ``real_tools`` run for real
+    anyway; a call no golden response answers fails its case, or runs the tool with
+    ``unmatched_tools="real"`` (``agents.tool_mocks``).
 
     ``inference_configs`` (candidate name -> the model or agent the service runs) has the run
     produce responses itself; the emulator answers such a run 501 UNIMPLEMENTED.
@@ -805,6 +826,10 @@ def evaluate(
             user_simulator_config=loaded_config.user_simulator_config if loaded_config else None,
             on_progress=on_agent_progress,
             resume=resume,
+            mock_tools=mock_tools,
+            real_tools=tuple(real_tools),
+            unmatched_tools=unmatched_tools,
+            tool_arg_rules=_trajectory_rules(loaded_config),
         )
     upload = (
         None

@@ -1,0 +1,295 @@
+"""``run --agent --mock-tools golden``: the agent's tool calls are answered from the eval case's
+expected tool responses, and the tools do not run: no file written, no request to the service
+the tool calls; the scores equal a run with the real tools returning the same values; a call
+the case has no answer for is NOT_EVALUATED, naming it. A function tool and an AgentTool."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("google.adk")
+
+from fake_gemini import FakeGemini, Seen, fake_gemini
+
+from platform_eval.agents.tool_mocks import UnmockedToolCallError, golden_calls, mocks_for
+from platform_eval.cli import main
+from platform_eval.formats import adk
+
+AGENT = '''
+import json
+import os
+import urllib.request
+
+from google.adk.agents import Agent
+from google.adk.tools.agent_tool import AgentTool
+
+FORECASTS = {"paris": "sunny", "oslo": "snowing"}
+
+
+def get_weather(city: str) -> dict:
+    """Returns today's forecast for a city (and writes it down, and tells the weather service)."""
+    with open(os.environ["TOOL_LOG"], "a") as log:
+        log.write(city + "\\n")
+    urllib.request.urlopen(os.environ["WEATHER_SERVICE"] + "/" + city.lower()).read()
+    return {"city": city, "forecast": FORECASTS.get(city.lower(), "unknown")}
+
+
+forecaster = Agent(
+    name="forecaster",
+    model="gemini-2.5-flash",
+    instruction="You are the forecast desk: answer with the forecast.",
+)
+
+root_agent = Agent(
+    name="tooled_agent",
+    model="gemini-2.5-flash",
+    instruction="You help travellers.",
+    tools=[get_weather, AgentTool(agent=forecaster)],
+)
+'''
+
+
+def _turn(
+    question: str, answer: str, tool: str, args: dict[str, Any], response: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "invocation_id": question,
+        "user_content": {"role": "user", "parts": [{"text": question}]},
+        "final_response": {"role": "model", "parts": [{"text": answer}]},
+        "intermediate_data": {
+            "tool_uses": [{"name": tool, "args": args}],
+            "tool_responses": [{"name": tool, "response": response}],
+        },
+    }
+
+
+EVAL_SET = {
+    "eval_set_id": "tooled",
+    "eval_cases": [
+        {
+            "eval_id": "paris",
+            "conversation": [
+                _turn(
+                    "Weather in Paris?",
+                    "The weather in Paris is sunny.",
+                    "get_weather",
+                    {"city": "Paris"},
+                    {"city": "Paris", "forecast": "sunny"},
+                )
+            ],
+        },
+        {
+            "eval_id": "desk",
+            "conversation": [
+                _turn(
+                    "Ask the desk about Oslo",
+                    "The desk says: snowing.",
+                    "forecaster",
+                    {"request": "Oslo"},
+                    {"result": "snowing"},
+                )
+            ],
+        },
+        {
+            # The golden call is Oslo's: the agent asks about Lima, which nothing answers.
+            "eval_id": "lima",
+            "conversation": [
+                _turn(
+                    "Weather in Lima?",
+                    "The weather in Lima is unknown.",
+                    "get_weather",
+                    {"city": "Oslo"},
+                    {"city": "Oslo", "forecast": "snowing"},
+                )
+            ],
+        },
+    ],
+}
+
+
+def _rule(seen: Seen) -> str | dict[str, Any]:
+    body = seen.body
+    system = " ".join(
+        p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts") or []
+    )
+    parts = (body.get("contents") or [{}])[-1].get("parts") or []
+    if "forecast desk" in system:
+        return "snowing"
+    responses = [p["functionResponse"] for p in parts if "functionResponse" in p]
+    if responses:
+        response = responses[-1]
+        result = response.get("response") or {}
+        if response.get("name") == "forecaster":
+            return f"The desk says: {result.get('result')}."
+        return f"The weather in {result.get('city')} is {result.get('forecast')}."
+    text = " ".join(p.get("text", "") for p in parts)
+    if match := re.search(r"weather in ([A-Za-z]+)", text, re.I):
+        return {
+            "role": "model",
+            "parts": [{"functionCall": {"name": "get_weather", "args": {"city": match.group(1)}}}],
+        }
+    if match := re.search(r"desk about ([A-Za-z]+)", text, re.I):
+        return {
+            "role": "model",
+            "parts": [
+                {"functionCall": {"name": "forecaster", "args": {"request": match.group(1)}}}
+            ],
+        }
+    return "How can I help?"
+
+
+class _Service:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+
+@pytest.fixture
+def project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[FakeGemini, _Service, Path]]:
+    monkeypatch.chdir(tmp_path)
+    for name in (
+        "PLATFORM_EVAL_EMULATOR_HOST",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "tooled_agent").mkdir()
+    (tmp_path / "tooled_agent" / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "tooled_agent" / "agent.py").write_text(AGENT)
+    (tmp_path / "tooled.evalset.json").write_text(json.dumps(EVAL_SET))
+    criteria = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+    (tmp_path / "eval_config.json").write_text(json.dumps({"criteria": criteria}))
+    service = _Service()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            service.asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    log = tmp_path / "tool.log"
+    with ThreadingHTTPServer(("127.0.0.1", 0), Handler) as server, fake_gemini(_rule) as model:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", model.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        monkeypatch.setenv("TOOL_LOG", str(log))
+        monkeypatch.setenv("WEATHER_SERVICE", f"http://127.0.0.1:{server.server_port}")
+        try:
+            yield model, service, log
+        finally:
+            server.shutdown()
+
+
+def _run(*extra: str, output: str) -> tuple[int, dict[tuple[str, str], Any]]:
+    code = main(
+        [
+            "-q",
+            "run",
+            "tooled.evalset.json",
+            "--agent",
+            "tooled_agent",
+            "--config",
+            "eval_config.json",
+            "--format",
+            "json",
+            "-o",
+            output,
+            *extra,
+        ]
+    )
+    rows = json.loads(Path(output).read_text())["rows"]
+    return code, {(r["evalCaseId"], r["metric"]): (r["score"], r["explanation"]) for r in rows}
+
+
+def test_golden_mocks_answer_the_tools_and_the_scores_equal_the_real_tools(
+    project: tuple[FakeGemini, _Service, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    model, service, log = project
+    code, mocked = _run("--mock-tools", "golden", output="mocked.json")
+    assert code == 1  # lima is not evaluated
+    assert not log.exists() and service.asked == []  # no tool ran
+    prompts = [seen.prompt for seen in model.seen]
+    assert not any("forecast desk" in json.dumps(seen.body) for seen in model.seen), prompts
+    lima = mocked[("lima", "tool_trajectory_avg_score")]
+    assert lima[0] is None
+    assert (
+        'the agent called get_weather({"city": "Lima"}) and the case has no golden response'
+        in (lima[1])
+    )
+    capsys.readouterr()
+
+    code, real = _run(
+        "--real-tools",
+        "forecaster",
+        "--unmocked",
+        "real",
+        "--mock-tools",
+        "golden",
+        output="mixed.json",
+    )
+    assert log.read_text().split() == ["Lima"] and service.asked == ["/lima"]  # only the unmatched
+    # The AgentTool ran for real (its agent asked the model) and answered what the case holds.
+    assert any("forecast desk" in json.dumps(seen.body) for seen in model.seen)
+    assert real[("desk", "response_match_score")][0] == 1.0
+    assert real[("lima", "tool_trajectory_avg_score")][0] == 0.0  # evaluated: Lima is not Oslo
+
+    log.unlink()
+    service.asked.clear()
+    code, unmocked = _run(output="real.json")
+    assert log.read_text().split() == ["Paris", "Lima"] and len(service.asked) == 2
+    # The real tools returned what the golden responses hold: the same scores.
+    for case in ("paris", "desk"):
+        for metric in ("tool_trajectory_avg_score", "response_match_score"):
+            assert mocked[(case, metric)][0] == unmocked[(case, metric)][0] == 1.0, (case, metric)
+
+
+def test_golden_calls_pair_calls_with_responses_by_id_then_by_order() -> None:
+    case = adk.EvalCase.model_validate(
+        {
+            "eval_id": "c",
+            "conversation": [
+                {
+                    "invocation_id": "t",
+                    "user_content": {"role": "user", "parts": [{"text": "q"}]},
+                    "intermediate_data": {
+                        "tool_uses": [
+                            {"id": "b", "name": "f", "args": {"x": 2}},
+                            {"name": "g", "args": {}},
+                            {"id": "a", "name": "f", "args": {"x": 1}},
+                        ],
+                        "tool_responses": [
+                            {"id": "a", "name": "f", "response": {"r": 1}},
+                            {"name": "g", "response": {"r": "g"}},
+                            {"id": "b", "name": "f", "response": {"r": 2}},
+                        ],
+                    },
+                }
+            ],
+        }
+    )
+    calls = golden_calls(case)
+    assert [(c.name, c.args, c.response) for c in calls] == [
+        ("f", {"x": 2}, {"r": 2}),
+        ("g", {}, {"r": "g"}),
+        ("f", {"x": 1}, {"r": 1}),
+    ]
+    mocks = mocks_for(case, "golden")
+    assert mocks is not None
+    assert mocks.answer("f", {"x": 1}) == {"r": 1}
+    assert mocks.answer("f", {"x": 1}) == {"r": 1}  # asked again: answered again
+    with pytest.raises(UnmockedToolCallError, match=r'f\(\{"x": 3\}\)'):
+        mocks.answer("f", {"x": 3})
