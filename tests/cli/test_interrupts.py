@@ -23,7 +23,7 @@ from test_outages import silent_server
 
 from platform_eval.emulator import Emulator
 
-pytestmark = pytest.mark.slow  # each a whole command in a process of its own
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # each a whole command in a process of its own
 
 #: Issue 37's Done-means: out within this after Ctrl-C.
 EXIT_LIMIT = 2.0

@@ -23,7 +23,7 @@ from paths import SAMPLE_AGENTS, SAMPLE_DATA
 
 pytest.importorskip("google.adk")
 
-pytestmark = pytest.mark.slow  # each a whole command in a process of its own
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # each a whole command in a process of its own
 
 #: The Done-means of issue 37: an outage is said within this, in at most three lines.
 WALL_LIMIT = 15.0

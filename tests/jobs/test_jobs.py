@@ -135,6 +135,7 @@ def test_interrupted_upload_resumes_and_ends_with_every_item_exactly_once(
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # waits on a killed process's import within a deadline
 def test_an_upload_killed_during_its_import_ends_with_every_item_exactly_once(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:
