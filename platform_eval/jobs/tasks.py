@@ -893,7 +893,12 @@ def evaluate(
         results: list[EvaluationItem] = []
         if run is not None:
             run = await async_client.wait_for_run(
-                run, timeout=timeout, poll_interval=poll_interval, on_progress=on_run_progress
+                run,
+                timeout=timeout,
+                poll_interval=poll_interval,
+                # A local run's end is seen within a second, not up to the default 10 s later.
+                max_poll_interval=min(10.0, poll_interval * 5),
+                on_progress=on_run_progress,
             )
             results = await async_client.get_results(run) if run.evaluation_results else []
             if run.name:

@@ -61,8 +61,13 @@ class GenaiBackend:
     def _genai(self) -> Any:
         if self._client is None:
             from google import genai
+            from google.genai import types as genai_types
 
-            self._client = genai.Client()
+            # One attempt a call: the judge's own loop retries (with its probe and its stop on
+            # an outage). Without retry options google-genai retries a refused connection
+            # itself, after 1-10 s each time.
+            once = genai_types.HttpRetryOptions(attempts=1)
+            self._client = genai.Client(http_options=genai_types.HttpOptions(retry_options=once))
         return self._client
 
     async def generate(
