@@ -26,6 +26,27 @@ CORPUS = Path(
 )
 FAST_RETRY = RetryPolicy(max_retries=3, initial_backoff=0.001, max_backoff=0.01)
 
+#: What would point a command at a real project or at another emulator than the test's own.
+ELSEWHERE = ("PLATFORM_EVAL_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI")
+
+
+def work_offline(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``folder`` as the current directory, with nothing pointing elsewhere: the commands use
+    the embedded emulator there."""
+    monkeypatch.chdir(folder)
+    for name in ELSEWHERE:
+        monkeypatch.delenv(name, raising=False)
+
+
+def command_env(model_url: str = "") -> dict[str, str]:
+    """The environment of a command run in a process of its own: the embedded emulator, and
+    Gemini (agent and judge) at ``model_url`` when given, with a test key."""
+    env = {k: v for k, v in os.environ.items() if k not in ELSEWHERE}
+    env["GOOGLE_API_KEY"] = "test-key"
+    if model_url:
+        env["GOOGLE_GEMINI_BASE_URL"] = model_url
+    return env
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -236,13 +257,7 @@ def agent_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[A
     from agent_script import travel_rule
     from fake_gemini import fake_gemini
 
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "PLATFORM_EVAL_EMULATOR_HOST",
-        "GOOGLE_CLOUD_PROJECT",
-        "GOOGLE_GENAI_USE_VERTEXAI",
-    ):
-        monkeypatch.delenv(name, raising=False)
+    work_offline(tmp_path, monkeypatch)
     agents = Path(__file__).resolve().parents[1] / "samples" / "agent"
     shutil.copytree(agents, tmp_path / "agents", ignore=shutil.ignore_patterns("__pycache__"))
     with fake_gemini(travel_rule) as fake:

@@ -26,6 +26,18 @@ from ..formats import adk
 from ..metrics.arguments import ArgRules
 
 MODES = ("golden",)
+#: What a call no golden response answers does: fail its case, or run the real tool.
+UNMATCHED = ("error", "real")
+
+
+def check_options(mode: str | None, unmatched: str) -> None:
+    """ValueError naming a mode or an ``unmatched`` choice that is not one, before any run."""
+    if mode is not None and mode not in MODES:
+        raise ValueError(f"unknown mock_tools {mode!r}; expected one of {', '.join(MODES)}")
+    if unmatched not in UNMATCHED:
+        raise ValueError(
+            f"unknown unmatched_tools {unmatched!r}; expected one of {', '.join(UNMATCHED)}"
+        )
 
 
 class UnmockedToolCallError(PlatformEvalError):
@@ -128,10 +140,9 @@ def mocks_for(
     unmatched: str = "error",
 ) -> ToolMocks | None:
     """The mocks ``mode`` gives ``case`` (None: the tools run)."""
+    check_options(mode, unmatched)
     if mode is None:
         return None
-    if mode != "golden":
-        raise ValueError(f"unknown --mock-tools {mode!r}; expected one of {', '.join(MODES)}")
     return ToolMocks(golden_calls(case), rules, frozenset(real_tools), unmatched)
 
 

@@ -22,7 +22,7 @@ from google.auth.exceptions import GoogleAuthError
 
 from .._json_limits import DEEPEST_ALLOWED
 from .._version import __version__
-from ..agents import AgentLoadError
+from ..agents import AgentLoadError, tool_mocks
 from ..errors import APIConnectionError, ConfigurationError, PlatformEvalError
 from ..formats import FormatError
 from ..traces.matching import AmbiguousPairingError
@@ -122,7 +122,7 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     )
     agent.add_argument(
         "--mock-tools",
-        choices=("golden",),
+        choices=tool_mocks.MODES,
         help="golden: answer each tool call from the case's expected tool responses (matched "
         "by name and arguments, by the trajectory criterion's args_match rules), the tools "
         "not run; a call none answers fails its case",
@@ -134,7 +134,7 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     )
     agent.add_argument(
         "--unmocked",
-        choices=("error", "real"),
+        choices=tool_mocks.UNMATCHED,
         default="error",
         help="with --mock-tools: a call no golden response answers fails its case (error, the "
         "default) or runs the tool (real)",

@@ -815,8 +815,10 @@ def evaluate(
     report = UploadReport()
     agent_options = None
     if agent is not None:
+        from ..agents.tool_mocks import check_options
         from .agent_job import AgentOptions
 
+        check_options(mock_tools, unmatched_tools)  # before the agent is loaded or run
         agent_options = AgentOptions(
             agent=agent,
             num_runs=num_runs,

@@ -431,7 +431,9 @@ class Judging:
                 if attempt == MAX_ATTEMPTS:
                     raise failure from None
                 wait = busy.retry_after if busy.retry_after is not None else delay
-                await self._pause(min(wait, PROBE_BACKOFF if probe else MAX_BACKOFF))
+                # A probe's pauses are short, but a quota's Retry-After is honoured as ever.
+                short = probe and status != "429"
+                await self._pause(min(wait, PROBE_BACKOFF if short else MAX_BACKOFF))
                 delay = min(delay * 2, MAX_BACKOFF)
                 continue
             except Exception as exc:

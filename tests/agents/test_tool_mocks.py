@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from conftest import work_offline
 from fake_gemini import FakeGemini, Seen, fake_gemini
 
 from platform_eval.agents.tool_mocks import UnmockedToolCallError, golden_calls, mocks_for
@@ -155,13 +156,7 @@ class _Service:
 def project(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[FakeGemini, _Service, Path]]:
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "PLATFORM_EVAL_EMULATOR_HOST",
-        "GOOGLE_CLOUD_PROJECT",
-        "GOOGLE_GENAI_USE_VERTEXAI",
-    ):
-        monkeypatch.delenv(name, raising=False)
+    work_offline(tmp_path, monkeypatch)
     (tmp_path / "tooled_agent").mkdir()
     (tmp_path / "tooled_agent" / "__init__.py").write_text("from . import agent\n")
     (tmp_path / "tooled_agent" / "agent.py").write_text(AGENT)
@@ -293,3 +288,26 @@ def test_golden_calls_pair_calls_with_responses_by_id_then_by_order() -> None:
     assert mocks.answer("f", {"x": 1}) == {"r": 1}  # asked again: answered again
     with pytest.raises(UnmockedToolCallError, match=r'f\(\{"x": 3\}\)'):
         mocks.answer("f", {"x": 3})
+
+
+def test_an_unknown_mock_mode_or_choice_is_refused_before_any_run(
+    project: tuple[FakeGemini, _Service, Path],
+) -> None:
+    from platform_eval import jobs
+    from platform_eval.target import connect
+
+    model, _, _ = project
+    with connect(db=None) as target:
+        for options, said in (
+            ({"mock_tools": "gold"}, "unknown mock_tools 'gold'; expected one of golden"),
+            ({"mock_tools": "golden", "unmatched_tools": "skip"}, "unknown unmatched_tools 'skip'"),
+        ):
+            with pytest.raises(ValueError, match=said):
+                jobs.evaluate(
+                    target.client,
+                    "tooled.evalset.json",
+                    agent="tooled_agent",
+                    config="eval_config.json",
+                    **options,
+                )
+    assert model.seen == []  # the agent never ran

@@ -5,7 +5,6 @@ line saying what to do, no traceback."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import command_env
 from fake_gemini import fake_gemini
 from paths import SAMPLE_AGENTS, SAMPLE_DATA
 from test_outages import silent_server
@@ -43,15 +43,7 @@ def _interrupt(
 ) -> tuple[int, float, str]:
     """Starts the command, presses Ctrl-C once ``under_way()`` holds; its exit code, how long
     it took to exit after the signal, and its stderr."""
-    env = dict(os.environ, GOOGLE_API_KEY="test-key")
-    for name in (
-        "GOOGLE_GENAI_USE_VERTEXAI",
-        "GOOGLE_CLOUD_PROJECT",
-        "PLATFORM_EVAL_EMULATOR_HOST",
-    ):
-        env.pop(name, None)
-    if model_url:
-        env["GOOGLE_GEMINI_BASE_URL"] = model_url
+    env = command_env(model_url)
     process = subprocess.Popen(
         [sys.executable, "-m", "platform_eval.cli", "-q", *args],
         cwd=work,
@@ -154,7 +146,7 @@ def test_ctrl_c_while_judging_then_the_run_again_rejudges_nothing_cached(tmp_pat
         again = subprocess.run(
             [sys.executable, "-m", "platform_eval.cli", "-q", *run],
             cwd=tmp_path,
-            env=dict(os.environ, GOOGLE_API_KEY="test-key", GOOGLE_GEMINI_BASE_URL=fake.url),
+            env=command_env(fake.url),
             capture_output=True,
             text=True,
             timeout=120,

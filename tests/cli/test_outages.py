@@ -5,7 +5,6 @@ on stderr and no traceback."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import command_env
 from fake_gemini import fake_gemini
 from paths import SAMPLE_AGENTS, SAMPLE_DATA
 
@@ -82,13 +82,7 @@ def silent_server() -> Iterator[Silent]:
 def _command(
     work: Path, model_url: str, *args: str
 ) -> tuple[float, subprocess.CompletedProcess[str]]:
-    env = dict(os.environ, GOOGLE_GEMINI_BASE_URL=model_url, GOOGLE_API_KEY="test-key")
-    for name in (
-        "GOOGLE_GENAI_USE_VERTEXAI",
-        "GOOGLE_CLOUD_PROJECT",
-        "PLATFORM_EVAL_EMULATOR_HOST",
-    ):
-        env.pop(name, None)
+    env = command_env(model_url)
     env["PLATFORM_EVAL_AGENT_PROBE_TIMEOUT"] = "2"  # the silent model's wait, shortened
     started = time.monotonic()
     done = subprocess.run(

@@ -44,6 +44,15 @@ def _silent(released: threading.Event) -> Any:
     return never
 
 
+async def _at_once(judging: Any, count: int) -> list[Any]:
+    """``count`` calls of as many cases made at once; each one's answer or error."""
+    calls = [
+        judging.generate("gemini-test", ASK, None, sample=0, label=CallLabel("m", f"c{n}", "a"))
+        for n in range(count)
+    ]
+    return await asyncio.gather(*calls, return_exceptions=True)
+
+
 def _until(condition: Any, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -65,16 +74,8 @@ def test_a_silent_judge_is_waited_for_once_not_once_a_call(silence: threading.Ev
     stops for all of them, rather than each waiting out its own deadline in turn."""
     with model_judges(_silent(silence), call_timeout=0.5) as (judges, fake):
         judging = judges.model
-        calls = [
-            judging.generate("gemini-test", ASK, None, sample=0, label=CallLabel("m", f"c{n}", "a"))
-            for n in range(6)
-        ]
-
-        async def all_of_them() -> list[Any]:
-            return await asyncio.gather(*calls, return_exceptions=True)
-
         started = time.monotonic()
-        failures = judging.run(all_of_them())
+        failures = judging.run(_at_once(judging, 6))
         took = time.monotonic() - started
     assert len(fake.seen) == 1 and took < 2, took
     assert all(isinstance(f, JudgeUnavailableError) for f in failures)
@@ -209,15 +210,7 @@ def test_a_judge_down_from_the_start_is_found_by_the_first_calls_tries_alone() -
     with model_judges(lambda seen: "never") as (judges, fake):
         fake.fail_next(503, count=10_000, retry_after="0")
         judging = judges.model
-        calls = [
-            judging.generate("gemini-test", ASK, None, sample=0, label=CallLabel("m", f"c{n}", "a"))
-            for n in range(8)
-        ]
-
-        async def all_of_them() -> list[Any]:
-            return await asyncio.gather(*calls, return_exceptions=True)
-
-        failures = judging.run(all_of_them())
+        failures = judging.run(_at_once(judging, 8))
     assert len(fake.seen) == PROBE_ATTEMPTS  # one call's tries, no other call's
     assert all(isinstance(f, JudgeUnavailableError) for f in failures)
     assert {str(f) for f in failures[1:]} == {str(failures[0])}
