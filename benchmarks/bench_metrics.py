@@ -8,11 +8,16 @@ emulator's code path, AgentData in and CandidateResults out); ADK's through
 ``TrajectoryEvaluator`` (EXACT, IN_ORDER, ANY_ORDER) and ``RougeEvaluator``. The scores are
 checked to agree before the times are printed.
 
-Two layouts, timed the same way for both sides, only the scoring inside the timer:
-- *as read*: each case's inputs are built just before it is scored, as the emulator's runner
-  parses an item and scores it (and ADK's evaluator gets a case's fresh inferences);
+Three layouts, timed the same way for both sides:
+- *as read*: each case's inputs are built just before it is scored (not timed), ours an
+  EvaluationRequest model, ADK's its Invocation models; only the scoring is timed;
 - *all held*: every case's inputs are built first, then all are scored; the walk over 10,000
-  invocations' objects then misses the CPU caches, which costs both sides the same time.
+  invocations' objects then misses the CPU caches, which costs both sides the same time;
+- *from stored JSON*: each case starts as the JSON text it is kept as, and reading it is timed
+  with the scoring: ours the item's request as the emulator's store keeps it, read by the run
+  executor's path (``json.loads`` and ``metrics.evaluate_stored_request``, no model built);
+  ADK's the case's invocations as an eval set file holds them (its own ``model_dump_json``),
+  read with ``Invocation.model_validate_json`` as ``adk eval`` reads an eval set.
 
 Warm: both sides first score the whole data once (imports done, caches filled the same way),
 then ``--rounds`` timed rounds, each scoring with ours then with ADK's; the ratio is the median
@@ -23,6 +28,7 @@ from before the metric modules' import to the first case scored. Goal (issue 11)
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import subprocess
@@ -128,8 +134,19 @@ def ours(
     pairs: list[tuple[adk.EvalCase, adk.EvalCase]],
     held: bool = False,
     trajectory_only: bool = False,
+    stored: bool = False,
 ) -> tuple[float, list[float]]:
     specs = _our_specs(trajectory_only)
+    if stored:
+
+        def stored_request(expected: adk.EvalCase, actual: adk.EvalCase) -> str:
+            return json.dumps(_our_request(expected, actual).to_wire())
+
+        def from_json(text: str) -> list[float]:
+            found = metrics.evaluate_stored_request(specs, json.loads(text))
+            return [r.score or 0.0 for r in found]
+
+        return _timed(pairs, stored_request, from_json, held)
 
     def score(request: t.EvaluationRequest) -> list[float]:
         return [r.score or 0.0 for r in metrics.evaluate_request(specs, request)]
@@ -147,8 +164,14 @@ def theirs(
     pairs: list[tuple[adk.EvalCase, adk.EvalCase]],
     held: bool = False,
     trajectory_only: bool = False,
+    stored: bool = False,
 ) -> tuple[float, list[float]]:
-    from google.adk.evaluation import eval_metrics, final_response_match_v1, trajectory_evaluator
+    from google.adk.evaluation import (
+        eval_case,
+        eval_metrics,
+        final_response_match_v1,
+        trajectory_evaluator,
+    )
 
     evaluators: list[Any] = [
         trajectory_evaluator.TrajectoryEvaluator(
@@ -177,6 +200,25 @@ def theirs(
             float(evaluator.evaluate_invocations(actual, expected).overall_score)
             for evaluator in evaluators
         ]
+
+    if stored:
+
+        def as_stored(expected: adk.EvalCase, actual: adk.EvalCase) -> tuple[list[str], list[str]]:
+            def texts(case: adk.EvalCase) -> list[str]:
+                return [
+                    i.model_dump_json(by_alias=True, exclude_none=True)
+                    for i in _adk_invocations(case)
+                ]
+
+            return texts(expected), texts(actual)
+
+        read = eval_case.Invocation.model_validate_json
+
+        def from_json(case: tuple[list[str], list[str]]) -> list[float]:
+            expected, actual = case
+            return score(([read(i) for i in expected], [read(i) for i in actual]))
+
+        return _timed(pairs, as_stored, from_json, held)
 
     return _timed(pairs, build, score, held)
 
@@ -241,17 +283,31 @@ def main() -> None:
     invocations = cases * args.turns_per_case
     _, our_scores = ours(pairs, trajectory_only=only)
     _, adk_scores = theirs(pairs, trajectory_only=only)
-    disagreements = sum(1 for a, b in zip(our_scores, adk_scores, strict=True) if abs(a - b) > 1e-9)
+    _, our_stored_scores = ours(pairs, trajectory_only=only, stored=True)
+    _, adk_stored_scores = theirs(pairs, trajectory_only=only, stored=True)
+    disagreements = sum(
+        1
+        for a, b, c, d in zip(
+            our_scores, adk_scores, our_stored_scores, adk_stored_scores, strict=True
+        )
+        if max(a, b, c, d) - min(a, b, c, d) > 1e-9
+    )
     print(
         f"{invocations} invocations in {cases} cases; trajectory (3 match types)"
         f"{'' if only else ' + ROUGE-1'}; "
         f"warm, median of {args.rounds} rounds; score disagreements: {disagreements}"
     )
-    for layout, held in (("as read", False), ("all held", True)):
+    layouts = (
+        ("as read", False, False),
+        ("all held", True, False),
+        ("from stored JSON", False, True),
+    )
+    for layout, held, stored in layouts:
         # Rounds alternate the two sides, and each round's ratio is taken: a slow spell of
         # the machine then weighs on one round of both, not on every round of one.
         rounds = [
-            (ours(pairs, held, only)[0], theirs(pairs, held, only)[0]) for _ in range(args.rounds)
+            (ours(pairs, held, only, stored)[0], theirs(pairs, held, only, stored)[0])
+            for _ in range(args.rounds)
         ]
         our_seconds = statistics.median(o for o, _ in rounds)
         adk_seconds = statistics.median(a for _, a in rounds)

@@ -18,7 +18,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -77,8 +77,17 @@ def _reason(exc: Exception) -> str:
     return f"internal error: {type(exc).__name__}: {exc}"
 
 
-def _done(result: EvaluationItem) -> Future[EvaluationItem]:
-    future: Future[EvaluationItem] = Future()
+class _Scored(NamedTuple):
+    """An item's result as the run tallies it: the RESULT item's name, its response (without
+    the request's copy, unless loss analysis reads it) and whether it failed."""
+
+    name: str
+    response: EvaluationResult | None
+    failed: bool
+
+
+def _done(result: _Scored) -> Future[_Scored]:
+    future: Future[_Scored] = Future()
     future.set_result(result)
     return future
 
@@ -367,23 +376,30 @@ class RunExecutor:
         last_report = 0.0
         step = max(1, len(items) // 100)
 
-        def evaluate(item_name: str) -> EvaluationItem:
+        loss_configs = run.evaluation_config.loss_analysis_config if run.evaluation_config else None
+
+        def evaluate(item_name: str) -> _Scored:
             return self._evaluate_item(
-                parent, name, item_name, specs, output_prefix, frozen.get(item_name)
+                parent,
+                name,
+                item_name,
+                specs,
+                output_prefix,
+                frozen.get(item_name),
+                keep_request=bool(loss_configs),
             )
 
-        loss_configs = run.evaluation_config.loss_analysis_config if run.evaluation_config else None
         # Kept only for a run that asks for loss analysis: its failures are clustered at the end.
         analysed: list[loss_analysis.Source] = []
         try:
             for result in self._in_order(name, items, earlier, evaluate):
                 total += 1
-                result_names.append(str(result.name))
-                response = self._response_of(result)
+                result_names.append(result.name)
+                response = result.response
                 _tally(response, scores)
                 if loss_configs and response is not None:
-                    analysed.append((str(result.name), response))
-                failed += 1 if result.error else 0
+                    analysed.append((result.name, response))
+                failed += 1 if result.failed else 0
                 if total % step == 0 or time.monotonic() - last_report > PROGRESS_INTERVAL:
                     last_report = time.monotonic()
                     self._report_progress(name, total, len(items))
@@ -391,7 +407,7 @@ class RunExecutor:
         except _CancelledError:
             state = EvaluationRunState.CANCELLED
             # Results written before a restart stay with the cancelled run.
-            result_names += [str(r.name) for kept in earlier.values() for r in kept]
+            result_names += [r.name for kept in earlier.values() for r in kept]
         if self._backend.store.get(parent, RUNS, split_name(name, RUNS)[1]) is None:
             # Deleted while running: its partial results go with it.
             self._discard(parent, result_names)
@@ -440,14 +456,14 @@ class RunExecutor:
         self,
         run_name: str,
         items: Sequence[str],
-        earlier: dict[str, list[EvaluationItem]],
-        evaluate: Callable[[str], EvaluationItem],
-    ) -> Iterator[EvaluationItem]:
+        earlier: dict[str, list[_Scored]],
+        evaluate: Callable[[str], _Scored],
+    ) -> Iterator[_Scored]:
         """Each item's result, in the items' order; with several workers, up to that many items
         are evaluated at once. A cancel (or a stop) is noticed before each item is started; the
         items already under way finish and are yielded before it is raised."""
         workers = self._workers()
-        window: deque[Future[EvaluationItem]] = deque()
+        window: deque[Future[_Scored]] = deque()
         with ThreadPoolExecutor(workers, thread_name_prefix="platform-eval-item") as pool:
             try:
                 for item_name in items:
@@ -473,41 +489,45 @@ class RunExecutor:
         for result_name in result_names:
             self._backend.store.delete(parent, ITEMS, split_name(result_name, ITEMS)[1])
 
-    def _item(self, name: str, frozen: dict[str, Any] | None = None) -> EvaluationItem:
-        """An item by its name (as it was frozen for the run, when it was), or the copy an item
-        revision holds by the revision's name."""
+    def _stored_item(self, name: str, frozen: dict[str, Any] | None = None) -> dict[str, Any]:
+        """An item's JSON by its name (as it was frozen for the run, when it was), or the copy
+        an item revision holds by the revision's name."""
         if frozen is not None:
-            return EvaluationItem.from_wire(frozen)
+            return frozen
         if f"/{REVISIONS}/" in name:
-            return EvaluationItem.from_wire(self._revisions.frozen_item(name))
-        return EvaluationItem.from_wire(self._backend.get_by_name(name, ITEMS))
+            return self._revisions.frozen_item(name)
+        return self._backend.get_by_name(name, ITEMS)
 
     def _request_of(
         self, item_name: str, frozen: dict[str, Any] | None = None
-    ) -> tuple[EvaluationRequest | None, str | None, str, dict[str, Any]]:
-        """The request of a REQUEST item, inline or read from its gs:// object; the error when
+    ) -> tuple[EvaluationRequest | dict[str, Any] | None, str | None, str, dict[str, Any]]:
+        """The request of a REQUEST item: its JSON as the store keeps it (checked when the
+        item was written), or the model of the one read from its gs:// object; the error when
         there is none; the eval case it records (for a judge's accounting and errors); and the
         item's metadata (the case's initial and final session state)."""
         try:
-            item = self._item(item_name, frozen)
+            item = self._stored_item(item_name, frozen)
         except ApiError as exc:
             return None, exc.message, "", {}
-        metadata = item.metadata if isinstance(item.metadata, dict) else {}
-        case = str(metadata.get("evalCaseId") or item.display_name or item_name.rsplit("/", 1)[-1])
-        if item.evaluation_item_type != EvaluationItemType.REQUEST:
+        metadata = item.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        case = str(
+            metadata.get("evalCaseId") or item.get("displayName") or item_name.rsplit("/", 1)[-1]
+        )
+        if item.get("evaluationItemType") != EvaluationItemType.REQUEST.value:
             return None, f"{item_name} is not a REQUEST item", case, metadata
-        if item.evaluation_request is not None:
-            return item.evaluation_request, None, case, metadata
-        if item.gcs_uri:
+        if item.get("evaluationRequest") is not None:
+            return item["evaluationRequest"], None, case, metadata
+        if gcs_uri := item.get("gcsUri"):
             try:
                 request = EvaluationRequest.from_wire(
-                    self._objects.read_json(item.gcs_uri, project_of(item_name))
+                    self._objects.read_json(gcs_uri, project_of(item_name))
                 )
             except ApiError as exc:
-                return None, f"cannot read {item.gcs_uri}: {exc.message}", case, metadata
+                return None, f"cannot read {gcs_uri}: {exc.message}", case, metadata
             problem = request_mode_problem(request)
             if problem:
-                return None, f"{item.gcs_uri}: {problem}", case, metadata
+                return None, f"{gcs_uri}: {problem}", case, metadata
             return request, None, case, metadata
         return None, f"{item_name} has no evaluationRequest", case, metadata
 
@@ -519,7 +539,9 @@ class RunExecutor:
         specs: list[metrics.MetricSpec],
         output_prefix: str | None,
         frozen: dict[str, Any] | None = None,
-    ) -> EvaluationItem:
+        *,
+        keep_request: bool = False,
+    ) -> _Scored:
         # An item revision's name (a run on a set revision) is reported beside its item's.
         request_name, is_revision, _ = item_name.partition(f"/{REVISIONS}/")
         response = EvaluationResult(
@@ -528,11 +550,18 @@ class RunExecutor:
             evaluation_run=run_name,
         )
         request, error, case, metadata = self._request_of(item_name, frozen)
+        stored_request: dict[str, Any] | None = None
         if request is not None:
             # Its judge calls belong to the run: a cancel of the run ends them at once.
             with evaluation(run_name):
-                candidate_results = metrics.evaluate_request(
-                    specs, request, self.judges, case=case, metadata=metadata
+                candidate_results = (
+                    metrics.evaluate_stored_request(
+                        specs, request, self.judges, case=case, metadata=metadata
+                    )
+                    if isinstance(request, dict)
+                    else metrics.evaluate_request(
+                        specs, request, self.judges, case=case, metadata=metadata
+                    )
                 )
             if self.judges.model is not None:
                 # Judging cut short by a stop or a cancel is not kept half judged: a stopped
@@ -540,7 +569,17 @@ class RunExecutor:
                 if self._stopping:
                     raise _StoppingError
                 self._check_not_cancelled(run_name)
-            response.request = request
+            if isinstance(request, dict):
+                # The result copies the request as the store keeps it: no model is built for
+                # it, unless loss analysis reads it.
+                stored_request = request
+                response.request = (
+                    EvaluationRequest.from_wire(request)
+                    if keep_request
+                    else EvaluationRequest.model_construct()
+                )
+            else:
+                response.request = request
             response.metric = specs[0].name if len(specs) == 1 else None
             response.candidate_results = candidate_results
             if not candidate_results:
@@ -555,16 +594,25 @@ class RunExecutor:
             evaluation_item_type=EvaluationItemType.RESULT,
             error=rpc_status("INVALID_ARGUMENT", error) if error else None,
         )
+        response_json = response.to_wire()
+        if stored_request is not None:
+            response_json["request"] = stored_request
+            if not keep_request:
+                response.request = None
         if output_prefix:
             # As the service does with an output destination: the payload goes to Cloud Storage,
             # and the item keeps where it came from for filters and resumption.
             run_id, item_id = run_name.rsplit("/", 1)[-1], request_name.rsplit("/", 1)[-1]
             result.gcs_uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
-            self._objects.write_json(result.gcs_uri, response.to_wire(), project_of(parent))
+            self._objects.write_json(result.gcs_uri, response_json, project_of(parent))
+            result_json = result.to_wire()
         else:
-            result.evaluation_response = response
-        stored = self._backend.create_result_item(parent, result.to_wire(), run=run_name)
-        return EvaluationItem.from_wire(stored)
+            # An empty response holds its place among the item's fields, then takes the JSON.
+            result.evaluation_response = EvaluationResult()
+            result_json = result.to_wire()
+            result_json["evaluationResponse"] = response_json
+        stored = self._backend.create_result_item(parent, result_json, run=run_name)
+        return _Scored(str(stored["name"]), response, bool(error))
 
     def _response_of(self, result: EvaluationItem) -> EvaluationResult | None:
         if result.evaluation_response is not None or not result.gcs_uri:
@@ -576,8 +624,8 @@ class RunExecutor:
         except (ApiError, ValidationError):
             return None
 
-    def _earlier_results(self, parent: str, run_name: str) -> dict[str, list[EvaluationItem]]:
-        found: dict[str, list[EvaluationItem]] = defaultdict(list)
+    def _earlier_results(self, parent: str, run_name: str) -> dict[str, list[_Scored]]:
+        found: dict[str, list[_Scored]] = defaultdict(list)
         token: str | None = None
         while True:
             page = json.loads(
@@ -596,7 +644,9 @@ class RunExecutor:
                     response.evaluation_request_revision or response.evaluation_request
                 )
                 if evaluated:
-                    found[evaluated].append(result)
+                    found[evaluated].append(
+                        _Scored(str(result.name), response, result.error is not None)
+                    )
             token = page.get("nextPageToken")
             if not token:
                 return found

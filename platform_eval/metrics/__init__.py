@@ -5,7 +5,15 @@ real service defines it.
 """
 
 from ._spec import MetricError, MetricInfo, MetricSpec, not_applicable
-from .engine import DEFAULT_JUDGES, REGISTRY, evaluate_request, resolve, score, summarize
+from .engine import (
+    DEFAULT_JUDGES,
+    REGISTRY,
+    evaluate_request,
+    evaluate_stored_request,
+    resolve,
+    score,
+    summarize,
+)
 from .judges import JudgeError, Judges, LocalJudge, RubricJudge
 from .model_judge import ModelJudge
 from .text import exact_match, response_match_score, tokenize
@@ -25,6 +33,7 @@ __all__ = [
     "ModelJudge",
     "RubricJudge",
     "evaluate_request",
+    "evaluate_stored_request",
     "exact_match",
     "not_applicable",
     "resolve",

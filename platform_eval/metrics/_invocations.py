@@ -130,6 +130,104 @@ def response_invocations(response: CandidateResponse) -> list[Invocation]:
     return []
 
 
+# The same walk over a stored request's camelCase JSON: the emulator's run reads each item as
+# the store keeps it (checked when it was written) and scores it with no model built, unless a
+# metric asks for one. tests/metrics/test_stored_requests.py holds the two walks equal.
+
+
+def _wire_text(parts: Sequence[Mapping[str, Any]]) -> str:
+    return "\n".join(p["text"] for p in parts if p.get("text") and not p.get("thought"))
+
+
+def _wire_calls(parts: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
+    return [
+        _new_tuple(ToolCall, (call.get("name") or "", call.get("args") or {}))
+        for p in parts
+        if (call := p.get("functionCall")) is not None
+    ]
+
+
+def _wire_is_user(event: Mapping[str, Any]) -> bool:
+    author = event.get("author")
+    if author is not None:
+        return bool(author == "user")
+    content = event.get("content")
+    return content is not None and content.get("role") == "user"
+
+
+def _wire_turn_invocation(events: Sequence[Mapping[str, Any]]) -> Invocation:
+    user_texts: list[str] = []
+    calls: list[ToolCall] = []
+    final_text = ""
+    for event in events:
+        content = event.get("content")
+        if not content:
+            continue
+        parts = content.get("parts")
+        if not parts:
+            continue
+        from_user = _wire_is_user(event)
+        if len(parts) == 1:
+            part = parts[0]
+            text: str | None = None if part.get("thought") else part.get("text")
+            call = None if from_user else part.get("functionCall")
+            if call is not None:
+                calls.append(_new_tuple(ToolCall, (call.get("name") or "", call.get("args") or {})))
+        else:
+            has_text = any(p.get("text") is not None and not p.get("thought") for p in parts)
+            text = _wire_text(parts) if has_text else None
+            if not from_user:
+                calls.extend(_wire_calls(parts))
+        if text is not None:
+            if not from_user:
+                final_text = text
+            elif text:
+                user_texts.append(text)
+    return _new_tuple(Invocation, ("\n".join(user_texts), tuple(calls), final_text))
+
+
+def _wire_agent_data_invocations(turns: Sequence[Mapping[str, Any]]) -> list[Invocation]:
+    invocations = [_wire_turn_invocation(turn.get("events") or ()) for turn in turns]
+    indexes = [turn.get("turnIndex") or 0 for turn in turns]
+    if indexes == sorted(indexes):
+        return invocations
+    order = sorted(range(len(turns)), key=indexes.__getitem__)
+    return [invocations[i] for i in order]
+
+
+def stored_response_invocations(response: Mapping[str, Any]) -> list[Invocation]:
+    """``response_invocations`` of a stored CandidateResponse's JSON."""
+    turns = (response.get("agentData") or {}).get("turns")
+    if turns:
+        return _wire_agent_data_invocations(turns)
+    events = response.get("events")
+    if events:
+        calls: list[ToolCall] = []
+        last_text = ""
+        for content in events:
+            parts = content.get("parts") or ()
+            calls.extend(_wire_calls(parts))
+            text = _wire_text(parts)
+            if text and content.get("role") != "user":
+                last_text = text
+        return [Invocation(tool_calls=tuple(calls), final_text=response.get("text") or last_text)]
+    if response.get("text") is not None:
+        return [Invocation(final_text=response["text"])]
+    if response.get("value") is not None:
+        return [Invocation(final_text=json.dumps(response["value"], sort_keys=True))]
+    return []
+
+
+def stored_context_turn_count(request: Mapping[str, Any]) -> int:
+    """``context_turn_count`` of a stored request's JSON."""
+    prompt = request.get("prompt") or {}
+    turns = (prompt.get("agentData") or {}).get("turns") or []
+    last_events = turns[-1].get("events") if turns else None
+    if last_events and _wire_is_user(last_events[-1]):
+        return len(turns) - 1
+    return len(turns)
+
+
 def context_turn_count(request: EvaluationRequest) -> int:
     """Turns given as prior context in the prompt (multi-turn inference)."""
     prompt = request.prompt
@@ -162,49 +260,115 @@ def final_text(response: CandidateResponse) -> str:
 
 
 class RequestTurns:
-    """A request's golden turns and context, read once and shared by all its candidates."""
+    """A request's golden turns and context, read once and shared by all its candidates.
 
-    def __init__(self, request: EvaluationRequest) -> None:
-        self.request = request
+    Built from the request's model, or from its stored JSON (``stored``): then the turns are
+    read from the JSON, and the model is built only if a metric reads ``request``.
+    """
+
+    def __init__(
+        self,
+        request: EvaluationRequest | None = None,
+        *,
+        stored: Mapping[str, Any] | None = None,
+    ) -> None:
+        if (request is None) == (stored is None):
+            raise TypeError("RequestTurns takes a request or its stored JSON, one of the two")
+        self._request = request
+        self.stored = stored
         self._expected: list[Invocation] | None = None
         self._expected_final_text: str | None = None
         self._context: int | None = None
 
     @property
+    def request(self) -> EvaluationRequest:
+        if self._request is None:
+            self._request = EvaluationRequest.from_wire(self.stored)
+        return self._request
+
+    @property
+    def golden(self) -> str:
+        """What the golden response holds: ``""`` (there is none), ``"answer"`` (a final
+        answer only: text or value) or ``"turns"`` (agent data or events)."""
+        if self.stored is not None:
+            stored = self.stored.get("goldenResponse")
+            if stored is None:
+                return ""
+            return (
+                "turns" if stored.get("agentData") is not None or stored.get("events") else "answer"
+            )
+        golden = self.request.golden_response
+        if golden is None:
+            return ""
+        return "turns" if golden.agent_data is not None or golden.events else "answer"
+
+    @property
     def expected(self) -> list[Invocation]:
         if self._expected is None:
-            golden = self.request.golden_response
-            self._expected = response_invocations(golden) if golden is not None else []
+            if self.stored is not None:
+                stored = self.stored.get("goldenResponse")
+                self._expected = stored_response_invocations(stored) if stored is not None else []
+            else:
+                golden = self.request.golden_response
+                self._expected = response_invocations(golden) if golden is not None else []
         return self._expected
 
     @property
     def expected_final_text(self) -> str:
         if self._expected_final_text is None:
-            golden = self.request.golden_response
-            self._expected_final_text = (
-                _final_text(golden, self.expected) if golden is not None else ""
-            )
+            if self.stored is not None:
+                stored = self.stored.get("goldenResponse")
+                self._expected_final_text = (
+                    _stored_final_text(stored, self.expected) if stored is not None else ""
+                )
+            else:
+                golden = self.request.golden_response
+                self._expected_final_text = (
+                    _final_text(golden, self.expected) if golden is not None else ""
+                )
         return self._expected_final_text
 
     @property
     def context(self) -> int:
         if self._context is None:
-            self._context = context_turn_count(self.request)
+            self._context = (
+                stored_context_turn_count(self.stored)
+                if self.stored is not None
+                else context_turn_count(self.request)
+            )
         return self._context
 
 
+def _stored_final_text(response: Mapping[str, Any], turns: list[Invocation]) -> str:
+    if response.get("text") is not None:
+        return str(response["text"])
+    return turns[-1].final_text if turns else ""
+
+
 class Subject:
-    """One candidate of a request, its turns read once however many metrics score it."""
+    """One candidate of a request, its turns read once however many metrics score it.
+
+    The candidate is its model, or its stored JSON when the request's turns were read from
+    the store (``RequestTurns(stored=...)``): its model is then built only if a metric reads
+    ``candidate``.
+    """
 
     def __init__(
         self,
         request_turns: RequestTurns,
-        candidate: CandidateResponse,
+        candidate: CandidateResponse | Mapping[str, Any],
         case_id: str = "",
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.turns = request_turns
-        self.candidate = candidate
+        if isinstance(candidate, CandidateResponse):
+            self._candidate: CandidateResponse | None = candidate
+            self._stored: Mapping[str, Any] | None = None
+            self.candidate_name = candidate.candidate
+        else:
+            self._candidate, self._stored = None, candidate
+            name = candidate.get("candidate")
+            self.candidate_name = None if name is None else str(name)
         #: The eval case, for a judge's accounting and errors (empty when not known).
         self.case_id = case_id
         #: The item's metadata: an eval case's session input and golden final state.
@@ -219,13 +383,27 @@ class Subject:
         return self.turns.request
 
     @property
+    def candidate(self) -> CandidateResponse:
+        if self._candidate is None:
+            self._candidate = CandidateResponse.from_wire(self._stored)
+        return self._candidate
+
+    @property
     def actual(self) -> list[Invocation]:
         if self._actual is None:
-            self._actual = response_invocations(self.candidate)
+            self._actual = (
+                stored_response_invocations(self._stored)
+                if self._stored is not None
+                else response_invocations(self.candidate)
+            )
         return self._actual
 
     @property
     def final_text(self) -> str:
         if self._final_text is None:
-            self._final_text = _final_text(self.candidate, self.actual)
+            self._final_text = (
+                _stored_final_text(self._stored, self.actual)
+                if self._stored is not None
+                else _final_text(self.candidate, self.actual)
+            )
         return self._final_text

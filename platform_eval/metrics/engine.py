@@ -41,7 +41,7 @@ from .llm_metrics import custom_spec
 
 
 def _check_golden(subject: Subject) -> None:
-    if subject.request.golden_response is None:
+    if not subject.turns.golden:
         raise NotEvaluatedError("the request has no goldenResponse to compare against")
 
 
@@ -62,16 +62,13 @@ def aligned_invocations(subject: Subject) -> list[tuple[Invocation, Invocation]]
 
 def _align(subject: Subject) -> list[tuple[Invocation, Invocation]]:
     _check_golden(subject)
-    golden = subject.request.golden_response
-    assert golden is not None
     expected = subject.turns.expected
     actual = subject.actual
     if not expected:
         raise NotEvaluatedError("the goldenResponse is empty")
     if not actual:
         raise NotEvaluatedError("the candidate response is empty")
-    golden_is_final_answer_only = golden.agent_data is None and not golden.events
-    if golden_is_final_answer_only and len(expected) == 1:
+    if subject.turns.golden == "answer" and len(expected) == 1:
         # Only a final answer is expected: compare it with the last turn.
         actual = actual[-1:]
     context = subject.turns.context
@@ -113,7 +110,7 @@ def _result(
     spec: MetricSpec, subject: Subject, score: float, explanation: str, **extra: Any
 ) -> CandidateResult:
     return CandidateResult(
-        candidate=subject.candidate.candidate,
+        candidate=subject.candidate_name,
         metric=spec.name,
         score=score,
         explanation=explanation,
@@ -653,13 +650,13 @@ def _score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResul
         return info.scorer(spec, subject)
     except NotApplicableError as reason:
         return CandidateResult(
-            candidate=subject.candidate.candidate,
+            candidate=subject.candidate_name,
             metric=spec.name,
             explanation=f"{NOT_APPLICABLE_PREFIX}{reason}",
         )
     except NotEvaluatedError as reason:
         return CandidateResult(
-            candidate=subject.candidate.candidate,
+            candidate=subject.candidate_name,
             metric=spec.name,
             explanation=f"not evaluated: {reason}",
         )
@@ -689,9 +686,38 @@ def evaluate_request(
     the eval case to a judge's accounting and errors; ``metadata`` is the item's (an eval
     case's initial and final session state, which final_session_state_match reads).
     """
-    request_turns = RequestTurns(request)
+    return _evaluate(
+        specs, RequestTurns(request), request.candidate_responses or [], judges, case, metadata
+    )
+
+
+def evaluate_stored_request(
+    specs: Sequence[MetricSpec],
+    stored: Mapping[str, Any],
+    judges: Judges = DEFAULT_JUDGES,
+    *,
+    case: str = "",
+    metadata: Mapping[str, Any] | None = None,
+) -> list[CandidateResult]:
+    """``evaluate_request`` of a request as the emulator's store keeps it: its camelCase JSON,
+    checked when it was written. The turns are read from the JSON; the request's model is
+    built only for a metric that reads it (a judge's prompt, a code metric's instance), so a
+    run of computed metrics does not check each stored request again.
+    """
+    candidates = stored.get("candidateResponses") or []
+    return _evaluate(specs, RequestTurns(stored=stored), candidates, judges, case, metadata)
+
+
+def _evaluate(
+    specs: Sequence[MetricSpec],
+    request_turns: RequestTurns,
+    candidates: Sequence[CandidateResponse | Mapping[str, Any]],
+    judges: Judges,
+    case: str,
+    metadata: Mapping[str, Any] | None,
+) -> list[CandidateResult]:
     results: list[CandidateResult] = []
-    for candidate in request.candidate_responses or []:
+    for candidate in candidates:
         subject = Subject(request_turns, candidate, case, metadata)
         results.extend(_score(spec, subject, judges) for spec in specs)
     return results

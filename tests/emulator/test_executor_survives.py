@@ -146,17 +146,18 @@ def test_a_metric_that_raises_fails_its_run_and_the_next_run_succeeds(
     golden = _set(client)
     from platform_eval import metrics
 
-    real = metrics.evaluate_request
+    real = metrics.evaluate_stored_request
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ZeroDivisionError("a metric's bug")
 
-    monkeypatch.setattr(metrics, "evaluate_request", broken)
+    # The executor scores a stored item's JSON (evaluate_stored_request).
+    monkeypatch.setattr(metrics, "evaluate_stored_request", broken)
     first = client.wait_for_run(
         client.create_run(evaluation_set=golden, metrics=["exact_match"]), timeout=30
     )
     assert first.state == "FAILED" and "ZeroDivisionError: a metric's bug" in first.error.message
-    monkeypatch.setattr(metrics, "evaluate_request", real)
+    monkeypatch.setattr(metrics, "evaluate_stored_request", real)
     second = client.wait_for_run(
         client.create_run(evaluation_set=golden, metrics=["exact_match"]), timeout=30
     )
