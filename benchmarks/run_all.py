@@ -31,6 +31,7 @@ QUICK = {
     "bench_memory.py": ["--cases", "1000"],
     "bench_judges.py": ["--cases", "80"],
     "bench_agent_runs.py": ["--cases", "20", "--also-concurrency"],
+    "bench_runs.py": ["--items", "300", "--rounds", "1"],
 }
 #: Scripts run more than once, each time with these arguments (the issues' latency rows: 300
 #: cases at 20 ms a request, 1,000 at 30 ms).

@@ -24,7 +24,7 @@ from . import errors
 from ._auth import Authenticator, may_carry_token
 from ._config import shown_url
 from ._deadline import bounded_transport, deadline_of
-from ._gc import collector_paused
+from ._gc import LARGE_JSON, collector_paused
 from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retry_status
 from ._version import __version__
 
@@ -49,7 +49,7 @@ for _name in ("httpx", "httpcore"):
     logging.getLogger(_name).addFilter(_NoUserinfo())
 
 #: Responses at least this large are decoded with the garbage collector paused (``_gc``).
-LARGE_BODY = 64 * 1024
+LARGE_BODY = LARGE_JSON
 
 #: The largest answer a client reads (decoded), unless ``max_response_bytes`` says otherwise:
 #: far above any page of the API (a page of 100 items with their agent data is a few MiB).

@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
+from .._gc import decode
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS resources (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -276,7 +278,8 @@ class Store:
                 "WHERE parent=? AND collection=? AND rid=?",
                 (f"$.{key}", parent, collection, rid),
             ).fetchone()
-        return json.loads(row[0]) if row and row[0] is not None else None
+        # A run's frozen input holds every item's body: megabytes, decoded as one.
+        return decode(row[0]) if row and row[0] is not None else None
 
     def drop_annotation(self, parent: str, collection: str, rid: str, key: str) -> None:
         with self._lock:
