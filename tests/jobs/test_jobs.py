@@ -266,6 +266,42 @@ def test_an_import_that_fails_falls_back_to_creates_without_duplicates(
         assert [s.name for s in client.list_sets()] == [evaluation_set.name]
 
 
+def test_an_import_that_never_finishes_is_given_up_and_every_item_is_there_once(
+    emulator: Emulator, project: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import whose operation never ends (a fault the emulator cannot provoke: its imports
+    end at once, so the operation is kept RUNNING here) holds the upload no longer than
+    PLATFORM_EVAL_IMPORT_WAIT; the items it made are found by label, none twice."""
+    from platform_eval import AsyncClient
+    from platform_eval.types import Operation
+
+    real = AsyncClient.import_set
+    polls: list[str] = []
+
+    async def never_done(self: AsyncClient, *args: Any, **kwargs: Any) -> Any:
+        future = await real(self, *args, **kwargs)
+        running = Operation(name=future.operation.name, done=False)
+
+        async def refresh(name: str) -> Operation:
+            polls.append(name)
+            return running
+
+        future.operation, future._refresh = running, refresh
+        return future
+
+    monkeypatch.setattr(AsyncClient, "import_set", never_done)
+    monkeypatch.setenv("PLATFORM_EVAL_IMPORT_WAIT", "0.5")
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        report = jobs.UploadReport()
+        evaluation_set = jobs.upload_eval_set(
+            client, _eval_set(6), manifest=tmp_path / "m.jsonl", report=report
+        )
+        assert polls, "the import was waited for"
+        assert len(evaluation_set.evaluation_items) == 6
+        assert sorted(_items_by_case(client).values()) == [1] * 6
+        assert not report.failures
+
+
 def test_a_fresh_upload_is_one_import_and_a_rerun_creates_nothing(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:
