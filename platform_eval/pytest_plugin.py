@@ -48,11 +48,18 @@ class PlatformEval:
         candidate: str = "agent",
         agent: AgentSource | None = None,
         num_runs: int = 1,
+        mock_tools: str | None = None,
+        real_tools: Sequence[str] = (),
+        unmatched_tools: str = "error",
     ) -> RunResults:
         """Uploads, runs and returns the results, judged by the config's and these thresholds.
 
         ``agent`` (an agent folder, as ``adk eval`` takes it, or ``module:attribute``) runs the
-        agent on every case first, ``num_runs`` times each, instead of reading ``traces``."""
+        agent on every case first, ``num_runs`` times each, instead of reading ``traces``.
+        ``mock_tools`` (``"golden"``, a mock file's path or ``"sessions:DIR"``) answers the
+        agent's tool calls instead of running the tools, but ``real_tools``; a call no mock
+        answers fails its case, or runs the tool with ``unmatched_tools="real"``
+        (``agents.tool_mocks``)."""
         from . import jobs
         from .results import fetch_results
 
@@ -70,6 +77,9 @@ class PlatformEval:
             thresholds=thresholds,
             agent=agent,
             num_runs=num_runs,
+            mock_tools=mock_tools,
+            real_tools=real_tools,
+            unmatched_tools=unmatched_tools,
             # A test's agent runs afresh each time: nothing is kept to resume from.
             resume=False,
         )

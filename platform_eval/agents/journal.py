@@ -72,6 +72,7 @@ class AgentJournal:
             spans=data.get("spans"),
             agents=data.get("agents") if isinstance(data.get("agents"), dict) else None,
             resumed=True,
+            tool_calls=_tool_calls(data.get("toolCalls")),
         )
 
     def record(self, case: adk.EvalCase, result: CaseRun) -> None:
@@ -83,9 +84,17 @@ class AgentJournal:
             "ending": result.ending,
             "spans": result.spans,
             "agents": result.agents,
+            "toolCalls": result.tool_calls,
         }
         partial.write_text(json.dumps(body), encoding="utf-8")
         os.replace(partial, target)
 
     def clear(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _tool_calls(raw: Any) -> list[tuple[str, str, str]]:
+    """A journal's mocked or real tool calls, what of them is readable."""
+    if not isinstance(raw, list):
+        return []
+    return [(str(c[0]), str(c[1]), str(c[2])) for c in raw if isinstance(c, list) and len(c) == 3]

@@ -63,10 +63,17 @@ class CaseRun:
     agents: dict[str, dict[str, Any]] | None = None
     #: True when this run was read back from the journal of an interrupted attempt.
     resumed: bool = False
-    #: With mocked tools: the calls answered from the case's golden responses, and those that
-    #: ran the real tool.
-    mocked_calls: int = 0
-    real_calls: int = 0
+    #: With mocked tools: each tool call in order, (tool, its arguments as JSON, "mocked" or
+    #: "real").
+    tool_calls: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def mocked_calls(self) -> int:
+        return sum(1 for *_, how in self.tool_calls if how == "mocked")
+
+    @property
+    def real_calls(self) -> int:
+        return sum(1 for *_, how in self.tool_calls if how == "real")
 
     @property
     def key(self) -> str:
@@ -110,10 +117,11 @@ class AgentRunReport:
             lines[0] += f" ({self.resumed} finished by an earlier attempt, not run again)"
         mocked, real = sum(r.mocked_calls for r in self.runs), sum(r.real_calls for r in self.runs)
         if mocked or real:
-            lines.append(
-                f"tool calls: {mocked} answered from the cases' golden responses (mocked), "
-                f"{real} ran the real tool"
-            )
+            lines.append(f"tool calls: {mocked} mocked, {real} ran the real tool")
+            calls = [(r.key, call) for r in self.runs for call in r.tool_calls]
+            lines += [f"  {key}: {tool}({args}) {how}" for key, (tool, args, how) in calls[:20]]
+            if len(calls) > 20:
+                lines.append(f"  (and {len(calls) - 20} more calls)")
         lines += [f"{r.key}: the agent failed: {r.error}" for r in self.failed[:10]]
         if len(self.failed) > 10:
             lines.append(f"(and {len(self.failed) - 10} more failed runs)")
@@ -458,7 +466,7 @@ async def run_agent_cases(
                 _logger.debug("%s: the agent failed", result.key, exc_info=True)
                 progress.failed += 1
             if mocks is not None:
-                result.mocked_calls, result.real_calls = mocks.mocked, mocks.real
+                result.tool_calls = list(mocks.log)
             if recorder is not None:
                 result.spans = recorder.take(result.key)
             if result.error is None and journal is not None:

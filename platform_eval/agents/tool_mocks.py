@@ -1,12 +1,17 @@
-"""Tools answered from the eval case instead of run: ``run --agent --mock-tools golden``.
+"""Tools answered instead of run: ``run --agent --mock-tools golden|FILE|sessions:DIR``.
 
 An eval run of an agent that books flights should not book flights, and a run whose tools read
-live data is not reproducible. With golden mocks, each tool call the agent makes is answered
-from the case's own expected tool responses (``intermediate_data.tool_responses``, or the
-function responses of its recorded invocation events), matched by tool name and arguments
-(with the trajectory metric's ``args_match`` rules when the config has them). The tool itself
-does not run. A call no golden response answers fails its case, naming the tool and the
-arguments (NOT_EVALUATED), unless its tool is one of ``real_tools`` or ``unmatched="real"``.
+live data is not reproducible. With mocks, each tool call the agent makes is answered, and the
+tool does not run:
+
+* ``golden``: from the case's own expected tool responses (``intermediate_data.tool_responses``,
+  or the function responses of its recorded invocation events), matched by tool name and
+  arguments (with the trajectory metric's ``args_match`` rules when the config has them);
+* ``FILE``: from per-tool responses in a YAML or JSON file (``mock_sources``);
+* ``sessions:DIR``: from the tool responses of recorded runs (``mock_sources``).
+
+A call no mock answers fails its case, naming the tool and the arguments (NOT_EVALUATED),
+unless its tool is one of ``real_tools`` or ``unmatched="real"``.
 
 Built on google-adk's ``before_tool_callback`` (a plugin): it sees every tool the runner calls,
 function tools, ``AgentTool`` and MCP toolsets alike.
@@ -15,63 +20,64 @@ function tools, ``AgentTool`` and MCP toolsets alike.
 from __future__ import annotations
 
 import functools
-import json
-from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import PlatformEvalError
 from ..formats import adk
 from ..metrics.arguments import ArgRules
+from .mock_sources import (
+    SESSIONS_PREFIX,
+    MockFile,
+    RecordedCall,
+    RecordedSessions,
+    describe_args,
+    pair_calls,
+    read_mock_file,
+    read_sessions,
+)
 
-MODES = ("golden",)
-#: What a call no golden response answers does: fail its case, or run the real tool.
+GOLDEN = "golden"
+#: What ``--mock-tools`` takes (a file's path is any other value).
+MODES = (GOLDEN, "FILE", f"{SESSIONS_PREFIX}DIR")
+#: What a call no mock answers does: fail its case, or run the real tool.
 UNMATCHED = ("error", "real")
 
 
 def check_options(mode: str | None, unmatched: str) -> None:
-    """ValueError naming a mode or an ``unmatched`` choice that is not one, before any run."""
-    if mode is not None and mode not in MODES:
-        raise ValueError(f"unknown mock_tools {mode!r}; expected one of {', '.join(MODES)}")
+    """ValueError (FormatError for a mock file) naming a mode or an ``unmatched`` choice that
+    is not one, before any run: a mock file is read and checked here."""
     if unmatched not in UNMATCHED:
         raise ValueError(
             f"unknown unmatched_tools {unmatched!r}; expected one of {', '.join(UNMATCHED)}"
         )
+    if mode is None or mode == GOLDEN:
+        return
+    if mode.startswith(SESSIONS_PREFIX):
+        folder = Path(mode[len(SESSIONS_PREFIX) :])
+        if not folder.is_dir():
+            raise ValueError(f"mock_tools {mode!r}: {folder} is not a folder of recorded sessions")
+        return
+    if not Path(mode).is_file():
+        raise ValueError(
+            f"mock_tools {mode!r} is neither {GOLDEN!r}, a mock file (YAML or JSON) nor "
+            f"{SESSIONS_PREFIX}DIR"
+        )
+    read_mock_file(mode)
 
 
 class UnmockedToolCallError(PlatformEvalError):
-    """A tool call no golden response answers, where the real tool may not run."""
+    """A tool call no mock answers, where the real tool may not run."""
 
 
-@dataclass(frozen=True)
-class GoldenCall:
-    name: str
-    args: dict[str, Any]
-    response: dict[str, Any]
-
-
-def golden_calls(case: adk.EvalCase) -> list[GoldenCall]:
+def golden_calls(case: adk.EvalCase) -> list[RecordedCall]:
     """The case's expected tool calls that have a response, in order: a call and its response
     pair by id where both have one, else the k-th call of a tool with its k-th response."""
-    found: list[GoldenCall] = []
+    found: list[RecordedCall] = []
     for invocation in case.conversation or []:
-        calls, responses = _calls_and_responses(invocation)
-        by_id = {r.id: r for r in responses if r.id}
-        by_name: dict[str, list[Any]] = defaultdict(list)
-        for response in responses:
-            if not response.id or not any(c.id == response.id for c in calls):
-                by_name[response.name or ""].append(response)
-        for call in calls:
-            response = by_id.get(call.id) if call.id else None
-            if response is None and by_name[call.name or ""]:
-                response = by_name[call.name or ""].pop(0)
-            if response is not None:
-                found.append(
-                    GoldenCall(
-                        call.name or "", dict(call.args or {}), dict(response.response or {})
-                    )
-                )
+        found += pair_calls(*_calls_and_responses(invocation))
     return found
 
 
@@ -92,43 +98,117 @@ def _calls_and_responses(invocation: adk.Invocation) -> tuple[list[Any], list[An
 
 @dataclass
 class ToolMocks:
-    """One case's golden answers, and what the agent's calls got."""
+    """One case run's mocked answers, and what the agent's calls got."""
 
-    calls: list[GoldenCall]
+    calls: list[RecordedCall]
     rules: ArgRules | None = None
     real_tools: frozenset[str] = frozenset()
-    #: "error": a call no golden response answers fails the case; "real": the tool runs.
+    #: "error": a call no mock answers fails the case; "real": the tool runs.
     unmatched: str = "error"
+    #: Answers by tool from a mock file, tried before ``calls``.
+    file: MockFile | None = None
+    #: What an unanswered call's error says of where the answers come from.
+    unanswered: str = f"the case has no golden response for it (--mock-tools {GOLDEN})"
     used: set[int] = field(default_factory=set)
-    #: How many calls were answered from the case, and how many ran the real tool.
-    mocked: int = 0
-    real: int = 0
+    #: Each call in order: (tool, its arguments as JSON, "mocked" or "real").
+    log: list[tuple[str, str, str]] = field(default_factory=list)
 
     def answer(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        """The golden response for this call, or None where the real tool is to run."""
+        """The mocked response for this call, or None where the real tool is to run."""
         if name in self.real_tools:
-            self.real += 1
+            self._ran(name, args)
             return None
-        matching = [i for i, c in enumerate(self.calls) if c.name == name and self._same(c, args)]
-        if matching:
-            # A call not answered yet first; a repeated call gets the answer again.
-            index = next((i for i in matching if i not in self.used), matching[-1])
-            self.used.add(index)
-            self.mocked += 1
-            return self.calls[index].response
+        response = self.file.answer(name, args) if self.file is not None else None
+        if response is None:
+            matching = [
+                i for i, c in enumerate(self.calls) if c.name == name and self._same(c, args)
+            ]
+            if matching:
+                # A call not answered yet first; a repeated call gets the answer again.
+                index = next((i for i in matching if i not in self.used), matching[-1])
+                self.used.add(index)
+                response = self.calls[index].response
+        if response is not None:
+            self.log.append((name, describe_args(args), "mocked"))
+            return response
         if self.unmatched == "real":
-            self.real += 1
+            self._ran(name, args)
             return None
-        shown = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
         raise UnmockedToolCallError(
-            f"the agent called {name}({shown}) and the case has no golden response for it "
-            f"(--mock-tools golden); --real-tools {name} lets it run"
+            f"the agent called {name}({describe_args(args)}) and {self.unanswered}; "
+            f"--real-tools {name} lets it run"
         )
 
-    def _same(self, golden: GoldenCall, args: dict[str, Any]) -> bool:
+    def _ran(self, name: str, args: dict[str, Any]) -> None:
+        self.log.append((name, describe_args(args), "real"))
+
+    def _same(self, recorded: RecordedCall, args: dict[str, Any]) -> bool:
         if self.rules is None:
-            return golden.args == args
-        return self.rules.compare(golden.name, args, golden.args) is None
+            return recorded.args == args
+        return self.rules.compare(recorded.name, args, recorded.args) is None
+
+
+@dataclass(frozen=True)
+class MockPlan:
+    """What ``--mock-tools`` gives each case, read once for the whole run."""
+
+    mode: str
+    rules: ArgRules | None
+    real_tools: frozenset[str]
+    unmatched: str
+    file: MockFile | None = None
+    sessions: RecordedSessions | None = None
+
+    def for_case(self, case: adk.EvalCase) -> ToolMocks:
+        """A fresh set of mocks for one run of ``case``."""
+        common: dict[str, Any] = {
+            "rules": self.rules,
+            "real_tools": self.real_tools,
+            "unmatched": self.unmatched,
+        }
+        if self.file is not None:
+            unanswered = f"{self.file.path} has no response for it"
+            return ToolMocks([], file=self.file, unanswered=unanswered, **common)
+        if self.sessions is not None:
+            return ToolMocks(
+                self.sessions.calls_for(case.eval_id),
+                unanswered=f"no recorded run in {self.sessions.folder} has a response for it",
+                **common,
+            )
+        return ToolMocks(golden_calls(case), **common)
+
+    @property
+    def fingerprint(self) -> list[Any]:
+        """What a resumed run must share with this one: a changed mock file or session folder
+        is another run."""
+        digest = self.file.digest if self.file else self.sessions.digest if self.sessions else ""
+        return [self.mode, digest, sorted(self.real_tools), self.unmatched]
+
+
+def plan_mocks(
+    mode: str | None,
+    cases: Sequence[adk.EvalCase],
+    *,
+    rules: ArgRules | None = None,
+    real_tools: Iterable[str] = (),
+    unmatched: str = "error",
+) -> MockPlan | None:
+    """The mocks ``mode`` gives the run (None: the tools run): a file or session folder is read
+    here, once."""
+    check_options(mode, unmatched)
+    if mode is None:
+        return None
+    common: dict[str, Any] = {
+        "mode": mode,
+        "rules": rules,
+        "real_tools": frozenset(real_tools),
+        "unmatched": unmatched,
+    }
+    if mode == GOLDEN:
+        return MockPlan(**common)
+    if mode.startswith(SESSIONS_PREFIX):
+        return MockPlan(**common, sessions=read_sessions(mode[len(SESSIONS_PREFIX) :], cases))
+    return MockPlan(**common, file=read_mock_file(mode))
 
 
 def mocks_for(
@@ -140,10 +220,8 @@ def mocks_for(
     unmatched: str = "error",
 ) -> ToolMocks | None:
     """The mocks ``mode`` gives ``case`` (None: the tools run)."""
-    check_options(mode, unmatched)
-    if mode is None:
-        return None
-    return ToolMocks(golden_calls(case), rules, frozenset(real_tools), unmatched)
+    plan = plan_mocks(mode, [case], rules=rules, real_tools=real_tools, unmatched=unmatched)
+    return plan.for_case(case) if plan is not None else None
 
 
 def mock_plugin(mocks: ToolMocks) -> Any:

@@ -122,10 +122,11 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     )
     agent.add_argument(
         "--mock-tools",
-        choices=tool_mocks.MODES,
-        help="golden: answer each tool call from the case's expected tool responses (matched "
-        "by name and arguments, by the trajectory criterion's args_match rules), the tools "
-        "not run; a call none answers fails its case",
+        metavar="|".join(tool_mocks.MODES),
+        help="answer each tool call instead of running the tool: golden (the case's expected "
+        "tool responses, matched by name and arguments, by the trajectory criterion's "
+        "args_match rules), FILE (per-tool responses in YAML or JSON) or sessions:DIR (the "
+        "tool responses of recorded runs); a call none answers fails its case",
     )
     agent.add_argument(
         "--real-tools",

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from .. import jobs, metrics
 from .._operations import MetricLike, to_metric
+from ..agents import tool_mocks
 from ..formats import FormatError, adk, load_eval_config
 from ..formats.config import EvalConfig
 from ..formats.load import eval_set_from, holds_answers, load
@@ -120,6 +121,13 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
         return {}
     if args.traces:
         raise UsageError("--agent and --traces both give the candidates: pass one of them")
+    try:
+        # A mock file is read and checked now, before the agent loads.
+        tool_mocks.check_options(args.mock_tools, args.unmocked)
+    except FormatError:
+        raise
+    except ValueError as exc:
+        raise UsageError(f"--mock-tools: {exc}") from None
     if not args.debug:
         # google-adk logs an agent's failure with its traceback; the report says why.
         logging.getLogger("google_adk").setLevel(logging.CRITICAL)

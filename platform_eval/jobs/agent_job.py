@@ -3,7 +3,6 @@ read as a saved session is read, becomes the case's candidate (one per run)."""
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from ..agents import (
     run_agent_cases,
 )
 from ..agents.saving import save_sessions, save_traces
-from ..agents.tool_mocks import mocks_for
+from ..agents.tool_mocks import plan_mocks
 from ..formats import adk
 from ..metrics.arguments import ArgRules
 from ..traces.adk_session import session_to_conversation
@@ -44,8 +43,9 @@ class AgentOptions:
     on_progress: AgentProgressCallback | None = None
     #: Keep finished runs as they finish, so that an interrupted evaluation resumes.
     resume: bool = True
-    #: "golden": tool calls answered from each case's expected tool responses, the tools not
-    #: run (``agents.tool_mocks``); None: the tools run.
+    #: "golden" (each case's expected tool responses), a mock file's path or
+    #: "sessions:DIR" (recorded runs' responses): tool calls answered, the tools not run
+    #: (``agents.tool_mocks``); None: the tools run.
     mock_tools: str | None = None
     #: Tools that run for real even with mocks.
     real_tools: tuple[str, ...] = ()
@@ -73,6 +73,13 @@ async def run_for_candidates(
     agent = options.agent
     if not isinstance(agent, LoadedAgent):
         agent = await load_agent(agent)
+    mocks = plan_mocks(
+        options.mock_tools,
+        eval_set.eval_cases,
+        rules=options.tool_arg_rules,
+        real_tools=options.real_tools,
+        unmatched=options.unmatched_tools,
+    )
     journal = None
     if options.resume:
         journal = AgentJournal(
@@ -81,17 +88,7 @@ async def run_for_candidates(
             settings={
                 "simulator": options.user_simulator_config,
                 # A run with mocked tools is not one with the real tools: not resumed as one.
-                **(
-                    {
-                        "mocks": [
-                            options.mock_tools,
-                            sorted(options.real_tools),
-                            options.unmatched_tools,
-                        ]
-                    }
-                    if options.mock_tools
-                    else {}
-                ),
+                **({"mocks": mocks.fingerprint} if mocks is not None else {}),
             },
         )
     report = await run_agent_cases(
@@ -103,15 +100,7 @@ async def run_for_candidates(
         journal=journal,
         record_spans=options.save_traces is not None,
         on_progress=options.on_progress,
-        tool_mocks=functools.partial(
-            mocks_for,
-            mode=options.mock_tools,
-            rules=options.tool_arg_rules,
-            real_tools=options.real_tools,
-            unmatched=options.unmatched_tools,
-        )
-        if options.mock_tools
-        else None,
+        tool_mocks=mocks.for_case if mocks is not None else None,
     )
     if options.save_sessions is not None:
         save_sessions(report, options.save_sessions)

@@ -299,7 +299,10 @@ def test_an_unknown_mock_mode_or_choice_is_refused_before_any_run(
     model, _, _ = project
     with connect(db=None) as target:
         for options, said in (
-            ({"mock_tools": "gold"}, "unknown mock_tools 'gold'; expected one of golden"),
+            (
+                {"mock_tools": "gold"},
+                "mock_tools 'gold' is neither 'golden', a mock file .YAML or JSON. nor sessions:DIR",
+            ),
             ({"mock_tools": "golden", "unmatched_tools": "skip"}, "unknown unmatched_tools 'skip'"),
         ):
             with pytest.raises(ValueError, match=said):
@@ -311,3 +314,154 @@ def test_an_unknown_mock_mode_or_choice_is_refused_before_any_run(
                     **options,
                 )
     assert model.seen == []  # the agent never ran
+
+
+MOCK_FILE = """
+get_weather:
+  - args: {city: {case_insensitive: paris}}
+    response: {city: Paris, forecast: sunny}
+  - args: {city: {regex: "L.*"}}
+    response: {city: Lima, forecast: unknown}
+forecaster:
+  response: snowing
+"""
+
+
+def test_a_mock_file_answers_the_tools_by_their_arguments(
+    project: tuple[FakeGemini, _Service, Path],
+) -> None:
+    model, service, log = project
+    Path("mocks.yaml").write_text(MOCK_FILE)
+    code, mocked = _run("--mock-tools", "mocks.yaml", output="mocked.json")
+    assert not log.exists() and service.asked == []  # no tool ran
+    assert not any("forecast desk" in json.dumps(seen.body) for seen in model.seen)
+    for case in ("paris", "desk"):
+        for metric in ("tool_trajectory_avg_score", "response_match_score"):
+            assert mocked[(case, metric)][0] == 1.0, (case, metric, mocked[(case, metric)])
+    # Lima is answered by the regex entry: evaluated (its golden call is Oslo's, so 0).
+    assert mocked[("lima", "tool_trajectory_avg_score")][0] == 0.0
+    assert mocked[("lima", "response_match_score")][0] == 1.0
+    assert code == 1
+
+
+def test_recorded_sessions_answer_the_tools_as_they_answered_then(
+    project: tuple[FakeGemini, _Service, Path],
+) -> None:
+    _, service, log = project
+    _, real = _run("--save-sessions", "recorded", output="real.json")
+    assert sorted(log.read_text().split()) == ["Lima", "Paris"]
+    log.unlink()
+    service.asked.clear()
+    _, replayed = _run("--mock-tools", "sessions:recorded", output="replayed.json")
+    assert not log.exists() and service.asked == []  # no tool ran
+    assert replayed.keys() == real.keys()
+    for key, (score, _) in real.items():
+        assert replayed[key][0] == score, (key, replayed[key], score)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "get_weather:\n  - respons: {a: 1}\n",
+            r"\$\.get_weather\[0\]\.respons: unknown field "
+            r"\(did you mean 'response'\?\)",
+        ),
+        ("get_weather:\n  - args: {city: Paris}\n", r"\$\.get_weather\[0\]: missing response"),
+        (
+            'get_weather:\n  args: {city: {regex: "("}}\n  response: 1\n',
+            r"\$\.get_weather\.args\.city: regex '\(' does not compile",
+        ),
+        ("get_weather: []\n", r"\$\.get_weather: an empty list answers no call"),
+        ("- 1\n", r"\$: expected an object of tool name"),
+    ],
+)
+def test_a_mock_file_s_problem_names_the_file_and_where(
+    project: tuple[FakeGemini, _Service, Path],
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    said: str,
+) -> None:
+    Path("mocks.yaml").write_text(text)
+    code = main(
+        [
+            "-q",
+            "run",
+            "tooled.evalset.json",
+            "--agent",
+            "tooled_agent",
+            "--config",
+            "eval_config.json",
+            "--mock-tools",
+            "mocks.yaml",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert re.search("mocks.yaml.*" + said, err), err
+    assert "Traceback" not in err
+
+
+def test_the_summary_lists_which_calls_were_mocked() -> None:
+    from platform_eval.agents.running import AgentRunReport, CaseRun
+
+    runs = [
+        CaseRun("paris", 1, tool_calls=[("get_weather", '{"city": "Paris"}', "mocked")]),
+        CaseRun("lima", 1, tool_calls=[("get_weather", '{"city": "Lima"}', "real")] * 21),
+    ]
+    lines = AgentRunReport(runs).summary().splitlines()
+    assert lines[1] == "tool calls: 1 mocked, 21 ran the real tool"
+    assert lines[2] == '  paris#1: get_weather({"city": "Paris"}) mocked'
+    assert lines[3] == '  lima#1: get_weather({"city": "Lima"}) real'
+    assert lines[-1] == "  (and 2 more calls)"
+
+
+def test_a_changed_mock_file_is_another_run_for_the_journal(tmp_path: Path) -> None:
+    from platform_eval.agents.tool_mocks import plan_mocks
+
+    mocks = tmp_path / "mocks.json"
+    mocks.write_text(json.dumps({"f": {"response": {"r": 1}}}))
+    first = plan_mocks(str(mocks), [])
+    assert first is not None and first.file is not None
+    assert first.file.answer("f", {"x": 1}) == {"r": 1}
+    mocks.write_text(json.dumps({"f": {"response": {"r": 2}}}))
+    second = plan_mocks(str(mocks), [])
+    assert second is not None and second.fingerprint != first.fingerprint
+    golden = plan_mocks("golden", [])
+    assert golden is not None and golden.fingerprint[0] == "golden"
+
+
+def test_the_documented_mock_file_reads_as_documented(tmp_path: Path) -> None:
+    from platform_eval.agents.mock_sources import read_mock_file
+
+    docs = (Path(__file__).parents[2] / "docs" / "agents.md").read_text()
+    block = re.search(r"```yaml\n(# mocks\.yaml.*?)```", docs, re.S)
+    assert block is not None
+    (tmp_path / "mocks.yaml").write_text(block.group(1))
+    mocks = read_mock_file(tmp_path / "mocks.yaml")
+    assert mocks.answer("get_weather", {"city": "PARIS"}) == {"city": "Paris", "forecast": "sunny"}
+    assert mocks.answer("get_weather", {"city": "Lima", "days": 2})["city"] == "Lima"  # type: ignore[index]
+    assert mocks.answer("get_weather", {"city": "Oslo"}) == {"forecast": "unknown"}
+    assert mocks.answer("book_flight", {}) == {"status": "booked"}
+    assert mocks.answer("cancel", {}) is None
+
+
+def test_the_pytest_plugin_mocks_the_tools_too(
+    project: tuple[FakeGemini, _Service, Path], tmp_path: Path
+) -> None:
+    from platform_eval.pytest_plugin import PlatformEval
+    from platform_eval.target import connect
+
+    _, service, log = project
+    with connect(db=None) as target:
+        results = PlatformEval(target, tmp_path / "manifests").evaluate(
+            "tooled.evalset.json",
+            agent="tooled_agent",
+            config="eval_config.json",
+            mock_tools="golden",
+            unmatched_tools="real",
+        )
+    assert log.read_text().split() == ["Lima"] and service.asked == ["/lima"]  # only unmatched
+    scores = {(r.eval_case_id, r.metric): r.score for r in results.rows}
+    assert scores[("paris", "tool_trajectory_avg_score")] == 1.0
+    assert scores[("desk", "response_match_score")] == 1.0
