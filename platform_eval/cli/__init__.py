@@ -282,7 +282,7 @@ def _with_global_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import data, evaluate, generate, generation, judges, resources
+    from . import curate, data, evaluate, generate, generation, judges, resources
     from .emulator import emulator_start
 
     parser = _Parser(
@@ -325,6 +325,30 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("traces", nargs="+", metavar="TRACE", help="files, folders or emulator:")
     p.add_argument("--out", help="file to write (default stdout)")
+
+    p = _add(
+        commands,
+        "curate",
+        "recorded conversations into golden eval cases",
+        "platform-eval curate traces/ -o tests/eval/evalsets/regression.evalset.json",
+        curate.curate_command,
+    )
+    p.add_argument("traces", nargs="+", metavar="TRACES", help="files, folders or emulator:")
+    p.add_argument(
+        "--output", "-o", required=True, help="the eval set (.evalset.json) or dataset to write"
+    )
+    p.add_argument(
+        "--format",
+        choices=("evalset", "dataset"),
+        help="an ADK eval set or an EvaluationDataset (default: from the file name)",
+    )
+    p.add_argument(
+        "--where",
+        metavar="RESULTS=passed|failed",
+        help="only the conversations whose case passed (or failed) in a run: its name or id, "
+        "or a results file (--format json)",
+    )
+    p.add_argument("--force", action="store_true", help="replace the output file")
 
     p = _add(
         commands,
@@ -679,9 +703,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # google-adk says its evaluators and simulators are experimental each time a run
         # builds one: notices for ADK's developers, which break the progress line.
         warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
+    from .curate import where_run
+
     try:
-        # convert-traces reads local files, and the emulator only for ``emulator:``.
-        if getattr(args, "needs_target", False) or wants_emulator(getattr(args, "traces", None)):
+        # convert-traces reads local files, and the emulator only for ``emulator:``; curate
+        # reads a run's results for ``--where RUN=passed``.
+        if (
+            getattr(args, "needs_target", False)
+            or wants_emulator(getattr(args, "traces", None))
+            or where_run(args)
+        ):
             options = TargetOptions(
                 args.project, args.location, args.endpoint, args.quiet, judge_settings(args)
             )

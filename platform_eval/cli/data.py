@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from .. import formats, metrics
+from ..jobs.curate import SOURCES_SUFFIX
 from ..target import Target
-from ..traces import PROTOBUF_SUFFIXES, TRACE_SUFFIXES, load_traces
+from ..traces import PROTOBUF_SUFFIXES, TRACE_SUFFIXES, folder_files, load_traces
 from ._common import EXIT_OK, EXIT_USAGE, emit, error, note
 from ._traces import trace_sources
 
@@ -31,7 +32,7 @@ def _files(
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if not p.is_dir()):
+            for child in folder_files(path):
                 # A FIFO, a device or a broken link is no file to read: listed as skipped.
                 readable = child.is_file() and child.suffix.lower() in suffixes
                 (found if readable else skipped).append(child)
@@ -49,6 +50,11 @@ def validate(args: argparse.Namespace) -> int:
     for path in files:
         if path.suffix.lower() in PROTOBUF_SUFFIXES:
             traces.append(path)
+            continue
+        if path.name.endswith(SOURCES_SUFFIX):
+            # curate's record of where its cases came from, beside the eval set it wrote.
+            if not args.quiet:
+                print(f"skipped: {path}: curate's sources of the eval set beside it")
             continue
         try:
             loaded = formats.load(path)

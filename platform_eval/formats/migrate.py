@@ -51,15 +51,32 @@ class MigrationReport:
         return "\n".join(lines)
 
 
-def _reference(events: list[AgentEvent]) -> ResponseCandidate | None:
+def _reference(events: list[AgentEvent], report: CaseReport) -> ResponseCandidate | None:
+    """The last turn's tool calls and its final answer (the last text), as a reference.
+
+    A reference's text is read as the answer, all of it: texts the agents said on the way (a
+    sub-agent's answer to its parent, a note before a tool call) would make the expected
+    answer longer than the one the agent gives, so they are left out, and said so.
+    """
     parts: list[genai_types.Part] = []
+    texts: list[int] = []
     for event in events:
         if event.content and event.content.parts:
             for part in event.content.parts:
                 if part.function_call or part.text:
+                    if part.text:
+                        texts.append(len(parts))
                     parts.append(part)
     if not parts:
         return None
+    final = texts[-1] if texts else None
+    said_on_the_way = [i for i in texts if i != final]
+    if said_on_the_way:
+        report.not_carried.append(
+            f"{len(said_on_the_way)} intermediate agent texts of the last turn (a reference "
+            "holds its tool calls and its final answer)"
+        )
+        parts = [p for i, p in enumerate(parts) if i not in said_on_the_way]
     return ResponseCandidate(response=genai_types.Content(role="model", parts=parts))
 
 
@@ -88,7 +105,7 @@ def case_to_dataset_case(eval_case: adk.EvalCase) -> tuple[DatasetCase, CaseRepo
     conversation = eval_case.conversation or []
     agent = agent_name(eval_case, "agent")
     last = conversation[-1]
-    reference = _reference(expected_events(last, agent))
+    reference = _reference(expected_events(last, agent), report)
     if len(conversation) == 1:
         prompt = last.user_content
         if prompt.role is None:
@@ -135,7 +152,9 @@ def eval_set_to_dataset(eval_set: adk.EvalSet) -> tuple[EvaluationDataset, list[
 # -- the reverse direction --------------------------------------------------------------------
 
 
-def _invocation_from_turn(turn: ConversationTurn, index: int) -> adk.Invocation:
+def invocation_from_turn(turn: ConversationTurn, index: int) -> adk.Invocation:
+    """An AgentData turn as an ADK invocation: its user message, its last text answer as the
+    final response, and every other event (tool calls and responses) as invocation events."""
     events = turn.events or []
     user = next((e for e in events if e.author == "user" and e.content), None)
     user_content = (
@@ -217,7 +236,7 @@ def dataset_case_to_eval_case(case: DatasetCase, index: int) -> tuple[adk.EvalCa
     else:
         assert case.agent_data is not None
         turns = list(case.agent_data.turns or [])
-        conversation = [_invocation_from_turn(t, i) for i, t in enumerate(turns[:-1])]
+        conversation = [invocation_from_turn(t, i) for i, t in enumerate(turns[:-1])]
         last = turns[-1]
         # The message the case asks the agent to answer: the last user event (a graded case's
         # agent answered it in that same turn).

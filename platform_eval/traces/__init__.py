@@ -48,15 +48,25 @@ def load_conversations(path: str | Path) -> list[Conversation]:
     return load_traces([path])
 
 
+def folder_files(folder: Path) -> list[Path]:
+    """Everything under ``folder`` but folders, sorted, leaving out hidden files and folders
+    (``.platform-eval``'s manifests and store, ``.git``, a ``.venv``): not recordings."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if not p.is_dir() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
 def trace_files(paths: Sequence[str | Path]) -> list[Path]:
     """The files named, with each directory replaced by the trace files under it, sorted."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found += sorted(
-                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TRACE_SUFFIXES
-            )
+            found += [
+                p for p in folder_files(path) if p.is_file() and p.suffix.lower() in TRACE_SUFFIXES
+            ]
         else:
             found.append(path)
     return found
@@ -177,6 +187,7 @@ __all__ = [
     "Span",
     "SpanEvent",
     "conversations_from",
+    "folder_files",
     "load_conversations",
     "load_traces",
     "match_conversations",

@@ -239,3 +239,43 @@ def test_unreadable_files_name_file_and_position(tmp_path: Path) -> None:
     unknown.write_text('{"hello": 1}')
     with pytest.raises(formats.FormatError, match="not a file kind"):
         formats.load(unknown)
+
+
+def test_a_reference_holds_the_final_answer_not_the_texts_said_on_the_way(tmp_path: Path) -> None:
+    """A last turn whose agents spoke before the answer (a sub-agent to its parent): the
+    dataset's reference holds the tool calls and the final answer; the rest is reported."""
+    case = {
+        "eval_id": "relay",
+        "conversation": [
+            {
+                "invocation_id": "t0",
+                "user_content": {"role": "user", "parts": [{"text": "Weather and a table?"}]},
+                "final_response": {"role": "model", "parts": [{"text": "Sunny; booked."}]},
+                "intermediate_data": {
+                    "invocation_events": [
+                        {
+                            "author": "weather",
+                            "content": {"role": "model", "parts": [{"text": "Sunny."}]},
+                        },
+                        {
+                            "author": "host",
+                            "content": {
+                                "role": "model",
+                                "parts": [{"function_call": {"name": "book", "args": {}}}],
+                            },
+                        },
+                    ]
+                },
+            }
+        ],
+    }
+    source = tmp_path / "relay.evalset.json"
+    source.write_text(json.dumps({"eval_set_id": "relay", "eval_cases": [case]}))
+    report = formats.migrate_file(source, tmp_path)
+    dataset = json.loads(Path(report.destination).read_text())
+    parts = dataset["eval_cases"][0]["reference"]["response"]["parts"]
+    assert [p.get("text") or p["function_call"]["name"] for p in parts] == [
+        "book",
+        "Sunny; booked.",
+    ]
+    assert any("1 intermediate agent texts" in n for n in report.cases[0].not_carried)

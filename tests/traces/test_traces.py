@@ -192,3 +192,17 @@ def test_a_genai_message_whose_parts_are_not_a_list_is_dropped_with_a_note() -> 
     (kept,) = genai_semconv.messages(value, "span 1 output", notes)
     assert kept.parts[0].text == "kept"
     assert notes == ["span 1 output[0].parts: not a list; the message was dropped"]
+
+
+def test_a_folder_s_hidden_files_are_not_recordings(tmp_path: Path) -> None:
+    """A recordings folder the CLI ran in holds its .platform-eval store and manifests (JSON
+    Lines): never read as traces, nor a .git's or a .venv's files."""
+    from platform_eval.traces import trace_files
+
+    shipped = Path(__file__).parents[1] / "data" / "traces" / "langgraph_supervisor_a2a.otlp.json"
+    (tmp_path / "run.otlp.json").write_bytes(shipped.read_bytes())
+    for hidden in (".platform-eval/manifests/a.jsonl", ".git/x.json", "sub/.cache.json"):
+        (tmp_path / hidden).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / hidden).write_text("{}")
+    (tmp_path / "sub" / "b.json").write_text("{}")
+    assert trace_files([tmp_path]) == [tmp_path / "run.otlp.json", tmp_path / "sub" / "b.json"]
