@@ -1,6 +1,7 @@
 """Judged cases against a fake Gemini server that takes 200 ms a call: ours beside google-adk's.
 
     python benchmarks/bench_judges.py [--cases 1000] [--latency-ms 200] [--concurrency 8]
+    python benchmarks/bench_judges.py --adaptive [--cases 200] [--quota 24]
 
 Every case is one turn with a golden answer, scored by ``final_response_match_v2`` with
 ``num_samples`` 1: one judge call a case, the same prompt on every side (the parity test proves
@@ -16,6 +17,11 @@ the prompts equal). Three ways, in one run, against the same server:
 The limit the concurrency sets is cases x latency / concurrency; ours is reported against it.
 Both sides are warmed first (google-adk's modules imported, a few cases judged).
 Goal (issue 22): at least 5x ADK's wall time, within 1.2x of the limit.
+
+``--adaptive`` (issue 38) compares ``--judge-concurrency auto`` with fixed concurrencies, twice:
+against a model that answers 429 to calls beyond ``--quota`` at once (goal: no case failed,
+under 2% of calls refused, at least 3x ADK's default of 4 at once), and against one without a
+limit (goal: within 1.25x of the best fixed concurrency).
 """
 
 from __future__ import annotations
@@ -66,7 +72,7 @@ def _case(index: int) -> tuple[str, str, str]:
     return f"Case {index}: the weather in {city}?", answer, f"It is sunny in {city}."
 
 
-def ours(cases: int, concurrency: int) -> float:
+def ours(cases: int, concurrency: int | str) -> float:
     judging = Judging(MODEL, concurrency=concurrency)
     with Emulator(judges=Judges(model=judging)) as emulator, emulator.client("bench") as client:
         items = []
@@ -140,15 +146,80 @@ async def adk(cases: int, parallelism: int) -> float:
     return time.perf_counter() - started
 
 
+def _measured(fake: Any, run: Any) -> tuple[float | None, int, int, str]:
+    """Seconds of ``run()`` (None if it failed), calls the model got, those refused 429, and
+    why it failed."""
+    fake.seen.clear()
+    fake.refused = 0
+    fake.most_in_flight = 0
+    try:
+        seconds: float | None = run()
+        why = ""
+    except (AssertionError, Exception) as exc:  # a run that failed is a row, not a crash
+        seconds, why = None, f"{type(exc).__name__}: {exc}"[:80]
+    return seconds, len(fake.seen), fake.refused, why
+
+
+def adaptive(args: argparse.Namespace) -> None:
+    fixed = (4, 8, 16, 32)
+    print(
+        f"{args.cases} judged cases, one judge call each, {args.latency_ms:g} ms a call; "
+        f"--judge-concurrency auto (start 4, cap 32) beside fixed concurrencies"
+    )
+    for quota in (args.quota, None):
+        with fake_gemini(rule, delay=args.latency_ms / 1000, quota=quota) as fake:
+            os.environ["GOOGLE_GEMINI_BASE_URL"] = fake.url
+            ours(4, 4)  # warm
+            asyncio.run(adk(2, 1))
+            rows: list[tuple[str, tuple[float | None, int, int, str]]] = [
+                ("platform-eval, auto", _measured(fake, lambda: ours(args.cases, "auto")))
+            ]
+            for n in fixed:
+                rows.append(
+                    (f"platform-eval, fixed {n}", _measured(fake, lambda n=n: ours(args.cases, n)))
+                )
+            rows.append(
+                (
+                    "google-adk evaluators, 4 at once (adk eval's default)",
+                    _measured(fake, lambda: asyncio.run(adk(args.cases, 4))),
+                )
+            )
+        said = f"a quota of {quota} calls at once (429 beyond)" if quota else "no limit"
+        print(f"\n### Model with {said}\n")
+        print("| contender | wall time | calls | answered 429 | note |")
+        print("|---|---:|---:|---:|---|")
+        for name, (seconds, calls, refused, why) in rows:
+            shown = f"{seconds:.1f} s" if seconds is not None else "failed"
+            share = f"{refused} ({refused / calls:.1%})" if calls else "0"
+            print(f"| {name} | {shown} | {calls} | {share} | {why} |")
+        auto = rows[0][1][0]
+        best = min((r[1][0] for r in rows[1:-1] if r[1][0] is not None), default=None)
+        adk_s = rows[-1][1][0]
+        if auto is not None and adk_s is not None and best is not None:
+            print(
+                f"\nauto: {adk_s / auto:.1f}x adk eval's default; {auto / best:.2f}x the best "
+                "fixed concurrency's time"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--cases", type=int, default=None)
     parser.add_argument("--latency-ms", type=float, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--adaptive", action="store_true")
+    parser.add_argument("--quota", type=int, default=24)
     args = parser.parse_args()
     import warnings
 
     warnings.filterwarnings("ignore", category=UserWarning)
+    os.environ["GOOGLE_API_KEY"] = "bench-key"
+    os.environ.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
+    if args.adaptive:
+        args.cases = args.cases or 200
+        adaptive(args)
+        return
+    args.cases = args.cases or 1000
     with fake_gemini(rule, delay=args.latency_ms / 1000) as fake:
         os.environ["GOOGLE_GEMINI_BASE_URL"] = fake.url
         os.environ["GOOGLE_API_KEY"] = "bench-key"

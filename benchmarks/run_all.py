@@ -43,6 +43,8 @@ VARIANTS = {
     ],
     # Trajectory scoring alone beside google-adk's (issue 39), then with ROUGE.
     "bench_metrics.py": [["--trajectory-only"], []],
+    # Judge calls at a fixed concurrency beside ADK, then --judge-concurrency auto (issue 38).
+    "bench_judges.py": [[], ["--adaptive"]],
 }
 PACKAGES = ("platform-eval", "google-cloud-aiplatform", "google-genai", "google-adk", "pydantic")
 

@@ -73,6 +73,12 @@ class FakeGemini:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
     most_in_flight: int = 0
+    #: Calls at once the model takes: a call beyond it is answered 429 at once (a quota).
+    quota: int | None = None
+    #: The Retry-After of a quota's 429 (None: no header).
+    quota_retry_after: str | None = None
+    #: Calls answered 429 for the quota.
+    refused: int = 0
 
     def fail_next(self, status: int, count: int = 1, retry_after: str | None = "0") -> None:
         with self._lock:
@@ -94,10 +100,13 @@ class FakeGemini:
         with self._lock:
             self.seen.append(seen)
             failure = self._failures.pop(0) if self._failures else None
+            if failure is None and self.quota is not None and self.in_flight >= self.quota:
+                failure = (429, self.quota_retry_after)
+                self.refused += 1
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
-            if self.delay:
+            if self.delay and failure is None:
                 time.sleep(self.delay)
             if failure is not None:
                 status, retry_after = failure
@@ -283,9 +292,12 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def fake_gemini(rule: Rule, *, delay: float = 0.0) -> Iterator[FakeGemini]:
-    """A FakeGemini serving on a free loopback port until the block ends."""
-    fake = FakeGemini(rule, delay=delay)
+def fake_gemini(
+    rule: Rule, *, delay: float = 0.0, quota: int | None = None
+) -> Iterator[FakeGemini]:
+    """A FakeGemini serving on a free loopback port until the block ends; ``quota``: calls at
+    once beyond which it answers 429."""
+    fake = FakeGemini(rule, delay=delay, quota=quota)
     server = _Server(("127.0.0.1", 0), _handler(fake))
     fake.url = f"http://127.0.0.1:{server.server_port}"
     thread = threading.Thread(target=server.serve_forever, name="fake-gemini", daemon=True)

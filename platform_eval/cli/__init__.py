@@ -20,6 +20,7 @@ from typing import Any
 from google.api_core import exceptions as core
 from google.auth.exceptions import GoogleAuthError
 
+from .._adaptive import parse_concurrency
 from .._json_limits import DEEPEST_ALLOWED
 from .._version import __version__
 from ..agents import AgentLoadError, tool_mocks
@@ -203,6 +204,14 @@ def _whole(maximum: int | None = None) -> Callable[[str], int]:
 _positive = _whole()
 
 
+def _concurrency(text: str) -> int | str:
+    """An argparse type: ``auto`` or a whole number 1 or more."""
+    try:
+        return parse_concurrency(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _judge_options(parser: argparse.ArgumentParser, extra: dict[str, Any]) -> None:
     judge = parser.add_argument_group(
         "judges (the embedded emulator, and emulator start; a running one has its own)"
@@ -231,9 +240,17 @@ def _judge_options(parser: argparse.ArgumentParser, extra: dict[str, Any]) -> No
     )
     judge.add_argument(
         "--judge-concurrency",
+        type=_concurrency,
+        metavar="auto|N",
+        help="judge calls in flight at once: auto (the default) starts at 4, raises while calls "
+        "succeed and cuts on 429 or 503, up to --max-concurrency; or a fixed number",
+        **extra,
+    )
+    judge.add_argument(
+        "--max-concurrency",
         type=_positive,
         metavar="N",
-        help="judge calls in flight at once (default 8)",
+        help="the most judge calls at once auto raises to (default 32)",
         **extra,
     )
     judge.add_argument(

@@ -39,6 +39,7 @@ def judge_settings(args: argparse.Namespace, db: str | Path | None = EMBEDDED_DB
         cache=args.judge_cache,
         no_cache=args.no_judge_cache,
         concurrency=args.judge_concurrency,
+        max_concurrency=args.max_concurrency,
         replay_only=args.replay_only,
         max_calls=args.max_judge_calls,
         call_timeout=args.judge_timeout,

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import jobs, metrics
+from .._adaptive import AUTO
 from .._operations import MetricLike, to_metric
 from ..agents import tool_mocks
 from ..formats import FormatError, adk, load_eval_config
@@ -56,12 +57,14 @@ def _judging(target: Target) -> Judging | None:
 
 
 def progress_line(run: EvaluationRun, done: int, total: int, judging: Judging | None) -> str:
-    """``run ID: RUNNING 3/10 items, 12 judge calls (4 from the cache)``."""
+    """``run ID: RUNNING 3/10 items, 12 judge calls (4 from the cache), 8 at once``."""
     line = f"run {run.id}: {run.state}" + (f" {done}/{total} items" if total else "")
     calls = judging.usage.total.calls if judging is not None else 0
     cached = judging.usage.total.cache_hits if judging is not None else 0
     if calls or cached:
         line += f", {calls} judge calls" + (f" ({cached} from the cache)" if cached else "")
+        if judging is not None and judging.concurrency == AUTO and calls > cached:
+            line += f", {judging.calls_at_once} at once"
     return line
 
 

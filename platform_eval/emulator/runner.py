@@ -61,6 +61,8 @@ _logger = logging.getLogger("platform_eval.emulator")
 
 
 PROGRESS_INTERVAL = 0.2
+#: Items prepared beyond the judge calls allowed at once, so that the judge never waits on one.
+WINDOW_MARGIN = 2
 #: Seconds between tries to record a run's failure the database refused to write.
 RECORD_RETRY_INTERVAL = 0.5
 #: An executor renews the leases of the runs it executes this often...
@@ -447,10 +449,19 @@ class RunExecutor:
             self._backend.store.set_judge_usage(name, report)
 
     def _workers(self) -> int:
-        """Items evaluated at once: a model judge's concurrency (its calls wait on the network,
-        so items overlap); else one, in order."""
+        """Items evaluated at once at most: a model judge's concurrency (its calls wait on the
+        network, so items overlap); else one, in order."""
         model = self.judges.model
-        return max(1, model.concurrency) if model is not None else 1
+        return max(1, model.in_flight_cap) if model is not None else 1
+
+    def _window(self) -> int:
+        """Items evaluated at once now: as many as the judge takes calls at once, and a few
+        more being prepared (with an adaptive judge, where its limit stands: more threads than
+        calls would only contend for the interpreter)."""
+        model = self.judges.model
+        if model is None:
+            return 1
+        return max(1, min(model.in_flight_cap, model.calls_at_once + WINDOW_MARGIN))
 
     def _in_order(
         self,
@@ -476,7 +487,7 @@ class RunExecutor:
                         window.append(_done(evaluate(item_name)))
                     else:
                         window.append(pool.submit(evaluate, item_name))
-                    while len(window) >= workers or (window and window[0].done()):
+                    while len(window) >= self._window() or (window and window[0].done()):
                         yield window.popleft().result()
             except (_CancelledError, _StoppingError):
                 while window:

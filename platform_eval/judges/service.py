@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from google.genai.types import GenerateContentConfig
 
+from .._adaptive import AUTO, DEFAULT_CAP, limit_for, parse_concurrency
 from .._model_errors import failure_text, unusable_model
 from ..metrics.judges import Judges
 from ..metrics.model_judge import (
@@ -47,7 +48,7 @@ T = TypeVar("T")
 _logger = logging.getLogger("platform_eval.judges")
 
 #: Calls in flight at once, across every case and metric being judged.
-DEFAULT_CONCURRENCY = 8
+DEFAULT_CONCURRENCY: int | str = AUTO
 #: Tries of one call that the model answers 429 or 503.
 MAX_ATTEMPTS = 6
 #: The longest wait between two tries, whatever Retry-After says.
@@ -204,7 +205,8 @@ class Judging:
         model: str = "gemini-2.5-flash",
         *,
         cache: JudgeCache | str | Path | None = None,
-        concurrency: int = DEFAULT_CONCURRENCY,
+        concurrency: int | str = DEFAULT_CONCURRENCY,
+        max_concurrency: int = DEFAULT_CAP,
         replay_only: bool = False,
         max_calls: int | None = None,
         gemini: ModelBackend | None = None,
@@ -212,8 +214,9 @@ class Judging:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         stop_after: int = DEFAULT_STOP_AFTER,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError("the judge concurrency must be at least 1")
+        concurrency = parse_concurrency(concurrency)
+        if max_concurrency < 1:
+            raise ValueError("the judge's max concurrency must be at least 1")
         if not call_timeout > 0:
             raise ValueError("the judge call timeout must be more than 0 seconds")
         self.call_timeout = call_timeout
@@ -231,7 +234,11 @@ class Judging:
         self._probing: asyncio.Lock | None = None
         self.model = model
         self.cache = JudgeCache(cache) if isinstance(cache, str | Path) else cache
+        #: A number of calls at once, or "auto": raised while calls succeed, cut on 429 and
+        #: 503, never above ``max_concurrency`` (``_adaptive``).
         self.concurrency = concurrency
+        self.max_concurrency = max_concurrency
+        self._limit = limit_for(concurrency, max_concurrency)
         self.replay_only = replay_only
         self.max_calls = max_calls
         self.usage = UsageBook()
@@ -251,11 +258,20 @@ class Judging:
         self._cancelled: set[str] = set()
         self._closed = False
         self._loop = asyncio.new_event_loop()
-        self._semaphore: asyncio.Semaphore | None = None
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="platform-eval-judge", daemon=True
         )
         self._thread.start()
+
+    @property
+    def in_flight_cap(self) -> int:
+        """The most calls that may ever be in flight at once: a number chosen, or the cap."""
+        return self.max_concurrency if self.concurrency == AUTO else int(self.concurrency)
+
+    @property
+    def calls_at_once(self) -> int:
+        """Calls allowed at once now (with ``auto``, where the limit stands)."""
+        return self._limit.limit
 
     # -- the ModelJudge interface -----------------------------------------------------------
 
@@ -396,8 +412,6 @@ class Judging:
     async def _tries(
         self, model: str, contents: list[Content], config: Any, *, probe: bool
     ) -> Answer:
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.concurrency)
         backend = self._litellm if is_litellm_model(model) else self._gemini
         # Client-side settings of the caller (ADK adds retry options) give way to ours.
         if config is not None and getattr(config, "http_options", None) is not None:
@@ -406,10 +420,15 @@ class Judging:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             self._refuse_if_stopped()
             try:
-                async with self._semaphore:
-                    answer = await asyncio.wait_for(
-                        backend.generate(model, contents, config), self.call_timeout
-                    )
+                async with self._limit.slot() as place:
+                    try:
+                        answer = await asyncio.wait_for(
+                            backend.generate(model, contents, config), self.call_timeout
+                        )
+                    except RetryableError as busy:
+                        place.refused(busy.retry_after)
+                        raise
+                    place.succeeded()
             except TimeoutError:
                 # A probe that gets no answer stops judging: the calls waiting behind it would
                 # each wait as long, one after another.

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._adaptive import DEFAULT_CAP
 from ..metrics.judges import Judges
 from .code_runner import SubprocessCodeRunner
 from .service import DEFAULT_CALL_TIMEOUT, DEFAULT_CONCURRENCY, Judging
@@ -27,7 +28,10 @@ class JudgeSettings:
     model: str | None = None
     #: The cache file; None for none.
     cache: Path | None = None
-    concurrency: int = DEFAULT_CONCURRENCY
+    #: Calls at once: a number, or "auto" (raised while calls succeed, cut on 429 and 503).
+    concurrency: int | str = DEFAULT_CONCURRENCY
+    #: The most calls at once "auto" raises to.
+    max_concurrency: int = DEFAULT_CAP
     replay_only: bool = False
     max_calls: int | None = None
     #: Seconds one model call may take before it counts as failed.
@@ -44,7 +48,8 @@ class JudgeSettings:
         config_model: str | None = None,
         cache: str | Path | None = None,
         no_cache: bool = False,
-        concurrency: int | None = None,
+        concurrency: int | str | None = None,
+        max_concurrency: int | None = None,
         replay_only: bool = False,
         max_calls: int | None = None,
         call_timeout: float | None = None,
@@ -65,6 +70,7 @@ class JudgeSettings:
             model=chosen_model,
             cache=path,
             concurrency=concurrency or DEFAULT_CONCURRENCY,
+            max_concurrency=max_concurrency or DEFAULT_CAP,
             replay_only=replay_only,
             max_calls=max_calls,
             call_timeout=call_timeout or DEFAULT_CALL_TIMEOUT,
@@ -81,6 +87,7 @@ class JudgeSettings:
             self.model,
             cache=self.cache,
             concurrency=self.concurrency,
+            max_concurrency=self.max_concurrency,
             replay_only=self.replay_only,
             max_calls=self.max_calls,
             call_timeout=self.call_timeout,

@@ -62,8 +62,15 @@ class ModelReply:
 class ModelJudge(Protocol):
     #: The model asked when the metric's own configuration names none.
     model: str
-    #: Calls in flight at most: the engine evaluates this many items at once.
-    concurrency: int
+
+    #: Calls in flight at most (a number chosen, or an adaptive limit's cap): the engine
+    #: evaluates this many items at once.
+    @property
+    def in_flight_cap(self) -> int: ...
+
+    #: Calls allowed at once now (an adaptive limit moves; a chosen number does not).
+    @property
+    def calls_at_once(self) -> int: ...
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Runs an evaluation's coroutine to completion on the judge's event loop (where its

@@ -247,11 +247,18 @@ def test_the_progress_line_counts_judge_calls() -> None:
         label = CallLabel("m", "c", "a")
         for cached in (False, False, True):
             judging.usage.add(label, {"promptTokenCount": 5}, cached=cached)
+        # With --judge-concurrency auto (the default), where the limit stands now.
         assert progress_line(run, 3, 10, judging).endswith(
-            "3/10 items, 2 judge calls (1 from the cache)"
+            "3/10 items, 2 judge calls (1 from the cache), 4 at once"
         )
     finally:
         judging.close()
+    fixed = Judging(concurrency=8)
+    try:
+        fixed.usage.add(CallLabel("m", "c", "a"), {"promptTokenCount": 5}, cached=False)
+        assert progress_line(run, 3, 10, fixed).endswith("3/10 items, 1 judge calls")
+    finally:
+        fixed.close()
 
 
 def _varying_judge(agent_rule: Any) -> Any:

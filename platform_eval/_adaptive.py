@@ -1,0 +1,169 @@
+"""Concurrency that finds the quota: calls at once raised while they succeed, cut when the model
+says it is over its limit (429 RESOURCE_EXHAUSTED, 503), never above a cap.
+
+An additive-increase, multiplicative-decrease limit, as TCP's congestion control and MLflow's
+rate limiter: it starts at ``start`` calls at once; until the first cut, each success that
+found the limit full raises it by one (it doubles per round of calls); after it, by one per
+round. A call answered 429 or 503 halves the calls at once (once per round: the calls already
+under way when it was cut do not cut it again) and, when the answer says ``Retry-After``, no
+new call starts before then. A success that took more than twice the fastest call's time holds
+the limit where it is: the model is slowing down before it refuses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+#: Calls at once an adaptive limit starts at, and its cap unless told (``--max-concurrency``).
+START = 4
+DEFAULT_CAP = 32
+#: What a choice of concurrency is: a number, or this word for the adaptive limit.
+AUTO = "auto"
+#: A success this many times slower than the fastest call holds the limit.
+SLOWER = 2.0
+
+
+def parse_concurrency(value: str | int) -> int | str:
+    """``auto`` or a whole number 1 or more; ValueError naming what was given otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.strip().lower() == AUTO:
+        return AUTO
+    else:
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            raise ValueError(f"expected {AUTO!r} or a whole number, got {value!r}") from None
+    if number < 1:
+        raise ValueError(f"expected {AUTO!r} or a whole number 1 or more, got {number}")
+    return number
+
+
+class AdaptiveLimit:
+    """Calls at once, adapted to what the model takes (see the module). One event loop's."""
+
+    def __init__(self, start: int = START, cap: int = DEFAULT_CAP) -> None:
+        if cap < 1:
+            raise ValueError("the concurrency cap must be at least 1")
+        self.cap = cap
+        self._limit = float(min(max(1, start), cap))
+        self._in_flight = 0
+        self._slow_start = True
+        #: Calls started since the last cut: the ones before it do not cut it again.
+        self._epoch = 0
+        self._paused_until = 0.0
+        self._fastest: float | None = None
+        self._changed: asyncio.Condition | None = None
+        #: The highest limit reached, and how many cuts: for reports and benchmarks.
+        self.highest = int(self._limit)
+        self.cuts = 0
+
+    @property
+    def limit(self) -> int:
+        """Calls allowed at once now."""
+        return int(self._limit)
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[Call]:
+        """A place among the calls at once; the call says how it went (``Call``)."""
+        changed = self._condition()
+        async with changed:
+            while True:
+                wait = self._paused_until - time.monotonic()
+                if wait > 0:
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(changed.wait(), wait)
+                    continue
+                if self._in_flight < self.limit:
+                    break
+                await changed.wait()
+            self._in_flight += 1
+            full = self._in_flight >= self.limit
+        call = Call(self, self._epoch, full)
+        try:
+            yield call
+        finally:
+            async with changed:
+                self._in_flight -= 1
+                call.settle()
+                changed.notify_all()
+
+    # -- what calls report, under the condition's lock (Call.settle) ---------------------------
+
+    def _succeeded(self, seconds: float, full: bool) -> None:
+        fastest = self._fastest = seconds if self._fastest is None else min(self._fastest, seconds)
+        if seconds > SLOWER * fastest and seconds > 0.05:
+            return  # slowing down: hold
+        if not full:
+            return  # the limit was not what held the calls back: no reason to raise it
+        step = 1.0 if self._slow_start else 1.0 / max(1.0, self._limit)
+        self._limit = min(float(self.cap), self._limit + step)
+        self.highest = max(self.highest, self.limit)
+
+    def _refused(self, epoch: int, retry_after: float | None) -> None:
+        if retry_after is not None and retry_after > 0:
+            self._paused_until = max(self._paused_until, time.monotonic() + retry_after)
+        if epoch < self._epoch:
+            return  # started before the last cut: that cut answered it already
+        self._slow_start = False
+        self._limit = max(1.0, (self._in_flight + 1) / 2)
+        self._epoch += 1
+        self.cuts += 1
+
+
+class Call:
+    """One call's place: it says ``succeeded()`` or ``refused(retry_after)`` before it ends
+    (a call that says neither, an error that is not the model's load, changes nothing)."""
+
+    def __init__(self, limit: AdaptiveLimit, epoch: int, full: bool) -> None:
+        self._limit = limit
+        self._epoch = epoch
+        self._full = full
+        self._started = time.monotonic()
+        self._outcome: tuple[str, float | None] | None = None
+
+    def succeeded(self) -> None:
+        self._outcome = ("ok", time.monotonic() - self._started)
+
+    def refused(self, retry_after: float | None = None) -> None:
+        self._outcome = ("refused", retry_after)
+
+    def settle(self) -> None:
+        if self._outcome is None:
+            return
+        kind, value = self._outcome
+        if kind == "ok":
+            assert value is not None
+            self._limit._succeeded(value, self._full)
+        else:
+            self._limit._refused(self._epoch, value)
+
+
+class FixedLimit(AdaptiveLimit):
+    """``n`` calls at once, whatever they answer: a concurrency the user chose."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(start=n, cap=n)
+
+    def _succeeded(self, seconds: float, full: bool) -> None:
+        pass
+
+    def _refused(self, epoch: int, retry_after: float | None) -> None:
+        pass
+
+
+def limit_for(concurrency: int | str, cap: int = DEFAULT_CAP) -> AdaptiveLimit:
+    """The limit a choice of concurrency (a number, or ``auto``) gives."""
+    return AdaptiveLimit(cap=cap) if concurrency == AUTO else FixedLimit(int(concurrency))

@@ -1,0 +1,147 @@
+"""``--judge-concurrency auto``: calls at once raised while they succeed, cut on 429 and 503,
+never above the cap; a model with a quota of calls at once is found and kept under, with few
+calls refused and none failed."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from fake_gemini import fake_gemini
+
+from platform_eval._adaptive import AUTO, AdaptiveLimit, FixedLimit, parse_concurrency
+from platform_eval.judges import Judging
+from platform_eval.metrics.model_judge import CallLabel
+from platform_eval.types import Content
+
+
+async def _simulated(limit: AdaptiveLimit, calls: int, quota: int | None) -> tuple[int, int]:
+    """``calls`` calls through ``limit`` to a model taking ``quota`` at once (refusing the
+    rest, which try again); the calls refused and the most at once the model saw."""
+    in_flight = refused = most = 0
+
+    async def call() -> None:
+        nonlocal in_flight, refused, most
+        while True:
+            async with limit.slot() as place:
+                if quota is not None and in_flight >= quota:
+                    refused += 1
+                    place.refused(None)
+                else:
+                    in_flight += 1
+                    most = max(most, in_flight)
+                    await asyncio.sleep(0.005)
+                    in_flight -= 1
+                    place.succeeded()
+                    return
+            await asyncio.sleep(0.005)
+
+    await asyncio.gather(*(call() for _ in range(calls)))
+    return refused, most
+
+
+def test_a_quota_is_found_and_kept_under_with_few_refusals() -> None:
+    limit = AdaptiveLimit(start=4, cap=32)
+    refused, most = asyncio.run(_simulated(limit, 2000, quota=24))
+    assert refused / 2000 < 0.02, (refused, limit.highest, limit.cuts)
+    assert most <= 24
+    assert 8 <= limit.limit <= 25 and limit.cuts >= 1
+    assert limit.highest <= 32
+
+
+def test_without_a_quota_the_limit_rises_to_the_cap_and_no_further() -> None:
+    limit = AdaptiveLimit(start=4, cap=32)
+    refused, most = asyncio.run(_simulated(limit, 1000, quota=None))
+    assert refused == 0 and limit.cuts == 0
+    assert limit.limit == limit.highest == 32 and most == 32
+
+
+def test_a_fixed_concurrency_stays_where_it_was_put() -> None:
+    limit = FixedLimit(6)
+    refused, most = asyncio.run(_simulated(limit, 300, quota=3))
+    assert limit.limit == 6 and most == 3 and refused > 0
+
+
+def test_retry_after_holds_every_new_call_until_it_passes() -> None:
+    async def main() -> tuple[float, float]:
+        limit = AdaptiveLimit(start=4)
+        async with limit.slot() as place:
+            place.refused(0.3)
+            refused_at = time.monotonic()
+        async with limit.slot() as place:
+            place.succeeded()
+            return refused_at, time.monotonic()
+
+    refused_at, next_started = asyncio.run(main())
+    assert next_started - refused_at >= 0.29
+
+
+def test_only_the_first_refusal_of_a_round_cuts() -> None:
+    async def main() -> AdaptiveLimit:
+        limit = AdaptiveLimit(start=16, cap=32)
+        entered = asyncio.Event()
+        release = asyncio.Event()
+        count = 0
+
+        async def call() -> None:
+            nonlocal count
+            async with limit.slot() as place:
+                count += 1
+                if count == 16:
+                    entered.set()
+                await release.wait()
+                place.refused(None)
+
+        tasks = [asyncio.create_task(call()) for _ in range(16)]
+        await entered.wait()
+        release.set()
+        await asyncio.gather(*tasks)
+        return limit
+
+    limit = asyncio.run(main())
+    assert limit.cuts == 1 and limit.limit == 8
+
+
+@pytest.mark.parametrize(("given", "expected"), [("auto", AUTO), ("AUTO ", AUTO), ("7", 7), (3, 3)])
+def test_a_concurrency_is_auto_or_a_whole_number(given: str | int, expected: int | str) -> None:
+    assert parse_concurrency(given) == expected
+
+
+@pytest.mark.parametrize("given", ["0", "-2", "many", "2.5", ""])
+def test_anything_else_is_refused_naming_it(given: str) -> None:
+    with pytest.raises(ValueError, match="expected 'auto' or a whole number"):
+        parse_concurrency(given)
+
+
+def test_the_judge_finds_a_model_s_quota_over_http(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The judge with auto, against a fake Gemini taking 12 calls at once (429 beyond): every
+    call answered, under 2% refused, never more than the quota at the model."""
+    with fake_gemini(lambda seen: "yes", delay=0.02, quota=12) as model:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", model.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+        judging = Judging("gemini-2.5-flash", concurrency=AUTO, max_concurrency=32)
+        try:
+            calls = 400
+
+            async def ask(index: int) -> str:
+                reply = await judging.generate(
+                    "gemini-2.5-flash",
+                    [Content.model_validate({"role": "user", "parts": [{"text": f"q{index}"}]})],
+                    None,
+                    sample=0,
+                    label=CallLabel("m", f"case-{index}", "agent"),
+                )
+                return reply.text
+
+            async def everything() -> list[str]:
+                return list(await asyncio.gather(*(ask(i) for i in range(calls))))
+
+            answers = judging.run(everything())
+        finally:
+            judging.close()
+    assert answers == ["yes"] * calls
+    assert model.refused / calls < 0.02, (model.refused, judging.calls_at_once)
+    assert model.most_in_flight <= 12
+    assert judging.in_flight_cap == 32
