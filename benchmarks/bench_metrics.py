@@ -160,18 +160,9 @@ def _adk_invocations(case: adk.EvalCase) -> list[Any]:
     return [eval_case.Invocation.model_validate(i.to_json_dict()) for i in case.conversation or []]
 
 
-def theirs(
-    pairs: list[tuple[adk.EvalCase, adk.EvalCase]],
-    held: bool = False,
-    trajectory_only: bool = False,
-    stored: bool = False,
-) -> tuple[float, list[float]]:
-    from google.adk.evaluation import (
-        eval_case,
-        eval_metrics,
-        final_response_match_v1,
-        trajectory_evaluator,
-    )
+def adk_evaluators(trajectory_only: bool = False) -> list[Any]:
+    """google-adk's TrajectoryEvaluator in the three match types, and its RougeEvaluator."""
+    from google.adk.evaluation import eval_metrics, final_response_match_v1, trajectory_evaluator
 
     evaluators: list[Any] = [
         trajectory_evaluator.TrajectoryEvaluator(
@@ -190,6 +181,18 @@ def theirs(
                 eval_metrics.EvalMetric(metric_name="response_match_score", threshold=0.5)
             )
         )
+    return evaluators
+
+
+def theirs(
+    pairs: list[tuple[adk.EvalCase, adk.EvalCase]],
+    held: bool = False,
+    trajectory_only: bool = False,
+    stored: bool = False,
+) -> tuple[float, list[float]]:
+    from google.adk.evaluation import eval_case
+
+    evaluators = adk_evaluators(trajectory_only)
 
     def build(expected: adk.EvalCase, actual: adk.EvalCase) -> tuple[list[Any], list[Any]]:
         return _adk_invocations(expected), _adk_invocations(actual)

@@ -31,8 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_metrics import MATCH_TYPES
+
 PARENT = "projects/bench-runs/locations/us-central1"
-MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
 
 
 def _turns(index: int, turns: int, answer: str) -> list[dict[str, Any]]:
@@ -154,32 +155,13 @@ def _run(emulator: Any, evaluation_set: str, profile: cProfile.Profile | None = 
 
 def adk(requests: list[dict[str, Any]]) -> float:
     """Seconds for google-adk to read and score the same cases from their invocations' JSON."""
-    from google.adk.evaluation import (
-        eval_case,
-        eval_metrics,
-        final_response_match_v1,
-        trajectory_evaluator,
-    )
+    from bench_metrics import adk_evaluators
+    from google.adk.evaluation import eval_case
 
     from platform_eval import types as t
     from platform_eval.metrics.adk_judged import invocations
 
-    evaluators: list[Any] = [
-        trajectory_evaluator.TrajectoryEvaluator(
-            eval_metric=eval_metrics.EvalMetric(
-                metric_name="tool_trajectory_avg_score",
-                criterion=eval_metrics.ToolTrajectoryCriterion(
-                    threshold=1.0, match_type=eval_metrics.ToolTrajectoryCriterion.MatchType[m]
-                ),
-            )
-        )
-        for m in MATCH_TYPES
-    ]
-    evaluators.append(
-        final_response_match_v1.RougeEvaluator(
-            eval_metrics.EvalMetric(metric_name="response_match_score", threshold=0.5)
-        )
-    )
+    evaluators = adk_evaluators()
 
     def as_json(response: dict[str, Any]) -> list[str]:
         data = t.AgentData.from_wire(response["agentData"])
