@@ -45,6 +45,8 @@ VARIANTS = {
     "bench_metrics.py": [["--trajectory-only"], []],
     # Judge calls at a fixed concurrency beside ADK, then --judge-concurrency auto (issue 38).
     "bench_judges.py": [[], ["--adaptive"]],
+    # run --agent beside adk eval, then against a model with a quota of 24 calls at once.
+    "bench_agent_runs.py": [[], ["--quota", "24"]],
 }
 PACKAGES = ("platform-eval", "google-cloud-aiplatform", "google-genai", "google-adk", "pydantic")
 

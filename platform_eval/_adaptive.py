@@ -134,14 +134,25 @@ class Call:
         self._started = time.monotonic()
         self._outcome: tuple[str, float | None] | None = None
 
-    def succeeded(self) -> None:
-        self._outcome = ("ok", time.monotonic() - self._started)
+    def succeeded(self, *, timed: bool = True) -> None:
+        """The call succeeded; ``timed=False``: its time says nothing of the model's latency
+        (a whole agent case), so it cannot hold the limit."""
+        self._outcome = ("ok", time.monotonic() - self._started if timed else 0.0)
 
     def refused(self, retry_after: float | None = None) -> None:
         self._outcome = ("refused", retry_after)
 
+    def refused_now(self, retry_after: float | None = None) -> None:
+        """Refused, and the limit cut now, not when the call ends: a long call (an agent case
+        making many model calls) whose model says it is over its quota. Later outcomes of the
+        call change nothing (a later refusal of the same call still holds new calls for its
+        Retry-After; it cuts the limit only while no other call has cut it since this one
+        started)."""
+        self._limit._refused(self._epoch, retry_after)
+        self._outcome = ("done", None)
+
     def settle(self) -> None:
-        if self._outcome is None:
+        if self._outcome is None or self._outcome[0] == "done":
             return
         kind, value = self._outcome
         if kind == "ok":

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._adaptive import AUTO, DEFAULT_CAP, limit_for, parse_concurrency
 from .._model_errors import failure_text, unusable_model
 from ..errors import PlatformEvalError
 from ..formats import adk
@@ -28,6 +29,7 @@ from .history import history_events
 from .journal import AgentJournal
 from .loading import LoadedAgent
 from .model_probe import ModelProbe, probe_timeout, retry_plugin
+from .model_quota import CURRENT_CASE, CaseQuota, quota_plugin
 from .tool_mocks import ToolMocks, mock_plugin
 
 if TYPE_CHECKING:
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
 _logger = logging.getLogger("platform_eval.agents")
 
 #: As ``adk eval``: four cases at a time.
-DEFAULT_AGENT_CONCURRENCY = 4
+#: Cases at once: adapted to the model's quota, from 4 (adk eval's fixed default) up to the cap.
+DEFAULT_AGENT_CONCURRENCY: int | str = AUTO
 
 #: ADK's defaults for a case without ``session_input``.
 _DEFAULT_APP = "EvaluationGenerator"
@@ -89,6 +92,8 @@ class AgentProgress:
     failed: int = 0
     turns: int = 0
     resumed: int = 0
+    #: With ``auto``: cases allowed at once now (None with a fixed number).
+    at_once: int | None = None
 
 
 AgentProgressCallback = Callable[[AgentProgress], None]
@@ -223,6 +228,7 @@ def _runner(
     recorder: Any = None,
     probe: ModelProbe | None = None,
     mocks: ToolMocks | None = None,
+    quota: bool = False,
 ) -> Any:
     from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
     from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
@@ -231,6 +237,9 @@ def _runner(
     extra = [recorder] if recorder is not None else []
     if mocks is not None:
         extra.append(mock_plugin(mocks))
+    if quota:
+        # After the retry options are set: it takes 429 and 503 out of them (model_quota).
+        extra.append(quota_plugin(probe))
     services = {
         "session_service": session_service,
         "artifact_service": InMemoryArtifactService(),
@@ -278,6 +287,7 @@ async def run_case(
     history: Sequence[adk.Invocation] = (),
     probe: ModelProbe | None = None,
     mocks: ToolMocks | None = None,
+    quota: bool = False,
 ) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]]]:
     """Runs one ADK eval case; returns its finished session (ADK's JSON), why it ended, and
     what each agent was given (``CaseRun.agents``). ``history``: turns that already happened,
@@ -312,7 +322,7 @@ async def run_case(
     with _adk_experimental():
         simulator = provider.provide(case)
     recorder = _app_details_recorder_class()()
-    runner = _runner(agent, app_name, service, recorder, probe, mocks)
+    runner = _runner(agent, app_name, service, recorder, probe, mocks, quota)
     events: list[Any] = []
     # adk eval gives the simulator a deep copy of the conversation. The recorded conversation's
     # simulator reads none of it, and the copy was 7% of the CPU of a run of 200 cases.
@@ -388,7 +398,8 @@ async def run_agent_cases(
     cases: Sequence[adk.EvalCase],
     *,
     num_runs: int = 1,
-    concurrency: int = DEFAULT_AGENT_CONCURRENCY,
+    concurrency: int | str = DEFAULT_AGENT_CONCURRENCY,
+    max_concurrency: int = DEFAULT_CAP,
     user_simulator_config: dict[str, Any] | None = None,
     journal: AgentJournal | None = None,
     record_spans: bool = False,
@@ -403,8 +414,7 @@ async def run_agent_cases(
     """
     if num_runs < 1:
         raise ValueError(f"num_runs must be at least 1, got {num_runs}")
-    if concurrency < 1:
-        raise ValueError(f"the agent concurrency must be at least 1, got {concurrency}")
+    concurrency = parse_concurrency(concurrency)
     provider = simulator_provider(user_simulator_config)
     recorder = None
     if record_spans:
@@ -415,7 +425,8 @@ async def run_agent_cases(
     planned = [(case, run) for case in cases for run in range(1, num_runs + 1)]
     progress = AgentProgress(total=len(planned))
     probe = ModelProbe()
-    gate = asyncio.Semaphore(concurrency)
+    adaptive = concurrency == AUTO
+    limit = limit_for(concurrency, max_concurrency)
 
     def tell() -> None:
         if on_progress is not None:
@@ -432,7 +443,11 @@ async def run_agent_cases(
             progress.resumed += 1
             tell()
             return earlier
-        async with gate:
+        async with limit.slot() as place:
+            quota = CaseQuota(place)
+            token = CURRENT_CASE.set(quota)
+            if adaptive:
+                progress.at_once = limit.limit
             result = CaseRun(case.eval_id, run)
             mocks = tool_mocks(case) if tool_mocks is not None else None
             scope = recorder.scope(result.key) if recorder else contextlib.nullcontext()
@@ -456,6 +471,7 @@ async def run_agent_cases(
                         history,
                         probe,
                         mocks,
+                        adaptive,
                     )
             except Exception as exc:  # one case's failure must not stop the others
                 result.error = _failure_text(exc, probe)
@@ -471,7 +487,13 @@ async def run_agent_cases(
                 result.spans = recorder.take(result.key)
             if result.error is None and journal is not None:
                 journal.record(case, result)
+            if result.error is None and not quota.refused:
+                # A case whose model never said "over quota": the limit may rise.
+                place.succeeded(timed=False)
+            CURRENT_CASE.reset(token)
             progress.done += 1
+            if adaptive:
+                progress.at_once = limit.limit
             tell()
             return result
 

@@ -100,10 +100,12 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     )
     agent.add_argument(
         "--agent-concurrency",
-        type=_positive,
-        default=4,
-        metavar="N",
-        help="cases run at once (default 4, as adk eval)",
+        type=_concurrency,
+        default="auto",
+        metavar="auto|N",
+        help="cases run at once: auto (the default) starts at 4 (adk eval's number), raises it "
+        "while cases finish and cuts it when the model answers 429 or 503, up to "
+        "--max-concurrency; or a fixed number",
     )
     agent.add_argument(
         "--save-sessions",
@@ -250,7 +252,7 @@ def _judge_options(parser: argparse.ArgumentParser, extra: dict[str, Any]) -> No
         "--max-concurrency",
         type=_positive,
         metavar="N",
-        help="the most judge calls at once auto raises to (default 32)",
+        help="the most judge calls (and with --agent, cases) at once auto raises to (default 32)",
         **extra,
     )
     judge.add_argument(
@@ -388,7 +390,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the trace file (default artifacts/traces/traces_<time>.json, as agents-cli's)",
     )
     p.add_argument(
-        "--agent-concurrency", type=_positive, default=4, metavar="N", help="cases at once"
+        "--agent-concurrency",
+        type=_concurrency,
+        default="auto",
+        metavar="auto|N",
+        help="cases at once (auto: adapted to the model's quota)",
     )
     p.add_argument("--config", metavar="FILE", help="eval config (its user_simulator_config)")
 

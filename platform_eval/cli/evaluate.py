@@ -101,6 +101,8 @@ def agent_progress(quiet: bool) -> Any:
             line += f", {progress.failed} failed"
         if progress.resumed:
             line += f" ({progress.resumed} finished earlier)"
+        if progress.at_once is not None and progress.done < progress.total:
+            line += f", {progress.at_once} at once"
         if tty:
             end = "\n" if progress.done >= progress.total else ""
             print(f"\r{line}", end=end, file=sys.stderr, flush=True)
@@ -138,6 +140,7 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "agent": agent,
         "num_runs": args.num_runs,
         "agent_concurrency": args.agent_concurrency,
+        "max_concurrency": getattr(args, "max_concurrency", None),
         "save_sessions": args.save_sessions,
         "mock_tools": args.mock_tools,
         "real_tools": tuple(t.strip() for t in (args.real_tools or "").split(",") if t.strip()),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._adaptive import DEFAULT_CAP
 from ..agents import (
     DEFAULT_AGENT_CONCURRENCY,
     AgentJournal,
@@ -36,7 +37,9 @@ class AgentOptions:
 
     agent: AgentSource
     num_runs: int = 1
-    concurrency: int = DEFAULT_AGENT_CONCURRENCY
+    #: Cases at once: "auto" (adapted to the model's quota, up to max_concurrency) or a number.
+    concurrency: int | str = DEFAULT_AGENT_CONCURRENCY
+    max_concurrency: int = DEFAULT_CAP
     save_sessions: str | Path | None = None
     save_traces: str | Path | None = None
     user_simulator_config: dict[str, Any] | None = None
@@ -96,6 +99,7 @@ async def run_for_candidates(
         eval_set.eval_cases,
         num_runs=options.num_runs,
         concurrency=options.concurrency,
+        max_concurrency=options.max_concurrency,
         user_simulator_config=options.user_simulator_config,
         journal=journal,
         record_spans=options.save_traces is not None,

@@ -680,7 +680,8 @@ class EvaluateOptions(TypedDict, total=False):
     thresholds: Mapping[str, float] | None
     agent: AgentSource | None
     num_runs: int
-    agent_concurrency: int | None
+    agent_concurrency: int | str | None
+    max_concurrency: int | None
     save_sessions: str | Path | None
     save_traces: str | Path | None
     on_agent_progress: Callable[[Any], None] | None
@@ -760,7 +761,8 @@ def evaluate(
     thresholds: Mapping[str, float] | None = None,
     agent: AgentSource | None = None,
     num_runs: int = 1,
-    agent_concurrency: int | None = None,
+    agent_concurrency: int | str | None = None,
+    max_concurrency: int | None = None,
     save_sessions: str | Path | None = None,
     save_traces: str | Path | None = None,
     on_agent_progress: Callable[[Any], None] | None = None,
@@ -823,6 +825,7 @@ def evaluate(
             agent=agent,
             num_runs=num_runs,
             concurrency=agent_concurrency or AgentOptions.concurrency,
+            max_concurrency=max_concurrency or AgentOptions.max_concurrency,
             save_sessions=save_sessions,
             save_traces=save_traces,
             user_simulator_config=loaded_config.user_simulator_config if loaded_config else None,

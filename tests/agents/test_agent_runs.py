@@ -401,3 +401,32 @@ def test_an_agent_model_that_cannot_be_used_stops_the_run_in_one_line(
     assert len(lines) <= 3 and "Traceback" not in err, err
     assert "the agent's model gemini-2.5-flash cannot be used: ClientError: 404" in lines[-1]
     assert len(model.seen) <= 4  # the cases under way when the first one failed
+
+
+def test_auto_concurrency_keeps_under_the_model_s_quota_and_every_run_finishes(
+    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--agent-concurrency auto (the default) against a model taking 3 calls at once (429
+    beyond, Retry-After 0.05 s): all 32 runs finish with adk eval's scores, the 429s are
+    retried, and the cases at once are cut below the cap."""
+    model.quota, model.quota_retry_after, model.delay = 3, "0.05", 0.1
+    code = _run(
+        "--agent",
+        "agents/travel_agent",
+        "--config",
+        "eval_config.json",
+        "--num-runs",
+        "8",
+        "--max-concurrency",
+        "16",
+        "--format",
+        "json",
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1  # weather_oslo misses both thresholds, in every run
+    scores = _scores(report)
+    assert len(scores) == 4 * 8 * 2
+    for (case, _, metric), score in scores.items():
+        assert score == pytest.approx(EXPECTED[(case, metric)]), (case, metric)
+    assert model.refused > 0  # the quota was reached, and its 429s retried
+    assert model.most_in_flight <= 3 + 1  # the quota's, and the one it refused

@@ -1,0 +1,132 @@
+"""``--agent-concurrency auto``: cases run at once adapted to the agent's model quota.
+
+The cases at once are an adaptive limit (``_adaptive``): raised while cases finish, cut when a
+model call is answered 429 or 503 (a case's time says nothing of its model's latency: cases
+differ in turns and calls, so no latency holds the limit here, as it does the judge's). To see those
+answers, the agent's model calls do not leave them to google-genai's retries (which would wait
+them out unseen): a 429 or 503 reaches this plugin's ``on_model_error_callback``, which cuts
+the limit at once (new cases wait; a ``Retry-After`` holds them until it passes), waits, and
+asks the model again, seven tries in all as adk eval's retry options give, returning the answer
+as the call's. Every other status is retried by google-genai as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .._adaptive import Call
+from .model_probe import ModelProbe
+
+#: Statuses the plugin retries itself, cutting the cases at once.
+QUOTA_STATUSES = (429, 503)
+#: Tries of a call answered 429 or 503 (adk eval's retry options give seven).
+QUOTA_ATTEMPTS = 7
+#: The first wait after a 429 or 503 without Retry-After, doubled each try up to the last.
+FIRST_WAIT = 1.0
+LONGEST_WAIT = 30.0
+
+
+@dataclass
+class CaseQuota:
+    """One case run's place among the cases at once, and its model calls answered 429/503."""
+
+    place: Call
+    refused: int = 0
+
+
+#: The case run the current task belongs to (set around each case, read by the plugin).
+CURRENT_CASE: contextvars.ContextVar[CaseQuota | None] = contextvars.ContextVar(
+    "platform_eval_case_quota", default=None
+)
+
+
+def status_of(error: BaseException) -> int | None:
+    """The HTTP status of a model error (google-genai's APIError, LiteLLM's), or None."""
+    for name in ("code", "status_code"):
+        value = getattr(error, name, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def retry_after_of(error: BaseException) -> float | None:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def quota_plugin(probe: ModelProbe | None = None) -> Any:
+    """The plugin that lets 429 and 503 answers cut the cases at once (see the module). Until
+    ``probe`` has seen the model answer, its calls are the probe's (``model_probe``): a 503
+    then is an outage found in seconds, not a quota waited out."""
+    return _plugin_class()(probe)
+
+
+@functools.cache
+def _plugin_class() -> Any:
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    class QuotaRetries(BasePlugin):
+        def __init__(self, probe: ModelProbe | None) -> None:
+            super().__init__(name="platform_eval_model_quota")
+            self.probe = probe
+
+        def _probing(self) -> bool:
+            return self.probe is not None and not self.probe.answered
+
+        async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+            if self._probing():
+                return
+            http = getattr(llm_request.config, "http_options", None)
+            options = getattr(http, "retry_options", None)
+            if http is not None and options is not None and options.http_status_codes:
+                # Copied: google-adk's default options are one object shared by every call.
+                kept = [c for c in options.http_status_codes if c not in QUOTA_STATUSES]
+                http.retry_options = options.model_copy(update={"http_status_codes": kept})
+
+        async def on_model_error_callback(
+            self, *, callback_context: Any, llm_request: Any, error: Exception
+        ) -> Any:
+            if status_of(error) not in QUOTA_STATUSES or self._probing():
+                return None
+            model = _model_of(callback_context)
+            if model is None:
+                return None
+            case = CURRENT_CASE.get()
+            wait = FIRST_WAIT
+            latest: Exception = error
+            for _ in range(QUOTA_ATTEMPTS - 1):
+                retry_after = retry_after_of(latest)
+                if case is not None:
+                    case.refused += 1
+                    case.place.refused_now(retry_after)
+                pause = retry_after if retry_after is not None else wait
+                await asyncio.sleep(min(pause, LONGEST_WAIT) * random.uniform(0.9, 1.1))
+                wait = min(wait * 2, LONGEST_WAIT)
+                try:
+                    answers = [a async for a in model.generate_content_async(llm_request)]
+                except Exception as again:
+                    if status_of(again) not in QUOTA_STATUSES:
+                        raise
+                    latest = again
+                    continue
+                return answers[-1] if answers else None
+            raise latest
+
+    return QuotaRetries
+
+
+def _model_of(callback_context: Any) -> Any:
+    """The model the failed call went to: the agent's own (its settings, its client)."""
+    context = getattr(callback_context, "_invocation_context", None)
+    agent = getattr(context, "agent", None)
+    return getattr(agent, "canonical_model", None)
