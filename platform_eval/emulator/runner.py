@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from .. import metrics
 from .._names import ITEMS, REVISIONS, RUNS, SETS
-from ..judges.service import usage_report
+from ..judges.service import Judging, usage_report
 from ..metrics import Judges
 from ..metrics.model_judge import evaluation
 from ..types import (
@@ -342,6 +342,8 @@ class RunExecutor:
             self._execute(name)
         finally:
             self._release(name)
+            if isinstance(self.judges.model, Judging):
+                self.judges.model.end_evaluation(name)
 
     def _execute(self, name: str) -> None:
         run = self._transition(name, EvaluationRunState.RUNNING)

@@ -305,6 +305,15 @@ class Judging:
             return f"{scope} was cancelled while it was being judged"
         return None
 
+    def end_evaluation(self, evaluation: str) -> None:
+        """Forgets an evaluation that ended (its usage was read, its calls are over): a
+        long-lived emulator keeps nothing per run it finished."""
+        with self._lock:
+            self.usage_by_evaluation.pop(evaluation, None)
+            if not self._waiting.get(evaluation):
+                self._waiting.pop(evaluation, None)
+            self._cancelled.discard(evaluation)
+
     def cancel(self, evaluation: str | None = None) -> None:
         with self._lock:
             if evaluation is None:

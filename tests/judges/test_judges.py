@@ -279,3 +279,28 @@ def test_emulator_run_with_rubrics_and_several_candidates(emulator: Emulator, pr
         assert "could not be decided: [tone]" in (candidate_result.explanation or "")
     assert "rubric_based_final_response_quality_v1/AVERAGE" not in run.summary
     assert result.error is not None  # the run counts the item as failed
+
+
+def test_a_finished_run_leaves_nothing_behind_in_the_judge() -> None:
+    """A long-lived emulator keeps no per-run state in its judge once a run ended: the run's
+    judge cost is kept with the run (run_judge_usage), not in the judge's memory."""
+    verdict = '{"reasoning": "r", "is_the_agent_response_valid": "valid"}'
+    with model_judges(lambda seen: verdict) as (judges, fake):
+        item = request_item("refund", prompt="Refund order A1001", candidates=[CANDIDATE])
+        golden = [user("Refund order A1001"), reply("Refunded $79.99 to A1001.")]
+        item["evaluationRequest"]["goldenResponse"] = {"agentData": agent_data(golden)}
+        with Emulator(judges=judges) as emulator, emulator.client("p") as client:
+            created = client.create_item(item)
+            evaluation_set = client.create_set(display_name="judged", items=[created])
+            run = client.wait_for_run(
+                client.create_run(
+                    evaluation_set=evaluation_set, metrics=["final_response_match_v2"]
+                ),
+                poll_interval=0.02,
+                timeout=30,
+            )
+            usage = client.run_judge_usage(run)
+        assert fake.seen, (run.state, run.error, run.summary)
+        assert usage is not None and usage["calls"] >= 1
+        assert judges.model.usage_by_evaluation == {}
+        assert judges.model._waiting == {} and judges.model._cancelled == set()
