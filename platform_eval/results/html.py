@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from ..types import AgentData
 from ._safe_text import no_bidi, printable
@@ -316,5 +317,20 @@ def _view(results: RunResults) -> Mapping[str, Any]:
     }
 
 
+def _labels(results: RunResults) -> dict[str, Any] | None:
+    """The judged verdicts as a labels file to fill in (``judges agreement --labels``), as a
+    link that downloads it: a data URI, so that the page stays without a script."""
+    from .agreement import label_template
+
+    template = label_template(results)
+    if not template:
+        return None
+    return {
+        "href": "data:application/x-ndjson;charset=utf-8," + quote(template, safe=""),
+        "count": template.count("\n"),
+        "run": results.run.id if results.run is not None and results.run.name else "RUN",
+    }
+
+
 def to_html(results: RunResults) -> str:
-    return render("report.html.j2", **_view(results))
+    return render("report.html.j2", **_view(results), labels=_labels(results))

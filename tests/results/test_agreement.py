@@ -229,3 +229,34 @@ def test_the_cli_reports_and_gates_on_min_kappa_and_writes_a_template(
     assert "--min-kappa: rubric_based_final_response_quality_v1 / paris: kappa 0.667 < 0.9" in (
         capsys.readouterr().err
     )
+
+
+def test_the_html_report_downloads_its_verdicts_as_a_labels_file_without_a_script(
+    tmp_path: Path,
+) -> None:
+    """The report's link is a data URI of the labels template (no script in the page); the file
+    it downloads, filled in, is what `judges agreement` reads."""
+    from urllib.parse import unquote
+
+    from platform_eval.results.agreement import label_template
+
+    judge, people = _sixty()
+    results = _results(judge)
+    page = results.to_html()
+    assert "<script" not in page
+    prefix = 'download="labels.jsonl" href="data:application/x-ndjson;charset=utf-8,'
+    start = page.index(prefix) + len(prefix)
+    downloaded = unquote(page[start : page.index('"', start)])
+    assert downloaded == label_template(results)
+    assert "Download its 60 verdicts as a labels file" in page
+    filled = [
+        {**json.loads(line), "verdict": said}
+        for line, said in zip(downloaded.splitlines(), people, strict=True)
+    ]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in filled))
+    (group,) = agreement(results, read_labels(path)).groups
+    assert group.kappa == pytest.approx(cohen_kappa(judge, people))
+    # Nothing judged, no link.
+    plain = RunResults(run=None, rows=[])
+    assert "labels.jsonl" not in plain.to_html()
