@@ -123,6 +123,8 @@ def curate_command(args: argparse.Namespace, target: Target | None = None) -> in
     curation = curate(conversations, keep=keep)
     for why in curation.skipped:
         note(f"left out: {why}", quiet=args.quiet)
+    for what in curation.not_carried:
+        note(what, quiet=args.quiet)
     if not curation.cases:
         raise UsageError(
             f"no conversation to curate in {', '.join(args.traces)} "

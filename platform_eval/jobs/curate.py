@@ -43,6 +43,9 @@ class Curation:
     cases: list[CuratedCase] = field(default_factory=list)
     #: Conversations left out, and why (no user message, not kept by ``--where``).
     skipped: list[str] = field(default_factory=list)
+    #: What a case does not carry, per conversation (state keys whose starting value is
+    #: not recorded).
+    not_carried: list[str] = field(default_factory=list)
 
     @property
     def duplicates(self) -> int:
@@ -124,7 +127,19 @@ def curate(
         if (same := by_signature.get(signature)) is not None:
             same.sources.append(source)
             continue
-        case = adk.EvalCase(eval_id=_case_id(conversation.id, taken), conversation=invocations)
+        started = conversation.session_input
+        if started and conversation.state_set_by_run:
+            keys = conversation.state_set_by_run
+            curation.not_carried.append(
+                f"{where}: the starting state leaves out {len(keys)} keys the run set "
+                f"({', '.join(keys[:5])}{', ...' if len(keys) > 5 else ''}): their values before "
+                "it are not recorded"
+            )
+        case = adk.EvalCase(
+            eval_id=_case_id(conversation.id, taken),
+            conversation=invocations,
+            session_input=adk.SessionInput.model_validate(started) if started else None,
+        )
         by_signature[signature] = CuratedCase(case, [source])
         curation.cases.append(by_signature[signature])
     return curation

@@ -19,6 +19,12 @@ class Conversation:
     #: The grounding metadata of events that had it (AgentEvent has no field for it): turn id
     #: -> the event's index in its turn -> the metadata, as the session recorded it.
     grounding: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: What the session started from, where the recording says: ``app_name``, ``user_id`` and
+    #: ``state`` (an ADK session's state without the keys the run itself set). None: unknown.
+    session_input: dict[str, Any] | None = None
+    #: The state keys at the session's end that its own events set: not part of the state it
+    #: started from (their earlier values are not recorded).
+    state_set_by_run: list[str] = field(default_factory=list)
 
     @property
     def first_user_message(self) -> str | None:

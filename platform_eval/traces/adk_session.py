@@ -68,6 +68,7 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
     authors: list[str] = []
     notes: list[str] = []
     skipped_partial = 0
+    set_by_run: set[str] = set()
     for index, raw in enumerate(session["events"]):
         if not isinstance(raw, dict):
             raise FormatError([Problem(source, f"$.events[{index}]", "expected an event object")])
@@ -81,6 +82,7 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
             raise FormatError(
                 [Problem(source, f"{where}.actions", "expected a state delta object")]
             )
+        set_by_run.update(state_delta or ())
         grounding = _get(raw, "grounding_metadata")
         if grounding is not None and not isinstance(grounding, dict):
             raise FormatError([Problem(source, f"{where}.groundingMetadata", "expected an object")])
@@ -136,5 +138,25 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
     )
     session_id = str(session.get("id") or source or "session")
     return Conversation(
-        id=session_id, agent_data=agent_data, source=source, notes=notes, grounding=grounded
+        id=session_id,
+        agent_data=agent_data,
+        source=source,
+        notes=notes,
+        grounding=grounded,
+        session_input=_session_input(session, set_by_run),
+        state_set_by_run=sorted(k for k in _dict(session.get("state")) if k in set_by_run),
     )
+
+
+def _session_input(session: dict[str, Any], set_by_run: set[str]) -> dict[str, Any] | None:
+    """The session's app, user and starting state: its state at the end, less the keys its own
+    events set (their values before the run are not recorded)."""
+    app, user = _get(session, "app_name"), _get(session, "user_id")
+    if not isinstance(app, str) or not isinstance(user, str) or not app or not user:
+        return None
+    state = _dict(session.get("state"))
+    return {
+        "app_name": app,
+        "user_id": user,
+        "state": {k: v for k, v in state.items() if k not in set_by_run},
+    }

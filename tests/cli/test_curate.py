@@ -215,3 +215,36 @@ def test_the_corpus_recordings_curate_into_cases_that_score_one(
         return
     scores = _curated_scores_one([str(CORPUS / name)], "c.evalset.json")
     assert set(scores.values()) == {1.0}, scores
+
+
+def test_an_adk_session_s_starting_state_is_its_state_less_what_the_run_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work_offline(tmp_path, monkeypatch)
+    session = {
+        "id": "s1",
+        "appName": "travel",
+        "userId": "ana",
+        "state": {"user:name": "Ana", "booked": True},
+        "events": [
+            {
+                "invocationId": "i1",
+                "author": "user",
+                "content": {"role": "user", "parts": [{"text": "Book it"}]},
+            },
+            {
+                "invocationId": "i1",
+                "author": "travel_agent",
+                "content": {"role": "model", "parts": [{"text": "Booked."}]},
+                "actions": {"stateDelta": {"booked": True}},
+            },
+        ],
+    }
+    Path("s1.session.json").write_text(json.dumps(session))
+    assert main(["curate", "s1.session.json", "-o", "c.evalset.json"]) == 0
+    assert "the starting state leaves out 1 keys the run set (booked)" in capsys.readouterr().err
+    (case,) = load_eval_set("c.evalset.json").eval_cases
+    assert case.session_input is not None
+    assert (case.session_input.app_name, case.session_input.user_id) == ("travel", "ana")
+    assert case.session_input.state == {"user:name": "Ana"}
+    assert main(["-q", "validate", "c.evalset.json"]) == 0
