@@ -78,7 +78,7 @@ def test_sample_runs_with_a_project(
                 assert list(client.list_sets())
         return
     with contextlib.ExitStack() as stack:
-        if sample.name == "run_agent.py":  # its agent needs a model: the fake one
+        if sample.name in ("run_agent.py", "mocked_tools.py"):  # its agent needs a model
             pytest.importorskip("google.adk")
             from agent_script import travel_rule
             from fake_gemini import fake_gemini
@@ -324,3 +324,46 @@ def test_failure_analysis_writes_scenarios_runs_the_agent_and_clusters_its_failu
     assert "agent ran 4 of 4 cases" in lines
     assert "2 failing item(s), 1 cluster(s)" in lines[2]
     assert re.match(r"Factuality and Grounding\s+Missing forecast\s+2\s+100%", lines[4])
+
+
+@pytest.mark.slow
+def test_the_mocked_tools_sample_answers_every_call_from_its_file(tmp_path: Path) -> None:
+    """Every tool call of the travel agent answered by samples/data/travel_mocks.yaml, none run,
+    and the scores those of the real tools (the file answers what they would)."""
+    pytest.importorskip("google.adk")
+    from agent_script import travel_rule
+    from fake_gemini import fake_gemini
+
+    with fake_gemini(travel_rule) as fake:
+        env = {"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "test-key"}
+        done = _run("mocked_tools.py", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "tool calls: 4 mocked, 0 ran the real tool" in done.stdout
+    assert (
+        '  weather_then_booking#1: book_hotel({"city": "Rome", "nights": 2}) mocked' in done.stdout
+    )
+    scores = {
+        tuple(line.split()[:3]): line.split()[3]
+        for line in done.stdout.splitlines()
+        if line.split()[:1]
+        and line.split()[0].startswith(("weather_", "who_am_i"))
+        and len(line.split()) > 3
+        and line.split()[1] == "agent"
+    }
+    # samples/agent's figures with the real tools (tests/agents/test_agent_runs.py EXPECTED).
+    assert scores[("weather_then_booking", "agent", "response_match_score")] == "0.833"
+    assert scores[("weather_oslo", "agent", "response_match_score")] == "0.571"
+    assert scores[("weather_paris", "agent", "tool_trajectory_avg_score")] == "1.000"
+
+
+@pytest.mark.slow
+def test_the_judge_agreement_sample_sets_the_judge_beside_the_labels(tmp_path: Path) -> None:
+    done = _run("judge_agreement.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "judged verdicts to label" in done.stdout
+    assert "rubric_based_final_response_quality_v1 / no_apology" in done.stdout
+    gated = _run("judge_agreement.py", "--min-kappa", "0.6", cwd=tmp_path)
+    # The sample labels agree with the judge throughout, one label class: kappa is undefined,
+    # and a gate does not pass on an undefined kappa.
+    assert gated.returncode == 1, gated.stderr
+    assert "--min-kappa: all: kappa undefined < 0.6" in gated.stdout
