@@ -8,6 +8,16 @@ from __future__ import annotations
 _NO_CREDENTIALS = ("Missing key inputs argument", "API key", "default credentials")
 
 
+def retry_after(exc: BaseException) -> float | None:
+    """The seconds a model error's answer asks to wait (its ``Retry-After``), or None."""
+    from ._retry import parse_retry_after
+
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    return parse_retry_after(value) if isinstance(value, str) else None
+
+
 def unusable_model(exc: BaseException) -> bool:
     """True when ``exc`` says the model cannot be reached or used at all, whatever the call."""
     import httpx

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._adaptive import Call
+from .._model_errors import retry_after
 from .model_probe import ModelProbe
 
 #: Statuses the plugin retries itself, cutting the cases at once.
@@ -52,16 +53,6 @@ def status_of(error: BaseException) -> int | None:
         if isinstance(value, int):
             return value
     return None
-
-
-def retry_after_of(error: BaseException) -> float | None:
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except (TypeError, ValueError):
-        return None
 
 
 def quota_plugin(probe: ModelProbe | None = None) -> Any:
@@ -105,11 +96,11 @@ def _plugin_class() -> Any:
             wait = FIRST_WAIT
             latest: Exception = error
             for _ in range(QUOTA_ATTEMPTS - 1):
-                retry_after = retry_after_of(latest)
+                asked = retry_after(latest)
                 if case is not None:
                     case.refused += 1
-                    case.place.refused_now(retry_after)
-                pause = retry_after if retry_after is not None else wait
+                    case.place.refused_now(asked)
+                pause = asked if asked is not None else wait
                 await asyncio.sleep(min(pause, LONGEST_WAIT) * random.uniform(0.9, 1.1))
                 wait = min(wait * 2, LONGEST_WAIT)
                 try:

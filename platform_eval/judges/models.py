@@ -18,6 +18,7 @@ from google.genai.types import GenerateContentConfig
 if TYPE_CHECKING:
     from google import genai
 
+from .._model_errors import retry_after
 from ..types import Content
 
 
@@ -40,16 +41,6 @@ class ModelBackend(Protocol):
     async def generate(
         self, model: str, contents: list[Content], config: GenerateContentConfig | None
     ) -> Answer: ...
-
-
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
 
 
 class GenaiBackend:
@@ -82,7 +73,7 @@ class GenaiBackend:
         except genai_errors.APIError as exc:
             if exc.code in (429, 503):
                 busy = f"{exc.code} {exc.status}: {exc.message}"
-                raise RetryableError(busy, _retry_after(exc)) from None
+                raise RetryableError(busy, retry_after(exc)) from None
             raise
         usage = response.usage_metadata
         return Answer(
@@ -119,7 +110,7 @@ class LiteLlmBackend:
         except Exception as exc:
             status = getattr(exc, "status_code", None)
             if status in (429, 503):
-                raise RetryableError(f"{status}: {exc}", _retry_after(exc)) from None
+                raise RetryableError(f"{status}: {exc}", retry_after(exc)) from None
             raise
         usage = getattr(response, "usage", None)
         return Answer(
