@@ -403,6 +403,7 @@ def test_an_agent_model_that_cannot_be_used_stops_the_run_in_one_line(
     assert len(model.seen) <= 4  # the cases under way when the first one failed
 
 
+@pytest.mark.slow  # 32 agent runs against a 100 ms model: CI runs it
 def test_auto_concurrency_keeps_under_the_model_s_quota_and_every_run_finishes(
     model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -114,6 +114,7 @@ def test_anything_else_is_refused_naming_it(given: str) -> None:
         parse_concurrency(given)
 
 
+@pytest.mark.slow  # 400 judge calls over HTTP: CI runs it
 def test_the_judge_finds_a_model_s_quota_over_http(monkeypatch: pytest.MonkeyPatch) -> None:
     """The judge with auto, against a fake Gemini taking 12 calls at once (429 beyond): every
     call answered, under 2% refused, never more than the quota at the model."""

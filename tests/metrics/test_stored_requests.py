@@ -116,7 +116,7 @@ def _agree(stored: dict[str, Any]) -> None:
     assert metrics.evaluate_stored_request(SPECS, wire) == metrics.evaluate_request(SPECS, request)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     golden=_responses,
     candidate=_responses,
