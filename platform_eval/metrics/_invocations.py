@@ -244,10 +244,31 @@ def context_turn_count(request: EvaluationRequest) -> int:
     return len(turns)
 
 
-def _final_text(response: CandidateResponse, turns: list[Invocation]) -> str:
-    if response.text is not None:
-        return response.text
+#: A response as a model, or as the store keeps it (camelCase JSON, checked when written).
+AnyResponse = CandidateResponse | Mapping[str, Any]
+
+
+def _turns_of(response: AnyResponse) -> list[Invocation]:
+    if isinstance(response, CandidateResponse):
+        return response_invocations(response)
+    return stored_response_invocations(response)
+
+
+def _final_text(response: AnyResponse, turns: list[Invocation]) -> str:
+    text = response.text if isinstance(response, CandidateResponse) else response.get("text")
+    if text is not None:
+        return str(text)
     return turns[-1].final_text if turns else ""
+
+
+def _golden_kind(golden: AnyResponse | None) -> str:
+    if golden is None:
+        return ""
+    if isinstance(golden, CandidateResponse):
+        has_turns = golden.agent_data is not None or bool(golden.events)
+    else:
+        has_turns = golden.get("agentData") is not None or bool(golden.get("events"))
+    return "turns" if has_turns else "answer"
 
 
 def final_text(response: CandidateResponse) -> str:
@@ -272,10 +293,18 @@ class RequestTurns:
         *,
         stored: Mapping[str, Any] | None = None,
     ) -> None:
-        if (request is None) == (stored is None):
-            raise TypeError("RequestTurns takes a request or its stored JSON, one of the two")
         self._request = request
         self.stored = stored
+        self._golden: AnyResponse | None
+        if request is not None and stored is None:
+            self._golden = request.golden_response
+        elif stored is not None and request is None:
+            self._golden = stored.get("goldenResponse")
+        else:
+            raise TypeError("RequestTurns takes a request or its stored JSON, one of the two")
+        #: What the golden response holds: ``""`` (there is none), ``"answer"`` (a final
+        #: answer only: text or value) or ``"turns"`` (agent data or events).
+        self.golden = _golden_kind(self._golden)
         self._expected: list[Invocation] | None = None
         self._expected_final_text: str | None = None
         self._context: int | None = None
@@ -287,45 +316,18 @@ class RequestTurns:
         return self._request
 
     @property
-    def golden(self) -> str:
-        """What the golden response holds: ``""`` (there is none), ``"answer"`` (a final
-        answer only: text or value) or ``"turns"`` (agent data or events)."""
-        if self.stored is not None:
-            stored = self.stored.get("goldenResponse")
-            if stored is None:
-                return ""
-            return (
-                "turns" if stored.get("agentData") is not None or stored.get("events") else "answer"
-            )
-        golden = self.request.golden_response
-        if golden is None:
-            return ""
-        return "turns" if golden.agent_data is not None or golden.events else "answer"
-
-    @property
     def expected(self) -> list[Invocation]:
         if self._expected is None:
-            if self.stored is not None:
-                stored = self.stored.get("goldenResponse")
-                self._expected = stored_response_invocations(stored) if stored is not None else []
-            else:
-                golden = self.request.golden_response
-                self._expected = response_invocations(golden) if golden is not None else []
+            self._expected = _turns_of(self._golden) if self._golden is not None else []
         return self._expected
 
     @property
     def expected_final_text(self) -> str:
         if self._expected_final_text is None:
-            if self.stored is not None:
-                stored = self.stored.get("goldenResponse")
-                self._expected_final_text = (
-                    _stored_final_text(stored, self.expected) if stored is not None else ""
-                )
-            else:
-                golden = self.request.golden_response
-                self._expected_final_text = (
-                    _final_text(golden, self.expected) if golden is not None else ""
-                )
+            golden = self._golden
+            self._expected_final_text = (
+                _final_text(golden, self.expected) if golden is not None else ""
+            )
         return self._expected_final_text
 
     @property
@@ -339,12 +341,6 @@ class RequestTurns:
         return self._context
 
 
-def _stored_final_text(response: Mapping[str, Any], turns: list[Invocation]) -> str:
-    if response.get("text") is not None:
-        return str(response["text"])
-    return turns[-1].final_text if turns else ""
-
-
 class Subject:
     """One candidate of a request, its turns read once however many metrics score it.
 
@@ -356,19 +352,18 @@ class Subject:
     def __init__(
         self,
         request_turns: RequestTurns,
-        candidate: CandidateResponse | Mapping[str, Any],
+        candidate: AnyResponse,
         case_id: str = "",
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.turns = request_turns
-        if isinstance(candidate, CandidateResponse):
-            self._candidate: CandidateResponse | None = candidate
-            self._stored: Mapping[str, Any] | None = None
-            self.candidate_name = candidate.candidate
-        else:
-            self._candidate, self._stored = None, candidate
-            name = candidate.get("candidate")
-            self.candidate_name = None if name is None else str(name)
+        self._response = candidate
+        name = (
+            candidate.candidate
+            if isinstance(candidate, CandidateResponse)
+            else candidate.get("candidate")
+        )
+        self.candidate_name = None if name is None else str(name)
         #: The eval case, for a judge's accounting and errors (empty when not known).
         self.case_id = case_id
         #: The item's metadata: an eval case's session input and golden final state.
@@ -384,26 +379,18 @@ class Subject:
 
     @property
     def candidate(self) -> CandidateResponse:
-        if self._candidate is None:
-            self._candidate = CandidateResponse.from_wire(self._stored)
-        return self._candidate
+        if not isinstance(self._response, CandidateResponse):
+            self._response = CandidateResponse.from_wire(self._response)
+        return self._response
 
     @property
     def actual(self) -> list[Invocation]:
         if self._actual is None:
-            self._actual = (
-                stored_response_invocations(self._stored)
-                if self._stored is not None
-                else response_invocations(self.candidate)
-            )
+            self._actual = _turns_of(self._response)
         return self._actual
 
     @property
     def final_text(self) -> str:
         if self._final_text is None:
-            self._final_text = (
-                _stored_final_text(self._stored, self.actual)
-                if self._stored is not None
-                else _final_text(self.candidate, self.actual)
-            )
+            self._final_text = _final_text(self._response, self.actual)
         return self._final_text
