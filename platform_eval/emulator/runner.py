@@ -513,11 +513,11 @@ class RunExecutor:
 
     def _request_of(
         self, item_name: str, frozen: dict[str, Any] | None = None
-    ) -> tuple[EvaluationRequest | dict[str, Any] | None, str | None, str, dict[str, Any]]:
-        """The request of a REQUEST item: its JSON as the store keeps it (checked when the
-        item was written), or the model of the one read from its gs:// object; the error when
-        there is none; the eval case it records (for a judge's accounting and errors); and the
-        item's metadata (the case's initial and final session state)."""
+    ) -> tuple[dict[str, Any] | None, str | None, str, dict[str, Any]]:
+        """The request of a REQUEST item as checked JSON: inline, as the store keeps it
+        (checked when the item was written), or read from its gs:// object and checked here;
+        the error when there is none; the eval case it records (for a judge's accounting and
+        errors); and the item's metadata (the case's initial and final session state)."""
         try:
             item = self._stored_item(item_name, frozen)
         except ApiError as exc:
@@ -541,7 +541,7 @@ class RunExecutor:
             problem = request_mode_problem(request)
             if problem:
                 return None, f"{gcs_uri}: {problem}", case, metadata
-            return request, None, case, metadata
+            return request.to_wire(), None, case, metadata
         return None, f"{item_name} has no evaluationRequest", case, metadata
 
     def _evaluate_item(
@@ -563,18 +563,11 @@ class RunExecutor:
             evaluation_run=run_name,
         )
         request, error, case, metadata = self._request_of(item_name, frozen)
-        stored_request: dict[str, Any] | None = None
         if request is not None:
             # Its judge calls belong to the run: a cancel of the run ends them at once.
             with evaluation(run_name):
-                candidate_results = (
-                    metrics.evaluate_stored_request(
-                        specs, request, self.judges, case=case, metadata=metadata
-                    )
-                    if isinstance(request, dict)
-                    else metrics.evaluate_request(
-                        specs, request, self.judges, case=case, metadata=metadata
-                    )
+                candidate_results = metrics.evaluate_stored_request(
+                    specs, request, self.judges, case=case, metadata=metadata
                 )
             if self.judges.model is not None:
                 # Judging cut short by a stop or a cancel is not kept half judged: a stopped
@@ -582,17 +575,6 @@ class RunExecutor:
                 if self._stopping:
                     raise _StoppingError
                 self._check_not_cancelled(run_name)
-            if isinstance(request, dict):
-                # The result copies the request as the store keeps it: no model is built for
-                # it, unless loss analysis reads it.
-                stored_request = request
-                response.request = (
-                    EvaluationRequest.from_wire(request)
-                    if keep_request
-                    else EvaluationRequest.model_construct()
-                )
-            else:
-                response.request = request
             response.metric = specs[0].name if len(specs) == 1 else None
             response.candidate_results = candidate_results
             if not candidate_results:
@@ -608,21 +590,20 @@ class RunExecutor:
             error=rpc_status("INVALID_ARGUMENT", error) if error else None,
         )
         response_json = response.to_wire()
-        if stored_request is not None:
-            response_json["request"] = stored_request
-            if not keep_request:
-                response.request = None
+        if request is not None:
+            # The result copies the request as the store keeps it: no model is built for it,
+            # unless loss analysis reads it.
+            response_json["request"] = request
+            if keep_request:
+                response.request = EvaluationRequest.from_wire(request)
         if output_prefix:
             # As the service does with an output destination: the payload goes to Cloud Storage,
             # and the item keeps where it came from for filters and resumption.
             run_id, item_id = run_name.rsplit("/", 1)[-1], request_name.rsplit("/", 1)[-1]
             result.gcs_uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
             self._objects.write_json(result.gcs_uri, response_json, project_of(parent))
-            result_json = result.to_wire()
-        else:
-            # An empty response holds its place among the item's fields, then takes the JSON.
-            result.evaluation_response = EvaluationResult()
-            result_json = result.to_wire()
+        result_json = result.to_wire()
+        if not output_prefix:
             result_json["evaluationResponse"] = response_json
         stored = self._backend.create_result_item(parent, result_json, run=run_name)
         return _Scored(str(stored["name"]), response, bool(error))
