@@ -148,11 +148,12 @@ def _entry(raw: Any, file: str, where: str) -> MockEntry:
 
 def read_mock_file(path: str | Path) -> MockFile:
     """A mock file's answers; FormatError naming the file and the JSON path of a problem."""
-    from ..formats.load import read_bytes, read_data
+    from ..formats.load import read_data, read_text
 
     file = str(path)
-    digest = hashlib.sha256(read_bytes(path, 64 * 2**20)).hexdigest()
-    data = read_data(path)
+    text = read_text(path)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    data = read_data(path, text)
     if not isinstance(data, dict) or not data:
         raise FormatError(
             [Problem(file, "$", "expected an object of tool name -> response or list of entries")]
@@ -232,9 +233,12 @@ def read_sessions(folder: str | Path, cases: Sequence[adk.EvalCase]) -> Recorded
         raise FormatError(
             [Problem(str(folder), "$", "holds no session or trace file platform-eval reads")]
         )
+    # Each file's name, size and modification time: a changed folder is another run, and the
+    # files are read once, by the trace readers.
     digest = hashlib.sha256()
     for file in files:
-        digest.update(str(file.relative_to(path)).encode() + b"\0" + file.read_bytes())
+        stat = file.stat()
+        digest.update(f"{file.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     conversations = load_traces(files)
     calls = {c.id: agent_data_calls(c.agent_data) for c in conversations}
     by_case: dict[str, list[RecordedCall]] = defaultdict(list)

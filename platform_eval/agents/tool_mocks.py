@@ -49,23 +49,33 @@ UNMATCHED = ("error", "real")
 def check_options(mode: str | None, unmatched: str) -> None:
     """ValueError (FormatError for a mock file) naming a mode or an ``unmatched`` choice that
     is not one, before any run: a mock file is read and checked here."""
+    if _check_choice(mode, unmatched) == "file":
+        assert mode is not None
+        read_mock_file(mode)
+
+
+def _check_choice(mode: str | None, unmatched: str) -> str:
+    """What ``mode`` names (``""`` for none, golden, sessions or file); ValueError for a choice
+    that is not one. A mock file is not read here."""
     if unmatched not in UNMATCHED:
         raise ValueError(
             f"unknown unmatched_tools {unmatched!r}; expected one of {', '.join(UNMATCHED)}"
         )
-    if mode is None or mode == GOLDEN:
-        return
+    if mode is None:
+        return ""
+    if mode == GOLDEN:
+        return GOLDEN
     if mode.startswith(SESSIONS_PREFIX):
         folder = Path(mode[len(SESSIONS_PREFIX) :])
         if not folder.is_dir():
             raise ValueError(f"mock_tools {mode!r}: {folder} is not a folder of recorded sessions")
-        return
+        return "sessions"
     if not Path(mode).is_file():
         raise ValueError(
             f"mock_tools {mode!r} is neither {GOLDEN!r}, a mock file (YAML or JSON) nor "
             f"{SESSIONS_PREFIX}DIR"
         )
-    read_mock_file(mode)
+    return "file"
 
 
 class UnmockedToolCallError(PlatformEvalError):
@@ -195,7 +205,7 @@ def plan_mocks(
 ) -> MockPlan | None:
     """The mocks ``mode`` gives the run (None: the tools run): a file or session folder is read
     here, once."""
-    check_options(mode, unmatched)
+    kind = _check_choice(mode, unmatched)
     if mode is None:
         return None
     common: dict[str, Any] = {
@@ -204,24 +214,11 @@ def plan_mocks(
         "real_tools": frozenset(real_tools),
         "unmatched": unmatched,
     }
-    if mode == GOLDEN:
+    if kind == GOLDEN:
         return MockPlan(**common)
-    if mode.startswith(SESSIONS_PREFIX):
+    if kind == "sessions":
         return MockPlan(**common, sessions=read_sessions(mode[len(SESSIONS_PREFIX) :], cases))
     return MockPlan(**common, file=read_mock_file(mode))
-
-
-def mocks_for(
-    case: adk.EvalCase,
-    mode: str | None,
-    *,
-    rules: ArgRules | None = None,
-    real_tools: Iterable[str] = (),
-    unmatched: str = "error",
-) -> ToolMocks | None:
-    """The mocks ``mode`` gives ``case`` (None: the tools run)."""
-    plan = plan_mocks(mode, [case], rules=rules, real_tools=real_tools, unmatched=unmatched)
-    return plan.for_case(case) if plan is not None else None
 
 
 def mock_plugin(mocks: ToolMocks) -> Any:

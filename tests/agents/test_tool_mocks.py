@@ -20,7 +20,7 @@ pytest.importorskip("google.adk")
 from conftest import work_offline
 from fake_gemini import FakeGemini, Seen, fake_gemini
 
-from platform_eval.agents.tool_mocks import UnmockedToolCallError, golden_calls, mocks_for
+from platform_eval.agents.tool_mocks import UnmockedToolCallError, golden_calls, plan_mocks
 from platform_eval.cli import main
 from platform_eval.formats import adk
 
@@ -282,8 +282,9 @@ def test_golden_calls_pair_calls_with_responses_by_id_then_by_order() -> None:
         ("g", {}, {"r": "g"}),
         ("f", {"x": 1}, {"r": 1}),
     ]
-    mocks = mocks_for(case, "golden")
-    assert mocks is not None
+    plan = plan_mocks("golden", [case])
+    assert plan is not None
+    mocks = plan.for_case(case)
     assert mocks.answer("f", {"x": 1}) == {"r": 1}
     assert mocks.answer("f", {"x": 1}) == {"r": 1}  # asked again: answered again
     with pytest.raises(UnmockedToolCallError, match=r'f\(\{"x": 3\}\)'):
@@ -417,8 +418,6 @@ def test_the_summary_lists_which_calls_were_mocked() -> None:
 
 
 def test_a_changed_mock_file_is_another_run_for_the_journal(tmp_path: Path) -> None:
-    from platform_eval.agents.tool_mocks import plan_mocks
-
     mocks = tmp_path / "mocks.json"
     mocks.write_text(json.dumps({"f": {"response": {"r": 1}}}))
     first = plan_mocks(str(mocks), [])
