@@ -8,6 +8,19 @@ from __future__ import annotations
 _NO_CREDENTIALS = ("Missing key inputs argument", "API key", "default credentials")
 
 
+#: What a model answers when it is over its quota (429) or unavailable for now (503).
+BUSY_STATUSES = (429, 503)
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of a model error (google-genai's ``code``, LiteLLM's ``status_code``)."""
+    for name in ("code", "status_code"):
+        value = getattr(exc, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
 def retry_after(exc: BaseException) -> float | None:
     """The seconds a model error's answer asks to wait (its ``Retry-After``), or None."""
     from ._retry import parse_retry_after
@@ -22,8 +35,7 @@ def unusable_model(exc: BaseException) -> bool:
     """True when ``exc`` says the model cannot be reached or used at all, whatever the call."""
     import httpx
 
-    code = getattr(exc, "code", None) or getattr(exc, "status_code", None)
-    if code in (401, 403, 404):
+    if status_of(exc) in (401, 403, 404):
         return True
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | ConnectionError):
         return True

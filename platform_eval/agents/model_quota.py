@@ -20,11 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._adaptive import Call
-from .._model_errors import retry_after
+from .._model_errors import BUSY_STATUSES, retry_after, status_of
 from .model_probe import ModelProbe
 
-#: Statuses the plugin retries itself, cutting the cases at once.
-QUOTA_STATUSES = (429, 503)
 #: Tries of a call answered 429 or 503 (adk eval's retry options give seven).
 QUOTA_ATTEMPTS = 7
 #: The first wait after a 429 or 503 without Retry-After, doubled each try up to the last.
@@ -44,15 +42,6 @@ class CaseQuota:
 CURRENT_CASE: contextvars.ContextVar[CaseQuota | None] = contextvars.ContextVar(
     "platform_eval_case_quota", default=None
 )
-
-
-def status_of(error: BaseException) -> int | None:
-    """The HTTP status of a model error (google-genai's APIError, LiteLLM's), or None."""
-    for name in ("code", "status_code"):
-        value = getattr(error, name, None)
-        if isinstance(value, int):
-            return value
-    return None
 
 
 def quota_plugin(probe: ModelProbe | None = None) -> Any:
@@ -81,13 +70,13 @@ def _plugin_class() -> Any:
             options = getattr(http, "retry_options", None)
             if http is not None and options is not None and options.http_status_codes:
                 # Copied: google-adk's default options are one object shared by every call.
-                kept = [c for c in options.http_status_codes if c not in QUOTA_STATUSES]
+                kept = [c for c in options.http_status_codes if c not in BUSY_STATUSES]
                 http.retry_options = options.model_copy(update={"http_status_codes": kept})
 
         async def on_model_error_callback(
             self, *, callback_context: Any, llm_request: Any, error: Exception
         ) -> Any:
-            if status_of(error) not in QUOTA_STATUSES or self._probing():
+            if status_of(error) not in BUSY_STATUSES or self._probing():
                 return None
             model = _model_of(callback_context)
             if model is None:
@@ -106,7 +95,7 @@ def _plugin_class() -> Any:
                 try:
                     answers = [a async for a in model.generate_content_async(llm_request)]
                 except Exception as again:
-                    if status_of(again) not in QUOTA_STATUSES:
+                    if status_of(again) not in BUSY_STATUSES:
                         raise
                     latest = again
                     continue

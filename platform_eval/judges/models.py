@@ -18,7 +18,7 @@ from google.genai.types import GenerateContentConfig
 if TYPE_CHECKING:
     from google import genai
 
-from .._model_errors import retry_after
+from .._model_errors import BUSY_STATUSES, retry_after, status_of
 from ..types import Content
 
 
@@ -71,7 +71,7 @@ class GenaiBackend:
                 model=model, contents=contents, config=config
             )
         except genai_errors.APIError as exc:
-            if exc.code in (429, 503):
+            if exc.code in BUSY_STATUSES:
                 busy = f"{exc.code} {exc.status}: {exc.message}"
                 raise RetryableError(busy, retry_after(exc)) from None
             raise
@@ -108,8 +108,8 @@ class LiteLlmBackend:
                 model=model, messages=messages, temperature=temperature
             )
         except Exception as exc:
-            status = getattr(exc, "status_code", None)
-            if status in (429, 503):
+            status = status_of(exc)
+            if status in BUSY_STATUSES:
                 raise RetryableError(f"{status}: {exc}", retry_after(exc)) from None
             raise
         usage = getattr(response, "usage", None)
