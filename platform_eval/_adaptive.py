@@ -66,10 +66,6 @@ class AdaptiveLimit:
         """Calls allowed at once now."""
         return int(self._limit)
 
-    @property
-    def in_flight(self) -> int:
-        return self._in_flight
-
     def _condition(self) -> asyncio.Condition:
         if self._changed is None:
             self._changed = asyncio.Condition()
@@ -102,10 +98,12 @@ class AdaptiveLimit:
 
     # -- what calls report, under the condition's lock (Call.settle) ---------------------------
 
-    def _succeeded(self, seconds: float, full: bool) -> None:
-        fastest = self._fastest = seconds if self._fastest is None else min(self._fastest, seconds)
-        if seconds > SLOWER * fastest and seconds > 0.05:
-            return  # slowing down: hold
+    def _succeeded(self, seconds: float | None, full: bool) -> None:
+        if seconds is not None:
+            earlier = self._fastest
+            fastest = self._fastest = seconds if earlier is None else min(earlier, seconds)
+            if seconds > SLOWER * fastest and seconds > 0.05:
+                return  # slowing down: hold
         if not full:
             return  # the limit was not what held the calls back: no reason to raise it
         step = 1.0 if self._slow_start else 1.0 / max(1.0, self._limit)
@@ -137,7 +135,7 @@ class Call:
     def succeeded(self, *, timed: bool = True) -> None:
         """The call succeeded; ``timed=False``: its time says nothing of the model's latency
         (a whole agent case), so it cannot hold the limit."""
-        self._outcome = ("ok", time.monotonic() - self._started if timed else 0.0)
+        self._outcome = ("ok", time.monotonic() - self._started if timed else None)
 
     def refused(self, retry_after: float | None = None) -> None:
         self._outcome = ("refused", retry_after)
@@ -156,7 +154,6 @@ class Call:
             return
         kind, value = self._outcome
         if kind == "ok":
-            assert value is not None
             self._limit._succeeded(value, self._full)
         else:
             self._limit._refused(self._epoch, value)
@@ -168,7 +165,7 @@ class FixedLimit(AdaptiveLimit):
     def __init__(self, n: int) -> None:
         super().__init__(start=n, cap=n)
 
-    def _succeeded(self, seconds: float, full: bool) -> None:
+    def _succeeded(self, seconds: float | None, full: bool) -> None:
         pass
 
     def _refused(self, epoch: int, retry_after: float | None) -> None:
