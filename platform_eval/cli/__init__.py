@@ -140,8 +140,8 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         "--unmocked",
         choices=tool_mocks.UNMATCHED,
         default="error",
-        help="with --mock-tools: a call no golden response answers fails its case (error, the "
-        "default) or runs the tool (real)",
+        help="with --mock-tools: a call no mock answers fails its case (error, the default) "
+        "or runs the tool (real)",
     )
 
 

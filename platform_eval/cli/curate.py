@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..formats.migrate import eval_set_to_dataset, write_json
 from ..jobs.curate import Curation, case_of, curate, sources_path, verdicts_by_case
@@ -74,7 +74,9 @@ def _rows_of_file(path: str) -> list[Row]:
     return found
 
 
-def _keep(verdicts: dict[str, bool | None], wanted: bool, source: str) -> Any:
+def _keep(
+    verdicts: dict[str, bool | None], wanted: bool, source: str
+) -> Callable[[Conversation], str | None]:
     said = "passed" if wanted else "failed"
 
     def keep(conversation: Conversation) -> str | None:
@@ -147,5 +149,4 @@ def _write(curation: Curation, output: Path, fmt: str) -> None:
     else:
         data = eval_set.to_json_dict()
     write_json(output, data)
-    sources = sources_path(output)
-    sources.write_text(curation.sources_json() + "\n", encoding="utf-8")
+    write_json(sources_path(output), curation.sources())

@@ -63,18 +63,15 @@ class Curation:
             eval_cases=[c.case for c in self.cases],
         )
 
-    def sources_json(self) -> str:
-        return json.dumps(
-            {
-                c.case.eval_id: {
-                    "count": len(c.sources),
-                    "sources": [{"file": f, "sessionId": s} for f, s in c.sources],
-                }
-                for c in self.cases
-            },
-            indent=2,
-            ensure_ascii=False,
-        )
+    def sources(self) -> dict[str, Any]:
+        """Where each case came from, by eval id: the count and every (file, session id)."""
+        return {
+            c.case.eval_id: {
+                "count": len(c.sources),
+                "sources": [{"file": f, "sessionId": s} for f, s in c.sources],
+            }
+            for c in self.cases
+        }
 
 
 def _case_id(conversation_id: str, taken: set[str]) -> str:
