@@ -41,6 +41,7 @@ from ..types import (
     SummaryMetrics,
     request_mode_problem,
 )
+from ..types._base import wire_name
 from . import loss_analysis
 from .backend import (
     RUN_INPUT_BODIES,
@@ -61,6 +62,14 @@ _logger = logging.getLogger("platform_eval.emulator")
 
 
 PROGRESS_INTERVAL = 0.2
+# The fields the executor reads and writes in an item's and a result's stored JSON, spelled by
+# their models (no model is built for them).
+_ITEM_TYPE = wire_name(EvaluationItem, "evaluation_item_type")
+_ITEM_REQUEST = wire_name(EvaluationItem, "evaluation_request")
+_ITEM_RESPONSE = wire_name(EvaluationItem, "evaluation_response")
+_ITEM_GCS_URI = wire_name(EvaluationItem, "gcs_uri")
+_ITEM_NAME = wire_name(EvaluationItem, "display_name")
+_RESULT_REQUEST = wire_name(EvaluationResult, "request")
 #: Items prepared beyond the judge calls allowed at once, so that the judge never waits on one.
 WINDOW_MARGIN = 2
 #: Seconds between tries to record a run's failure the database refused to write.
@@ -525,13 +534,13 @@ class RunExecutor:
         metadata = item.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         case = str(
-            metadata.get("evalCaseId") or item.get("displayName") or item_name.rsplit("/", 1)[-1]
+            metadata.get("evalCaseId") or item.get(_ITEM_NAME) or item_name.rsplit("/", 1)[-1]
         )
-        if item.get("evaluationItemType") != EvaluationItemType.REQUEST.value:
+        if item.get(_ITEM_TYPE) != EvaluationItemType.REQUEST.value:
             return None, f"{item_name} is not a REQUEST item", case, metadata
-        if item.get("evaluationRequest") is not None:
-            return item["evaluationRequest"], None, case, metadata
-        if gcs_uri := item.get("gcsUri"):
+        if item.get(_ITEM_REQUEST) is not None:
+            return item[_ITEM_REQUEST], None, case, metadata
+        if gcs_uri := item.get(_ITEM_GCS_URI):
             try:
                 request = EvaluationRequest.from_wire(
                     self._objects.read_json(gcs_uri, project_of(item_name))
@@ -593,7 +602,7 @@ class RunExecutor:
         if request is not None:
             # The result copies the request as the store keeps it: no model is built for it,
             # unless loss analysis reads it.
-            response_json["request"] = request
+            response_json[_RESULT_REQUEST] = request
             if keep_request:
                 response.request = EvaluationRequest.from_wire(request)
         if output_prefix:
@@ -604,7 +613,7 @@ class RunExecutor:
             self._objects.write_json(result.gcs_uri, response_json, project_of(parent))
         result_json = result.to_wire()
         if not output_prefix:
-            result_json["evaluationResponse"] = response_json
+            result_json[_ITEM_RESPONSE] = response_json
         stored = self._backend.create_result_item(parent, result_json, run=run_name)
         return _Scored(str(stored["name"]), response, bool(error))
 
