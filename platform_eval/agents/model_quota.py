@@ -2,12 +2,13 @@
 
 The cases at once are an adaptive limit (``_adaptive``): raised while cases finish, cut when a
 model call is answered 429 or 503 (a case's time says nothing of its model's latency: cases
-differ in turns and calls, so no latency holds the limit here, as it does the judge's). To see those
-answers, the agent's model calls do not leave them to google-genai's retries (which would wait
-them out unseen): a 429 or 503 reaches this plugin's ``on_model_error_callback``, which cuts
-the limit at once (new cases wait; a ``Retry-After`` holds them until it passes), waits, and
-asks the model again, seven tries in all as adk eval's retry options give, returning the answer
-as the call's. Every other status is retried by google-genai as before.
+differ in turns and calls, so no latency holds the limit here, as it does the judge's). To see
+those answers, the agent's model calls do not leave them to google-genai's retries (which would
+wait them out unseen): a 429 or 503 reaches this plugin's ``on_model_error_callback``, which
+cuts the limit at once (new cases wait; a ``Retry-After`` holds them until it passes), waits,
+and asks the model again, as many tries in all as adk eval's retry options give (read from
+google-adk), returning the answer as the call's. Every other status is retried by google-genai
+as before.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from .._adaptive import Call
 from .._model_errors import BUSY_STATUSES, retry_after, status_of
 from .model_probe import ModelProbe
 
-#: Tries of a call answered 429 or 503 (adk eval's retry options give seven).
+#: Tries of a call answered 429 or 503 where google-adk gives no number (its adk eval retry
+#: options give seven: ``quota_attempts`` reads them).
 QUOTA_ATTEMPTS = 7
 #: The first wait after a 429 or 503 without Retry-After, doubled each try up to the last.
 FIRST_WAIT = 1.0
@@ -42,6 +44,16 @@ class CaseQuota:
 CURRENT_CASE: contextvars.ContextVar[CaseQuota | None] = contextvars.ContextVar(
     "platform_eval_case_quota", default=None
 )
+
+
+@functools.cache
+def quota_attempts() -> int:
+    """The tries adk eval's retry options give a model call (seven in google-adk 1.18-2.13)."""
+    try:
+        from google.adk.evaluation import _retry_options_utils as adk_retries
+    except ImportError:
+        return QUOTA_ATTEMPTS
+    return adk_retries._DEFAULT_HTTP_RETRY_OPTIONS.attempts or QUOTA_ATTEMPTS
 
 
 def quota_plugin(probe: ModelProbe | None = None) -> Any:
@@ -84,7 +96,7 @@ def _plugin_class() -> Any:
             case = CURRENT_CASE.get()
             wait = FIRST_WAIT
             latest: Exception = error
-            for _ in range(QUOTA_ATTEMPTS - 1):
+            for _ in range(quota_attempts() - 1):
                 asked = retry_after(latest)
                 if case is not None:
                     case.refused += 1

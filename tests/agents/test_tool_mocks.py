@@ -464,3 +464,16 @@ def test_the_pytest_plugin_mocks_the_tools_too(
     scores = {(r.eval_case_id, r.metric): r.score for r in results.rows}
     assert scores[("paris", "tool_trajectory_avg_score")] == 1.0
     assert scores[("desk", "response_match_score")] == 1.0
+
+
+@pytest.mark.parametrize("value", ["sunny", 3, [1, 2], None, {"forecast": "sunny"}])
+def test_a_mocked_answer_is_wrapped_as_google_adk_wraps_a_tool_s_return(value: Any) -> None:
+    """A mock file's response that is not an object reaches the model as google-adk hands it a
+    function tool's return value: google-adk's own normalisation beside ours."""
+    from platform_eval.agents.mock_sources import as_response
+
+    caller = pytest.importorskip("google.adk.flows.llm_flows.tools._caller")
+    normalize = getattr(caller, "_normalize_tool_result", None)
+    if normalize is None:
+        pytest.skip("this google-adk has no _normalize_tool_result to compare with")
+    assert as_response(value) == normalize(value)
