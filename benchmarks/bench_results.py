@@ -8,8 +8,9 @@ Setup (not timed): N three-turn agent cases are imported, a run scores them with
 
 Contenders, each in a process of its own after its imports, median of ``--rounds`` rounds:
 
-- ``platform-eval, iter_results``: ``Client.iter_results`` (pages of 1,000 listed by run, the
-  next page requested while this one is parsed), each item dropped once counted: flat memory.
+- ``platform-eval, iter_results``: ``Client.iter_results`` (pages of 250 listed by run, the
+  next page requested while this one is read, items built from its JSON a few at a time), each
+  item dropped once counted: flat memory.
 - ``platform-eval, get_results``: ``Client.get_results``, every item held in a list.
 - ``official, get_evaluation_run``: ``get_evaluation_run(name, include_evaluation_items=True)``
   of ``vertexai.Client().evals`` (one GET per item, in order); with ``--official-aio`` its
@@ -17,10 +18,11 @@ Contenders, each in a process of its own after its imports, median of ``--rounds
   emulator runs out of file descriptors, so it is off by default).
 - ``raw httpx``: the same listing with httpx and ``json.loads``, no models: the wire's floor.
 
-Peak RSS is the contender's growth over its own baseline after imports, beside the bytes of JSON
-the listing carries. A second table times ``get_item`` of one agent item: ours, the official
-client's ``get_evaluation_item`` and a raw httpx GET with ``json.loads`` (goal: <= 1.3x raw),
-the three in one process taking turns read by read.
+Peak RSS is the contender's growth over its resident memory after imports (the peak is reset
+there: the imports' own peak would hide a pull's), beside the bytes of JSON the listing
+carries; the raw contender lists pages of 1,000. A second table times ``get_item`` of one agent
+item: ours, the official client's ``get_evaluation_item`` and a raw httpx GET with
+``json.loads`` (goal: <= 1.3x raw), the three in one process taking turns read by read.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from _serve import emulator_process, in_child, peak_rss_mib
+from _serve import emulator_process, in_child, peak_rss_mib, reset_peak_rss
 from bench_upload import make_item
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
@@ -160,7 +162,7 @@ def _imports(name: str) -> None:
 
 def _pull(name: str, url: str, run: str, out: Any) -> None:
     _imports(name)
-    baseline = peak_rss_mib()
+    baseline = reset_peak_rss()
     started, cpu = time.perf_counter(), sum(os.times()[:2])
     count, size = PULLS[name](url, run)
     out.put(

@@ -7,8 +7,8 @@ implementation of everything that is not I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
@@ -17,8 +17,9 @@ from pydantic import ValidationError
 
 from . import _names
 from ._gc import collector_paused
+from ._listing import Listing
 from ._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS
-from ._pagination import Page
+from ._pagination import Page, StreamedPage
 from ._result_items import run_filter
 from ._transport import ApiCall, non_finite_path
 from .errors import InvalidRequestError, InvalidResponseError
@@ -72,10 +73,14 @@ class Op(Generic[T]):
         try:
             return self.parse(body)
         except ValidationError as exc:
-            raise InvalidResponseError(
-                f"the answer to {self.call.method} {self.call.resource or self.call.path} does "
-                f"not fit the API's schema: {_misfits(exc)}"
-            ) from None
+            raise _misfit_answer(self.call, exc) from None
+
+
+def _misfit_answer(call: ApiCall, error: ValidationError) -> InvalidResponseError:
+    return InvalidResponseError(
+        f"the answer to {call.method} {call.resource or call.path} does not fit the API's "
+        f"schema: {_misfits(error)}"
+    )
 
 
 #: Segments of a pydantic error location that name a type tried, not a field.
@@ -142,10 +147,11 @@ INLINE_IMPORT_LIMIT = 4_000_000
 ITEMS_PAGE_SIZE = 1000
 #: Page sizes asked for when the caller names none (the server's default otherwise).
 DEFAULT_PAGE_SIZES = {ITEMS: ITEMS_PAGE_SIZE}
-#: Results are read a page ahead, so two pages are in memory at once: 500 keeps a pull of any
-#: size within about 50 MB (a result item's models take ~15x its JSON), and the parsing of one
-#: page still outlasts the round trip of the next.
-RESULTS_PAGE_SIZE = 500
+#: Results are read a page ahead, so two pages' JSON text is in memory at once (their items are
+#: built a few at a time): 250 keeps a pull's peak under twice its JSON from 2,000 three-turn
+#: agent items up (500: 2.5x), and reading one page still outlasts the round trip of the next
+#: (benchmarks/bench_results.py).
+RESULTS_PAGE_SIZE = 250
 
 
 def _ignore(_: Any) -> None:
@@ -257,18 +263,7 @@ class Operations:
     ) -> Op[Page[M]]:
         """One page of a collection (under ``parent``, the location by default), listed in the
         response under ``key`` (the collection's name by default)."""
-        page_size = page_size or DEFAULT_PAGE_SIZES.get(collection)
-        params: dict[str, str] = {}
-        if filter:
-            params["filter"] = filter
-        if page_size:
-            if page_size < 0:
-                raise ValueError("page_size must be positive")
-            params["pageSize"] = str(page_size)
-        if page_token:
-            params["pageToken"] = page_token
-        if order_by:
-            params["orderBy"] = order_by
+        call = self._list_call(collection, filter, page_size, page_token, order_by, parent)
 
         def parse(body: Any) -> Page[M]:
             body = body or {}
@@ -283,8 +278,31 @@ class Operations:
                 next_page_token=body.get("nextPageToken") or None,
             )
 
+        return Op(call, parse)
+
+    def _list_call(
+        self,
+        collection: str,
+        filter: str | None,
+        page_size: int | None,
+        page_token: str | None,
+        order_by: str | None,
+        parent: str | None,
+    ) -> ApiCall:
+        page_size = page_size or DEFAULT_PAGE_SIZES.get(collection)
+        params: dict[str, str] = {}
+        if filter:
+            params["filter"] = filter
+        if page_size:
+            if page_size < 0:
+                raise ValueError("page_size must be positive")
+            params["pageSize"] = str(page_size)
+        if page_token:
+            params["pageToken"] = page_token
+        if order_by:
+            params["orderBy"] = order_by
         path = f"{parent or self.parent}/{collection}"
-        return Op(ApiCall("GET", path, params=params, resource=path), parse)
+        return ApiCall("GET", path, params=params, resource=path)
 
     # -- operations (google.longrunning) ------------------------------------------------
 
@@ -346,15 +364,32 @@ class Operations:
     def delete_item(self, item: Any, force: bool = False) -> Op[Operation]:
         return self._delete(ITEMS, item, force)
 
-    def result_items_page(self, run_name: str, page_token: str | None) -> Op[Page[EvaluationItem]]:
-        """A page of the items a run wrote, found by listing rather than one GET each."""
-        return self.list_page(
-            ITEMS,
-            EvaluationItem,
-            filter=run_filter(run_name),
-            page_size=RESULTS_PAGE_SIZE,
-            page_token=page_token,
+    def result_items_page(
+        self, run_name: str, page_token: str | None
+    ) -> Op[StreamedPage[EvaluationItem]]:
+        """A page of the items a run wrote, found by listing rather than one GET each; each
+        item is decoded and built as it is read (a page's JSON objects never exist at once)."""
+        call = self._list_call(
+            ITEMS, run_filter(run_name), RESULTS_PAGE_SIZE, page_token, None, None
         )
+        call = replace(call, listing=ITEMS)
+
+        def built(entries: Iterator[Any]) -> Iterator[EvaluationItem]:
+            for entry in entries:
+                try:
+                    yield EvaluationItem.from_wire(entry)
+                except ValidationError as exc:
+                    raise _misfit_answer(call, exc) from None
+
+        def parse(body: Any) -> StreamedPage[EvaluationItem]:
+            listing = body if isinstance(body, Listing) else Listing("{}", ITEMS)
+            return StreamedPage(
+                items=built(listing.entries()),
+                size=listing.count,
+                next_page_token=listing.get("nextPageToken") or None,
+            )
+
+        return Op(call, parse)
 
     # -- evaluationSets -------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
 from .errors import RepeatedPageTokenError
 
@@ -16,13 +16,38 @@ T = TypeVar("T")
 MAX_EMPTY_PAGES = 100
 
 
+class PageTokens:
+    """The page tokens a pager followed: a token given a second time is an error, not a loop."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def next_of(self, body: Any) -> str | None:
+        """The next page's token in a list answer, None on the last page."""
+        token = body.get("nextPageToken") or None
+        if token:
+            self.check(str(token))
+        return token
+
+    def check(self, token: str) -> None:
+        if token in self.seen:
+            _stop(f"gave the page token {token[:40]!r} a second time", len(self.seen))
+        self.seen.add(token)
+
+
+def _stop(what: str, pages: int) -> NoReturn:
+    raise RepeatedPageTokenError(
+        f"the server {what} after {pages} pages; stopping rather than reading pages for ever"
+    )
+
+
 class _Follower:
     """Decides each next page token, and stops a server that would have the pager read for
     ever: a token given twice, pages that are all empty, or the same page again under a new
     token (a pager's memory would grow, and its caller wait, without end)."""
 
     def __init__(self) -> None:
-        self.seen: set[str] = set()
+        self.tokens = PageTokens()
         self.empty = 0
         self.last: list[object] | None = None
 
@@ -30,23 +55,16 @@ class _Follower:
         token = page.next_page_token
         if not token:
             return None
-        if token in self.seen:
-            self._stop(f"gave the page token {token[:40]!r} a second time")
-        self.seen.add(token)
+        self.tokens.check(token)
+        pages = len(self.tokens.seen)
         self.empty = self.empty + 1 if not page.items else 0
         if self.empty >= MAX_EMPTY_PAGES:
-            self._stop(f"answered {self.empty} empty pages in a row, each with a next page")
+            _stop(f"answered {self.empty} empty pages in a row, each with a next page", pages)
         names: list[object] = [getattr(item, "name", item) for item in page.items]
         if page.items and names == self.last and all(isinstance(n, str) for n in names):
-            self._stop("answered the same page again under a new page token")
+            _stop("answered the same page again under a new page token", pages)
         self.last = names
         return token
-
-    def _stop(self, what: str) -> None:
-        raise RepeatedPageTokenError(
-            f"the server {what} after {len(self.seen)} pages; stopping rather than reading "
-            "pages for ever"
-        )
 
 
 @dataclass(frozen=True)
@@ -57,6 +75,15 @@ class Page(Generic[T]):
     @property
     def has_next_page(self) -> bool:
         return bool(self.next_page_token)
+
+
+@dataclass(frozen=True)
+class StreamedPage(Generic[T]):
+    """A page whose ``size`` items are built one at a time as ``items`` is read (once)."""
+
+    items: Iterator[T]
+    size: int
+    next_page_token: str | None
 
 
 class Pager(Generic[T]):

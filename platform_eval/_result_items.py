@@ -9,9 +9,10 @@ name afterwards. Nothing is missed and nothing is read twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
-from .errors import PlatformEvalError
+from ._pagination import MAX_EMPTY_PAGES
+from .errors import PlatformEvalError, RepeatedPageTokenError
 from .types import EvaluationItem, EvaluationItemType, EvaluationRun, EvaluationRunState
 
 
@@ -46,15 +47,31 @@ class ExpectedResults:
     def __init__(self, names: Sequence[str]) -> None:
         self._position = {name: index for index, name in enumerate(names)}
         self._pending = set(self._position)
+        self._fruitless_pages = 0
 
-    def take(self, items: Iterable[EvaluationItem]) -> list[EvaluationItem]:
-        """The listed items the result set names and no earlier page brought."""
-        taken = []
-        for item in items:
+    @property
+    def complete(self) -> bool:
+        """Every item the result set names has been found: no page needs reading."""
+        return not self._pending
+
+    def take(self, page: Iterable[EvaluationItem]) -> Iterator[EvaluationItem]:
+        """The page's RESULT items the result set names and no earlier page brought, as the
+        page is read. A server whose pages bring nothing new, page after page under new
+        tokens, is stopped rather than read for ever."""
+        found = 0
+        for item in page:
             if item.name in self._pending:
                 self._pending.discard(item.name)
-                taken.append(item)
-        return taken
+                found += 1
+                if is_result(item):
+                    yield item
+        self._fruitless_pages = 0 if found else self._fruitless_pages + 1
+        if self._fruitless_pages >= MAX_EMPTY_PAGES:
+            raise RepeatedPageTokenError(
+                f"the server answered {self._fruitless_pages} pages in a row with no result "
+                "the run's result set names, each with a next page; stopping rather than "
+                "reading pages for ever"
+            )
 
     def missing(self) -> list[str]:
         """Names no page brought, in the result set's order: to read one by one."""

@@ -25,6 +25,7 @@ from ._auth import Authenticator, may_carry_token
 from ._config import shown_url
 from ._deadline import bounded_transport, deadline_of
 from ._gc import LARGE_JSON, collector_paused
+from ._listing import Listing
 from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retry_status
 from ._version import __version__
 
@@ -82,6 +83,9 @@ class ApiCall:
     #: Bytes to send as they are instead of a JSON ``body`` (a Cloud Storage upload).
     raw: bytes | None = None
     raw_type: str = "application/octet-stream"
+    #: The answer's list under this key is kept as text and decoded entry by entry as it is
+    #: read (a ``Listing``), not decoded whole: a page of results is large.
+    listing: str | None = None
 
     @property
     def idempotent(self) -> bool:
@@ -218,6 +222,8 @@ class _TransportBase:
             if not content:
                 return {}
             try:
+                if call.listing is not None:
+                    return Listing(content.decode("utf-8"), call.listing)
                 if len(content) < LARGE_BODY:
                     value = json.loads(content)
                 else:

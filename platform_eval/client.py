@@ -19,6 +19,7 @@ from collections.abc import (
     Sequence,
 )
 from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from typing import Any, TypeVar
 
 import httpx
@@ -27,9 +28,10 @@ from google.auth import credentials as ga_credentials
 from ._auth import Authenticator
 from ._config import Settings, resolve_settings, shown_url
 from ._env import mebibytes
+from ._gc import collector_paused
 from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS, ResourceRef
 from ._operations import MetricLike, Op, Operations
-from ._pagination import AsyncPager, Page, Pager
+from ._pagination import AsyncPager, Page, Pager, PageTokens
 from ._result_items import ExpectedResults, is_result, result_set_name
 from ._retry import RetryPolicy
 from ._transport import (
@@ -71,12 +73,15 @@ from .types import (
 )
 
 T = TypeVar("T")
+P = TypeVar("P")
 M = TypeVar("M", bound=WireModel)
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
 #: How many result items ``AsyncClient.get_results`` fetches at once.
 RESULTS_CONCURRENCY = 16
+#: Result items built at a time from a page's text: what memory holds beyond the pages' text.
+RESULTS_BATCH = 25
 
 ProgressCallback = Callable[[EvaluationRun], None]
 
@@ -731,8 +736,9 @@ class Client(_ClientBase):
     def iter_results(self, run: ResourceRef) -> Iterator[EvaluationItem]:
         """Every RESULT item of a finished run, lazily, in the order the server lists them.
 
-        Items come a page of 500 at a time (the next page is requested while this one is
-        read), so memory holds a page, not the run.
+        Items come a page of 250 at a time (the next page is requested while this one is
+        read) and are built from the page's JSON a few at a time, so memory holds about two
+        pages of JSON, not the run.
         """
         return self._results(run)[1]
 
@@ -753,8 +759,14 @@ class Client(_ClientBase):
             pages = self._prefetched(lambda token: self._ops.result_items_page(run_name, token))
             try:
                 for page in pages:
-                    found = [item for item in expected.take(page.items) if is_result(item)]
-                    yield from readers.map(self._with_payload, found)
+                    taken = expected.take(page.items)
+                    while batch := _next_batch(taken):
+                        if any(self._ops.payload_uri(item) for item in batch):
+                            yield from readers.map(self._with_payload, batch)
+                        else:
+                            yield from batch
+                    if expected.complete:
+                        break
             except InvalidArgument:
                 pass  # a server that cannot filter items by run: each is read by name below
             for item in readers.map(self.get_item, expected.missing()):
@@ -767,19 +779,20 @@ class Client(_ClientBase):
             return item
         return self._ops.with_payload(item, self._run(self._ops.read_object(uri)))
 
-    def _prefetched(self, page_op: Callable[[str | None], Op[Page[T]]]) -> Iterator[Page[T]]:
+    def _prefetched(self, page_op: Callable[[str | None], Op[P]]) -> Iterator[P]:
         """Pages in order; the next one is requested while the caller reads this one."""
+        seen = PageTokens()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="platform-eval-pages") as pool:
             op = page_op(None)
             pending = pool.submit(self._transport.request, op.call)
             while True:
                 body = pending.result()
-                token = (body or {}).get("nextPageToken") or None
+                token = seen.next_of(body)
                 if token:
                     following = page_op(token)
                     pending = pool.submit(self._transport.request, following.call)
                 page = op.read(body)
-                del body  # the models are all the caller needs: the JSON goes now
+                del body  # what the page holds is all the caller needs
                 yield page
                 if not token:
                     return
@@ -1214,9 +1227,19 @@ class AsyncClient(_ClientBase):
         pages = self._prefetched(lambda token: self._ops.result_items_page(run_name, token))
         try:
             async for page in pages:
-                found = [item for item in expected.take(page.items) if is_result(item)]
-                for item in await asyncio.gather(*(limited(self._with_payload(i)) for i in found)):
-                    yield item
+                taken = expected.take(page.items)
+                while True:
+                    # Built in a thread, a batch at a time, so the event loop keeps the next
+                    # page's request moving and memory holds a batch, not the page.
+                    batch = await asyncio.to_thread(_next_batch, taken)
+                    if not batch:
+                        break
+                    for item in await asyncio.gather(
+                        *(limited(self._with_payload(i)) for i in batch)
+                    ):
+                        yield item
+                if expected.complete:
+                    break
         except InvalidArgument:
             pass  # a server that cannot filter items by run: each is read by name below
         missing = expected.missing()
@@ -1224,28 +1247,34 @@ class AsyncClient(_ClientBase):
             if is_result(item):
                 yield item
 
-    async def _prefetched(
-        self, page_op: Callable[[str | None], Op[Page[T]]]
-    ) -> AsyncIterator[Page[T]]:
-        """Pages in order; the next one is requested while this one is parsed (in a thread,
-        so the event loop keeps the next request moving)."""
+    async def _prefetched(self, page_op: Callable[[str | None], Op[P]]) -> AsyncIterator[P]:
+        """Pages in order; the next one is requested while the caller reads this one."""
+        seen = PageTokens()
         op = page_op(None)
         pending = asyncio.ensure_future(self._transport.request(op.call))
         try:
             while True:
                 body = await pending
-                token = (body or {}).get("nextPageToken") or None
+                token = seen.next_of(body)
                 if token:
                     following = page_op(token)
                     pending = asyncio.ensure_future(self._transport.request(following.call))
-                page = await asyncio.to_thread(op.read, body)
-                del body  # the models are all the caller needs: the JSON goes now
+                page = op.read(body)
+                del body  # what the page holds is all the caller needs
                 yield page
                 if not token:
                     return
                 op = following
         finally:
             pending.cancel()
+
+
+def _next_batch(items: Iterator[EvaluationItem]) -> list[EvaluationItem]:
+    """The next RESULTS_BATCH items built, with the collector held while they are: built one
+    by one, each burst of allocations set it off, and a caller that keeps every item (as
+    get_results does) had its whole growing heap walked again and again."""
+    with collector_paused():
+        return list(islice(items, RESULTS_BATCH))
 
 
 def _document_async_client() -> None:

@@ -4,8 +4,10 @@ authority: nothing missed, nothing read twice, one round trip per page of hundre
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -13,9 +15,10 @@ import pytest
 from conftest import FAST_RETRY
 from factories import request_item
 
-from platform_eval import Client
+from platform_eval import Client, errors
 from platform_eval import types as t
 from platform_eval._operations import RESULTS_PAGE_SIZE
+from platform_eval._pagination import MAX_EMPTY_PAGES
 from platform_eval.emulator import Emulator
 
 
@@ -51,7 +54,7 @@ def _counting_client(emulator: Emulator, project: str) -> tuple[Client, Counter[
 
 
 @pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
-def test_results_of_a_large_run_come_a_thousand_per_round_trip(
+def test_results_of_a_large_run_come_a_page_per_round_trip(
     emulator: Emulator, project: str
 ) -> None:
     client, calls = _counting_client(emulator, project)
@@ -135,3 +138,119 @@ def test_async_iter_results_yields_every_item_once(emulator: Emulator, project: 
 
     names = asyncio.run(main())
     assert len(names) == len(set(names)) == 1_200
+
+
+# -- a server whose listing misbehaves (no emulator answers so: the answers are rewritten) -------
+
+Rewrite = Callable[[int, dict[str, Any]], dict[str, Any]]
+
+
+def _listing_request(request: httpx.Request) -> bool:
+    return request.method == "GET" and request.url.path.endswith("/evaluationItems")
+
+
+def _first_page_of_ten(request: httpx.Request) -> httpx.Request:
+    """The same request for the listing's first page, ten items long, whatever token it has."""
+    params = {k: v for k, v in request.url.params.items() if k != "pageToken"}
+    params["pageSize"] = "10"
+    return httpx.Request("GET", request.url.copy_with(params=params), headers=request.headers)
+
+
+def _rewritten(answer: httpx.Response, page: int, rewrite: Rewrite) -> httpx.Response:
+    return httpx.Response(200, json=rewrite(page, json.loads(answer.content)))
+
+
+class _Rewriting(httpx.HTTPTransport):
+    def __init__(self, rewrite: Rewrite) -> None:
+        super().__init__()
+        self.rewrite, self.pages = rewrite, 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if not _listing_request(request):
+            return super().handle_request(request)
+        answer = super().handle_request(_first_page_of_ten(request))
+        answer.read()
+        self.pages += 1
+        return _rewritten(answer, self.pages, self.rewrite)
+
+
+class _AsyncRewriting(httpx.AsyncHTTPTransport):
+    def __init__(self, rewrite: Rewrite) -> None:
+        super().__init__()
+        self.rewrite, self.pages = rewrite, 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not _listing_request(request):
+            return await super().handle_async_request(request)
+        answer = await super().handle_async_request(_first_page_of_ten(request))
+        await answer.aread()
+        self.pages += 1
+        return _rewritten(answer, self.pages, self.rewrite)
+
+
+def _pull_through(
+    emulator: Emulator, project: str, kind: str, rewrite: Rewrite
+) -> tuple[Callable[[], list[t.EvaluationItem]], Any]:
+    """A 30-item run's results pulled through a listing ``rewrite`` changes; the transport."""
+    with emulator.client(project, retry=FAST_RETRY) as setup:
+        run = _run_of(setup, 30)
+    if kind == "sync":
+        transport: Any = _Rewriting(rewrite)
+        client: Any = emulator.client(
+            project, retry=FAST_RETRY, http_client=httpx.Client(transport=transport)
+        )
+        return lambda: list(client.iter_results(run)), transport
+
+    transport = _AsyncRewriting(rewrite)
+
+    async def pull() -> list[t.EvaluationItem]:
+        http = httpx.AsyncClient(transport=transport)
+        async with emulator.async_client(project, retry=FAST_RETRY, http_client=http) as client:
+            return [item async for item in client.iter_results(run)]
+
+    return lambda: asyncio.run(pull()), transport
+
+
+def _new_token(page: int, body: dict[str, Any]) -> dict[str, Any]:
+    return {**body, "nextPageToken": f"token-{page}"}
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_pull_whose_pages_bring_nothing_new_stops(
+    emulator: Emulator, project: str, kind: str
+) -> None:
+    # The first page again and again, each time under a token never given before.
+    pull, transport = _pull_through(emulator, project, kind, _new_token)
+    with pytest.raises(errors.RepeatedPageTokenError, match="pages in a row with no result"):
+        pull()
+    assert MAX_EMPTY_PAGES < transport.pages <= MAX_EMPTY_PAGES + 2
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_pull_given_a_page_token_twice_stops(emulator: Emulator, project: str, kind: str) -> None:
+    pull, transport = _pull_through(
+        emulator, project, kind, lambda _, body: {**body, "nextPageToken": "again"}
+    )
+    with pytest.raises(errors.RepeatedPageTokenError, match="'again' a second time"):
+        pull()
+    assert transport.pages == 2
+
+
+def _seventh_item_misfits(page: int, body: dict[str, Any]) -> dict[str, Any]:
+    items = body["evaluationItems"]
+    items[6] = {**items[6], "evaluationItemType": {"not": "an enum"}}
+    return {"evaluationItems": items}
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_an_item_that_does_not_fit_the_schema_names_the_call_and_field(
+    emulator: Emulator, project: str, kind: str
+) -> None:
+    # Items are built as they are read, after the page's answer was taken: a misfit among
+    # them is still the typed error naming the call, not pydantic's.
+    pull, _ = _pull_through(emulator, project, kind, _seventh_item_misfits)
+    with pytest.raises(errors.InvalidResponseError) as raised:
+        pull()
+    message = str(raised.value)
+    assert "GET" in message and "evaluationItems" in message
+    assert "evaluationItemType" in message or "evaluation_item_type" in message
