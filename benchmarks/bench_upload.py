@@ -136,9 +136,13 @@ def ours(url: str, project: str, cases: list[dict[str, Any]], bulk_import: bool)
         asyncio.run(main())
 
 
-def ours_from_file(url: str, project: str, cases: list[dict[str, Any]]) -> None:
+def ours_from_file(
+    url: str, project: str, cases: list[dict[str, Any]], then_run: bool = False
+) -> None:
     """What a user runs: the ADK eval set file read, converted and uploaded
-    (``jobs.upload_eval_set``); the file is written before the clock starts."""
+    (``jobs.upload_eval_set``); the file is written before the clock starts. ``then_run``: a
+    run is created on the set (not waited for), as the official SDK's
+    ``create_evaluation_run(dataset=...)`` does in the same call."""
     from platform_eval import Client, jobs
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-evalset-"))
@@ -149,18 +153,9 @@ def ours_from_file(url: str, project: str, cases: list[dict[str, Any]]) -> None:
     _clock.started, _clock.cpu = time.perf_counter(), _cpu()
     with Client(project, api_endpoint=url) as client:
         uploaded = jobs.upload_eval_set(client, evalset, manifest=workdir / "m.jsonl")
+        if then_run:
+            client.create_run(evaluation_set=uploaded, metrics=["exact_match"], display_name="b")
     assert len(uploaded.evaluation_items or []) == len(cases)
-
-
-def ours_to_a_run(url: str, project: str, cases: list[dict[str, Any]]) -> None:
-    """The eval set file uploaded (``ours_from_file``), then a run created on it: what the
-    official SDK's ``create_evaluation_run(dataset=...)`` does in one call."""
-    from platform_eval import Client
-
-    ours_from_file(url, project, cases)
-    with Client(project, api_endpoint=url) as client:
-        (uploaded,) = client.list_sets()
-        client.create_run(evaluation_set=uploaded, metrics=["exact_match"], display_name="bench")
 
 
 def official_to_a_run(url: str, project: str, cases: list[dict[str, Any]]) -> None:
@@ -268,7 +263,9 @@ def official(
 
 CONTENDERS: dict[str, Callable[[str, str, list[dict[str, Any]]], None]] = {
     "platform-eval (eval set file)": ours_from_file,
-    "platform-eval (eval set file, then a run)": ours_to_a_run,
+    "platform-eval (eval set file, then a run)": lambda u, p, c: ours_from_file(
+        u, p, c, then_run=True
+    ),
     "official, create_evaluation_run(dataset=...)": official_to_a_run,
     "platform-eval (import)": lambda u, p, c: ours(u, p, c, bulk_import=True),
     f"platform-eval (creates x{THREADS})": lambda u, p, c: ours(u, p, c, bulk_import=False),

@@ -14,6 +14,8 @@ from google.auth import credentials as ga_credentials
 from google.auth import exceptions as ga_exceptions
 from google.auth import transport as ga_transport
 
+from ._tls import default_context
+
 
 class _AuthResponse(ga_transport.Response):
     def __init__(self, response: httpx.Response) -> None:
@@ -36,7 +38,7 @@ class HttpxAuthRequest(ga_transport.Request):
     """google-auth's transport interface over an httpx client (used to refresh tokens)."""
 
     def __init__(self, client: httpx.Client | None = None) -> None:
-        self._client = client or httpx.Client(timeout=30.0)
+        self._client = client or httpx.Client(timeout=30.0, verify=default_context())
 
     def __call__(
         self,

@@ -23,6 +23,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from ._tls import default_context
+
 _local = threading.local()
 
 
@@ -100,7 +102,7 @@ class _Backend(httpcore.NetworkBackend):
 
 def bounded_transport() -> httpx.HTTPTransport:
     """httpx's own transport, its connections' reads and writes held to ``deadline_of``."""
-    transport = httpx.HTTPTransport()
+    transport = httpx.HTTPTransport(verify=default_context())
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if isinstance(backend, httpcore.NetworkBackend):

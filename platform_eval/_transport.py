@@ -27,6 +27,7 @@ from ._deadline import bounded_transport, deadline_of
 from ._gc import LARGE_JSON, collector_paused
 from ._listing import Listing
 from ._retry import CONNECTION_ERRORS, NOT_SENT_ERRORS, RetryPolicy, should_retry_status
+from ._tls import default_context
 from ._version import __version__
 
 _logger = logging.getLogger("platform_eval.http")
@@ -416,7 +417,9 @@ class AsyncTransport(_TransportBase):
     ) -> None:
         super().__init__(config)
         self._owns_client = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=config.timeout)
+        self._http = http_client or httpx.AsyncClient(
+            timeout=config.timeout, verify=default_context()
+        )
 
     async def request(self, call: ApiCall) -> Any:
         call = _with_request_id(call)

@@ -305,11 +305,14 @@ def agreement(results: RunResults, labels: Iterable[Label], *, seed: int = 0) ->
     judged: dict[tuple[str, str, str, str | None], bool] = {}
     unmatched: list[str] = []
     unlabelled = 0
+    rows_of: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for row in results.rows:
+        rows_of[(row.eval_case_id, row.metric)].append(row)
     for label in labels:
         if label.verdict is None:
             unlabelled += 1
             continue
-        found = _judged(results.rows, label)
+        found = _judged(rows_of[(label.case, label.metric)], label)
         if isinstance(found, str):
             unmatched.append(found)
             continue
@@ -318,11 +321,7 @@ def agreement(results: RunResults, labels: Iterable[Label], *, seed: int = 0) ->
             people[key].append(label.verdict)
     if unlabelled:
         unmatched.append(f"{unlabelled} labels have no verdict yet (null): not counted")
-    pairs = [
-        Verdicts(case, candidate, metric, rubric, judged[key], tuple(people[key]))
-        for key in judged
-        for case, candidate, metric, rubric in [key]
-    ]
+    pairs = [Verdicts(*key, judged[key], tuple(people[key])) for key in judged]
     by_group: dict[tuple[str, str | None], list[Verdicts]] = defaultdict(list)
     for pair in pairs:
         by_group[(pair.metric, pair.rubric)].append(pair)
@@ -342,15 +341,10 @@ _Key = tuple[str, str, str, str | None]
 
 
 def _judged(rows: Sequence[Row], label: Label) -> list[tuple[_Key, bool]] | str:
-    """The judged verdicts ``label`` is about, keyed, or why there is none."""
+    """The judged verdicts ``label`` is about, keyed, or why there is none (``rows``: the
+    run's rows of the label's case and metric)."""
     said = f"{label.case} {label.metric}" + (f" / {label.rubric}" if label.rubric else "")
-    found = [
-        row
-        for row in rows
-        if row.eval_case_id == label.case
-        and row.metric == label.metric
-        and (label.candidate is None or row.candidate == label.candidate)
-    ]
+    found = [row for row in rows if label.candidate is None or row.candidate == label.candidate]
     if not found:
         return f"{said}: the run has no result of this case and metric"
     out: list[tuple[_Key, bool]] = []
