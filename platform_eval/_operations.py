@@ -365,13 +365,11 @@ class Operations:
         return self._delete(ITEMS, item, force)
 
     def result_items_page(
-        self, run_name: str, page_token: str | None
+        self, run_name: str, page_token: str | None, page_size: int = RESULTS_PAGE_SIZE
     ) -> Op[StreamedPage[EvaluationItem]]:
         """A page of the items a run wrote, found by listing rather than one GET each; each
-        item is decoded and built as it is read (a page's JSON objects never exist at once)."""
-        call = self._list_call(
-            ITEMS, run_filter(run_name), RESULTS_PAGE_SIZE, page_token, None, None
-        )
+        item is decoded and built as it is read (a page's JSON objects never all exist)."""
+        call = self._list_call(ITEMS, run_filter(run_name), page_size, page_token, None, None)
         call = replace(call, listing=ITEMS)
 
         def built(entries: Iterator[Any]) -> Iterator[EvaluationItem]:

@@ -1,7 +1,7 @@
 """Which RESULT items a finished run wrote, and which of them a listing has already found.
 
 A run's result set names its items. Reading them one GET at a time costs a round trip each, so
-the clients list them instead, a thousand per page, filtered on the run. The result set stays
+the clients list them instead, hundreds per page, filtered on the run. The result set stays
 the authority: a listed item it does not name is skipped, and an item it names that no page
 brought (a server that filters differently, an item whose run is kept elsewhere) is read by
 name afterwards. Nothing is missed and nothing is read twice.

@@ -19,6 +19,7 @@ from collections.abc import (
     Sequence,
 )
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -30,7 +31,7 @@ from ._config import Settings, resolve_settings, shown_url
 from ._env import mebibytes
 from ._gc import collector_paused
 from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS, ResourceRef
-from ._operations import MetricLike, Op, Operations
+from ._operations import ITEMS_PAGE_SIZE, RESULTS_PAGE_SIZE, MetricLike, Op, Operations
 from ._pagination import AsyncPager, Page, Pager, PageTokens
 from ._result_items import ExpectedResults, is_result, result_set_name
 from ._retry import RetryPolicy
@@ -82,6 +83,22 @@ DEFAULT_MAX_RETRIES = 3
 RESULTS_CONCURRENCY = 16
 #: Result items built at a time from a page's text: what memory holds beyond the pages' text.
 RESULTS_BATCH = 25
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How a pull reads results: pages of ``page_size``, items built ``batch`` at a time."""
+
+    page_size: int
+    batch: int
+
+
+#: ``iter_results``: small pages and batches, so memory holds about two pages of JSON.
+_STREAMED = _Reading(RESULTS_PAGE_SIZE, RESULTS_BATCH)
+#: ``get_results`` keeps every item anyway: whole pages of 1,000 built at once, the collector
+#: held for each (built 25 at a time, the collector walked the growing heap between batches:
+#: 3x the time at 20,000 items).
+_KEPT = _Reading(ITEMS_PAGE_SIZE, ITEMS_PAGE_SIZE)
 
 ProgressCallback = Callable[[EvaluationRun], None]
 
@@ -730,7 +747,7 @@ class Client(_ClientBase):
 
     def get_results(self, run: ResourceRef) -> list[EvaluationItem]:
         """Every RESULT item of a finished run, in the order of its result set."""
-        expected, items = self._results(run)
+        expected, items = self._results(run, _KEPT)
         return expected.ordered(items) if expected else []
 
     def iter_results(self, run: ResourceRef) -> Iterator[EvaluationItem]:
@@ -740,27 +757,33 @@ class Client(_ClientBase):
         read) and are built from the page's JSON a few at a time, so memory holds about two
         pages of JSON, not the run.
         """
-        return self._results(run)[1]
+        return self._results(run, _STREAMED)[1]
 
-    def _results(self, run: ResourceRef) -> tuple[ExpectedResults | None, Iterator[EvaluationItem]]:
+    def _results(
+        self, run: ResourceRef, reading: _Reading
+    ) -> tuple[ExpectedResults | None, Iterator[EvaluationItem]]:
         current = run if isinstance(run, EvaluationRun) and run.done else self.get_run(run)
         set_name = result_set_name(current)
         if set_name is None:
             return None, iter(())
         expected = ExpectedResults(self.get_set(set_name).evaluation_items or [])
-        return expected, self._read_results(current.name or "", expected)
+        return expected, self._read_results(current.name or "", expected, reading)
 
-    def _read_results(self, run_name: str, expected: ExpectedResults) -> Iterator[EvaluationItem]:
+    def _read_results(
+        self, run_name: str, expected: ExpectedResults, reading: _Reading
+    ) -> Iterator[EvaluationItem]:
         # Payloads in Cloud Storage, and items read one by one, are read RESULTS_CONCURRENCY
         # at a time, as AsyncClient reads them.
         with ThreadPoolExecutor(
             max_workers=RESULTS_CONCURRENCY, thread_name_prefix="platform-eval-results"
         ) as readers:
-            pages = self._prefetched(lambda token: self._ops.result_items_page(run_name, token))
+            pages = self._prefetched(
+                lambda token: self._ops.result_items_page(run_name, token, reading.page_size)
+            )
             try:
                 for page in pages:
                     taken = expected.take(page.items)
-                    while batch := _next_batch(taken):
+                    while batch := _next_batch(taken, reading.batch):
                         if any(self._ops.payload_uri(item) for item in batch):
                             yield from readers.map(self._with_payload, batch)
                         else:
@@ -1196,27 +1219,27 @@ class AsyncClient(_ClientBase):
             await asyncio.sleep(delay)
 
     async def get_results(self, run: ResourceRef) -> list[EvaluationItem]:
-        expected, items = await self._results(run)
+        expected, items = await self._results(run, _KEPT)
         return expected.ordered([item async for item in items]) if expected else []
 
     async def iter_results(self, run: ResourceRef) -> AsyncIterator[EvaluationItem]:
         """Every RESULT item of a finished run, lazily (``Client.iter_results``)."""
-        _, items = await self._results(run)
+        _, items = await self._results(run, _STREAMED)
         async for item in items:
             yield item
 
     async def _results(
-        self, run: Any
+        self, run: Any, reading: _Reading
     ) -> tuple[ExpectedResults | None, AsyncIterator[EvaluationItem]]:
         current = run if isinstance(run, EvaluationRun) and run.done else await self.get_run(run)
         set_name = result_set_name(current)
         if set_name is None:
             return None, _no_items()
         expected = ExpectedResults((await self.get_set(set_name)).evaluation_items or [])
-        return expected, self._read_results(current.name or "", expected)
+        return expected, self._read_results(current.name or "", expected, reading)
 
     async def _read_results(
-        self, run_name: str, expected: ExpectedResults
+        self, run_name: str, expected: ExpectedResults, reading: _Reading
     ) -> AsyncIterator[EvaluationItem]:
         limit = asyncio.Semaphore(RESULTS_CONCURRENCY)
 
@@ -1224,14 +1247,16 @@ class AsyncClient(_ClientBase):
             async with limit:
                 return await read
 
-        pages = self._prefetched(lambda token: self._ops.result_items_page(run_name, token))
+        pages = self._prefetched(
+            lambda token: self._ops.result_items_page(run_name, token, reading.page_size)
+        )
         try:
             async for page in pages:
                 taken = expected.take(page.items)
                 while True:
                     # Built in a thread, a batch at a time, so the event loop keeps the next
                     # page's request moving and memory holds a batch, not the page.
-                    batch = await asyncio.to_thread(_next_batch, taken)
+                    batch = await asyncio.to_thread(_next_batch, taken, reading.batch)
                     if not batch:
                         break
                     for item in await asyncio.gather(
@@ -1269,12 +1294,11 @@ class AsyncClient(_ClientBase):
             pending.cancel()
 
 
-def _next_batch(items: Iterator[EvaluationItem]) -> list[EvaluationItem]:
-    """The next RESULTS_BATCH items built, with the collector held while they are: built one
-    by one, each burst of allocations set it off, and a caller that keeps every item (as
-    get_results does) had its whole growing heap walked again and again."""
+def _next_batch(items: Iterator[EvaluationItem], size: int) -> list[EvaluationItem]:
+    """The next ``size`` items built, with the collector held while they are (each burst of
+    allocations set it off, and it walked every young object again without finding a cycle)."""
     with collector_paused():
-        return list(islice(items, RESULTS_BATCH))
+        return list(islice(items, size))
 
 
 def _document_async_client() -> None:

@@ -17,7 +17,7 @@ from factories import request_item
 
 from platform_eval import Client, errors
 from platform_eval import types as t
-from platform_eval._operations import RESULTS_PAGE_SIZE
+from platform_eval._operations import ITEMS_PAGE_SIZE, RESULTS_PAGE_SIZE
 from platform_eval._pagination import MAX_EMPTY_PAGES
 from platform_eval.emulator import Emulator
 
@@ -62,8 +62,9 @@ def test_results_of_a_large_run_come_a_page_per_round_trip(
         run = _run_of(client, 2_345)
         calls.clear()
         results = client.get_results(run)
-    # The result set once, then pages of RESULTS_PAGE_SIZE; no item read on its own.
-    assert calls == {"GET evaluationSets": 1, "GET list": math.ceil(2_345 / RESULTS_PAGE_SIZE)}
+    # The result set once, then pages of a thousand (get_results keeps every item: whole
+    # pages); no item read on its own.
+    assert calls == {"GET evaluationSets": 1, "GET list": math.ceil(2_345 / ITEMS_PAGE_SIZE)}
     result_set = client.get_set(run.evaluation_results.evaluation_set)  # type: ignore[union-attr]
     assert [r.name for r in results] == result_set.evaluation_items
     assert all(r.evaluation_item_type is t.EvaluationItemType.RESULT for r in results)
