@@ -101,6 +101,15 @@ def cli_emulator(*args: str, env: Mapping[str, str] | None = None) -> Iterator[C
 RUN_SLOW = os.environ.get("PLATFORM_EVAL_SLOW_TESTS") == "1"
 
 
+def _in_quick_sample(item: pytest.Item) -> bool:
+    """A combination of a ``matrix`` its ``quick`` keeps (every test outside a matrix is)."""
+    matrix = item.get_closest_marker("matrix")
+    callspec = getattr(item, "callspec", None)
+    if matrix is None or callspec is None:
+        return True
+    return bool(matrix.kwargs["quick"](callspec.params))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # Bounds on wall time (an outage said within 15 s, Ctrl-C obeyed within 2 s) hold on a
@@ -117,7 +126,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             reason="slow: CI runs it (.ci/run); PLATFORM_EVAL_SLOW_TESTS=1 runs it here too"
         )
         for item in items:
-            if item.get_closest_marker("slow"):
+            if item.get_closest_marker("slow") or not _in_quick_sample(item):
                 item.add_marker(slow)
     if CORPUS.is_dir():
         return

@@ -21,7 +21,10 @@ from fake_gemini import fake_gemini
 
 from platform_eval.cli import main
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.slow,  # agents-cli's own generate, a server and an agent: CI runs it
+]
 
 AGENT = Path(__file__).resolve().parents[2] / "samples" / "agent" / "travel_agent"
 

@@ -345,6 +345,7 @@ def test_a_mock_file_answers_the_tools_by_their_arguments(
     assert code == 1
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_recorded_sessions_answer_the_tools_as_they_answered_then(
     project: tuple[FakeGemini, _Service, Path],
 ) -> None:

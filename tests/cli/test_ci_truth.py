@@ -221,8 +221,8 @@ def test_compare_pairs_several_candidates_by_name_and_lists_cases_in_one_run() -
 @pytest.mark.parametrize(
     "command",
     [
-        ["runs", "list"],
-        ["results", "r1"],
+        pytest.param(["runs", "list"], marks=pytest.mark.slow),
+        pytest.param(["results", "r1"], marks=pytest.mark.slow),
         [*RUN, "--metrics", "exact_match"],
     ],
     ids=["runs list", "results", "run"],
@@ -240,6 +240,7 @@ def test_an_unreachable_endpoint_is_one_line_exit_2(
     assert f"could not reach http://127.0.0.1:{port} (ConnectError: " in line
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_an_unknown_host_says_so(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--endpoint", "no-such-host.invalid:80", "runs", "list"]) == 2
     err = capsys.readouterr().err

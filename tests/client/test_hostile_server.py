@@ -243,6 +243,7 @@ def _client(kind: str, url: str, **kwargs: Any) -> Any:
     return Client(**common) if kind == "sync" else AsyncAsSync(AsyncClient(**common))
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_timeout_is_a_deadline_for_a_body_that_trickles(kind: str) -> None:
     # Before: each byte reset the read timeout, and the call went on for minutes.
@@ -255,6 +256,7 @@ def test_timeout_is_a_deadline_for_a_body_that_trickles(kind: str) -> None:
         client.close()
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_timeout_is_a_deadline_for_headers_that_trickle(kind: str) -> None:
     # Async: the event loop stops an attempt anywhere. Sync: every socket read of our own

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from conftest import RUN_SLOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,7 +31,7 @@ _answers = st.dictionaries(st.text(), _values, max_size=4).flatmap(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300 if RUN_SLOW else 40, deadline=None)
 @given(_answers)
 def test_a_listing_reads_what_json_loads_reads(answer: tuple[Any, ...]) -> None:
     fields, entries, indent, entries_first = answer

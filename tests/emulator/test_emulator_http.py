@@ -267,6 +267,7 @@ def test_a_long_run_reports_progress_and_survives_a_restart_mid_way(tmp_path: Pa
         assert len(set(requests)) == 1000
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_a_long_run_cancelled_mid_way_keeps_its_results(emulator: Emulator, project: str) -> None:
     with emulator.client(project) as client:
         evaluation_set = _thousand_items(client)

@@ -140,6 +140,7 @@ def test_the_sdks_computation_metrics_equal_our_engines(project: str, emulator: 
     assert _scores(result, "exact_match") == [0.0, 1.0, 0.0]
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_an_llm_metric_a_rubric_metric_and_a_custom_function_with_two_candidates(
     judged: tuple[Emulator, Any], project: str
 ) -> None:

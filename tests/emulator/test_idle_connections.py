@@ -8,6 +8,7 @@ import socket
 import time
 
 import httpx
+import pytest
 from sockets import closed
 
 from platform_eval.emulator import Emulator
@@ -48,6 +49,7 @@ def test_beyond_the_cap_the_longest_idle_connections_give_way() -> None:
         assert httpx.get(f"{emulator.url}/_emulator/health").status_code == 200
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_a_request_head_sent_a_byte_at_a_time_is_cut_off() -> None:
     # A slowloris client: every byte arrives in time to keep the connection busy, the head never
     # completes. Before, it held its connection for as long as it kept sending.
@@ -74,6 +76,7 @@ def test_a_request_head_sent_a_byte_at_a_time_is_cut_off() -> None:
                 time.sleep(0.3)
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_idle_sockets_that_reconnect_at_once_do_not_keep_the_health_check_out() -> None:
     """30 idle sockets at a cap of 30, each opened again as soon as it is closed: a client
     with a request to make still gets in, the longest idle socket giving way to it."""

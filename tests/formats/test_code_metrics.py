@@ -320,6 +320,7 @@ def test_a_remote_code_metric_is_refused_on_the_emulator_unless_allowed(
     assert rows["answer_length"]["explanation"] == "2 words in 3 turns"
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_the_code_runner_bounds_time_and_memory_and_keeps_the_users_prints_apart() -> None:
     from platform_eval.judges.code_runner import SubprocessCodeRunner
     from platform_eval.metrics.judges import CodeRunError

@@ -86,6 +86,7 @@ def test_noise_in_both_directions_is_not_a_regression(
     assert document["regressedMetrics"] == []
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_fifteen_worse_cases_of_forty_are_a_regression(
     runs: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -113,6 +113,7 @@ def test_a_verdict_that_follows_the_order_is_a_tie(
     assert pair["pValue"] == 1.0
 
 
+@pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
 def test_pairwise_without_a_judge_model_says_how_to_give_one(
     work: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
