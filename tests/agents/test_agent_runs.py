@@ -245,6 +245,7 @@ def ctrl_c() -> Iterator[None]:
     signal.signal(signal.SIGINT, previous)
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 @pytest.mark.usefixtures("ctrl_c")
 def test_an_interrupted_agent_run_resumes_without_running_finished_cases(
     model: FakeGemini, tmp_path: Path
@@ -287,6 +288,7 @@ def test_an_interrupted_agent_run_resumes_without_running_finished_cases(
         assert not list(journal.rglob("*.json"))
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_a_conversation_scenario_runs_with_the_simulator_and_is_scored(
     model: FakeGemini, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,7 @@ def test_run_then_results_across_commands(work: Path, capsys: pytest.CaptureFixt
     assert main(["-q", "results", run, "--threshold", "response_match_score=0.99"]) == 1
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_reports_by_suffix(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-q", *RUN, "--metrics", "tool_trajectory_avg_score", "-o", "out/junit.xml"]) == 0
     suite = ET.parse(work / "out/junit.xml").getroot().find("testsuite")

@@ -84,6 +84,7 @@ def _run(*extra: str, fmt: str = "table", quiet: bool = True) -> int:
     )
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_the_same_run_twice_makes_no_second_model_call(
     work: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -159,6 +160,7 @@ def test_a_judged_metric_without_a_judge_is_refused_saying_how_to_give_one(
     assert work.seen == []
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_a_call_budget_stops_judging_and_a_rerun_goes_on_from_the_cache(
     work: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:

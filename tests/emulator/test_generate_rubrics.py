@@ -80,6 +80,7 @@ def test_the_sdk_gets_each_prompts_rubrics_as_our_engine_writes_them() -> None:
         assert fake.seen[-1].prompt == "List checks for: Largest planet?"
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_a_cached_answer_is_reused_and_no_judge_model_is_a_clear_refusal(tmp_path: Any) -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "Capital of France?"}]}]}
     cache = str(tmp_path / "judge.db")

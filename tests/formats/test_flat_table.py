@@ -47,6 +47,7 @@ def _texts(case: Any) -> tuple[str, str, str]:
     )
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_rows_read_as_the_official_sdks_flatten_converter_reads_them(tmp_path: Path) -> None:
     converters = pytest.importorskip("vertexai._genai._evals_data_converters")
     theirs = converters._FlattenEvalDataConverter().convert([dict(r) for r in ROWS])

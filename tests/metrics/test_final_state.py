@@ -216,6 +216,7 @@ def test_cases_with_no_final_state_are_not_applicable_and_do_not_fail_the_run(
     assert not_applicable["passed"] is None
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_saved_traces_say_they_cannot_score_the_final_state_where_sessions_can(
     agent_project: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

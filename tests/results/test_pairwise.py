@@ -64,6 +64,7 @@ def _runs() -> tuple[str, str]:
     return before, after
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_pairwise_wins_losses_and_ties_with_an_interval(
     model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -90,6 +90,7 @@ def test_traces_that_only_a_shared_question_could_pair_are_an_error_not_a_cross_
         assert scores == [1.0] * CASES
 
 
+@pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
 def test_the_command_names_the_cases_and_exits_2(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
