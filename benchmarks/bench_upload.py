@@ -136,6 +136,21 @@ def ours(url: str, project: str, cases: list[dict[str, Any]], bulk_import: bool)
         asyncio.run(main())
 
 
+def _official_evals(url: str, project: str) -> Any:
+    """``vertexai.Client().evals`` pointed at the emulator."""
+    import vertexai
+    from google.oauth2.credentials import Credentials
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return vertexai.Client(
+            project=project,
+            location="us-central1",
+            credentials=Credentials(token="bench"),
+            http_options={"base_url": url},
+        ).evals
+
+
 def ours_from_file(
     url: str, project: str, cases: list[dict[str, Any]], then_run: bool = False
 ) -> None:
@@ -169,8 +184,6 @@ def official_to_a_run(url: str, project: str, cases: list[dict[str, Any]]) -> No
     service's documents say; a wrapper names it, and nothing else of theirs is touched."""
     os.environ["STORAGE_EMULATOR_HOST"] = url
     import pandas as pd
-    import vertexai
-    from google.oauth2.credentials import Credentials
     from vertexai._genai import evals as official_evals
     from vertexai._genai import types as vt
 
@@ -180,14 +193,7 @@ def official_to_a_run(url: str, project: str, cases: list[dict[str, Any]]) -> No
         return create_set(self, **{"display_name": "sdk-generated", **kwargs})
 
     official_evals.Evals.create_evaluation_set = named_set  # type: ignore[method-assign]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        evals = vertexai.Client(
-            project=project,
-            location="us-central1",
-            credentials=Credentials(token="bench"),
-            http_options={"base_url": url},
-        ).evals
+    evals = _official_evals(url, project)
     rows = [
         {
             "prompt": case["evaluationRequest"]["prompt"]["text"],
@@ -215,19 +221,10 @@ def official(
     """``staged``: the payloads are written to Cloud Storage before the clock starts, so only
     the items are created (the official client's best case)."""
     os.environ["STORAGE_EMULATOR_HOST"] = url
-    import vertexai
     from google.auth.credentials import AnonymousCredentials
     from google.cloud import storage
-    from google.oauth2.credentials import Credentials
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        evals = vertexai.Client(
-            project=project,
-            location="us-central1",
-            credentials=Credentials(token="bench"),
-            http_options={"base_url": url},
-        ).evals
+    evals = _official_evals(url, project)
     bucket = storage.Client(project=project, credentials=AnonymousCredentials()).bucket(
         f"bench-{project}"
     )
