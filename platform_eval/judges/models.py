@@ -32,9 +32,10 @@ class Answer:
 class RetryableError(Exception):
     """The model is busy (429) or unavailable (503): worth another try after ``retry_after``."""
 
-    def __init__(self, message: str, retry_after: float | None) -> None:
+    def __init__(self, message: str, retry_after: float | None, status: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status
 
 
 class ModelBackend(Protocol):
@@ -73,7 +74,7 @@ class GenaiBackend:
         except genai_errors.APIError as exc:
             if exc.code in BUSY_STATUSES:
                 busy = f"{exc.code} {exc.status}: {exc.message}"
-                raise RetryableError(busy, retry_after(exc)) from None
+                raise RetryableError(busy, retry_after(exc), exc.code) from None
             raise
         usage = response.usage_metadata
         return Answer(
@@ -110,7 +111,7 @@ class LiteLlmBackend:
         except Exception as exc:
             status = status_of(exc)
             if status in BUSY_STATUSES:
-                raise RetryableError(f"{status}: {exc}", retry_after(exc)) from None
+                raise RetryableError(f"{status}: {exc}", retry_after(exc), status) from None
             raise
         usage = getattr(response, "usage", None)
         return Answer(

@@ -435,7 +435,11 @@ class Judging:
                             backend.generate(model, contents, config), self.call_timeout
                         )
                     except RetryableError as busy:
-                        place.refused(busy.retry_after)
+                        # A quota's 429 says "fewer at once"; a 503 before the model ever
+                        # answered says it may be down, which the probe finds out: it does
+                        # not halve the calls a healthy model will take.
+                        if busy.status == 429 or not probe:
+                            place.refused(busy.retry_after)
                         raise
                     place.succeeded()
             except TimeoutError:
@@ -449,7 +453,7 @@ class Judging:
                 ) from None
             except RetryableError as busy:
                 said = f"the judge model {model} stayed busy after {attempt} tries: {busy}"
-                status = str(busy).split(" ", 1)[0].rstrip(":")
+                status = str(busy.status)
                 # 429 is a quota saying "slower", not an outage: retried, never counted.
                 failure = (
                     JudgeUnavailableError(said) if status == "429" else self._failed(status, said)

@@ -146,3 +146,36 @@ def test_the_judge_finds_a_model_s_quota_over_http(monkeypatch: pytest.MonkeyPat
     assert model.refused / calls < 0.02, (model.refused, judging.calls_at_once)
     assert model.most_in_flight <= 12
     assert judging.in_flight_cap == 32
+
+
+def test_a_probes_503_leaves_the_limit_and_a_503_after_an_answer_cuts_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before the model ever answered, a 503 may be an outage the probe is there to find, not
+    a load: the calls a healthy model takes are not halved for it. Once it answered, a 503 is
+    the model's load, as a 429 is."""
+    with fake_gemini(lambda seen: "yes") as model:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", model.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+        judging = Judging("gemini-2.5-flash", concurrency=AUTO, max_concurrency=32)
+        try:
+
+            async def ask(text: str) -> str:
+                reply = await judging.generate(
+                    "gemini-2.5-flash",
+                    [Content.model_validate({"role": "user", "parts": [{"text": text}]})],
+                    None,
+                    sample=0,
+                    label=CallLabel("m", text, "agent"),
+                )
+                return reply.text
+
+            model.fail_next(503)
+            assert judging.run(ask("probe")) == "yes"
+            assert judging._limit.cuts == 0
+            model.fail_next(503)
+            assert judging.run(ask("later")) == "yes"
+            assert judging._limit.cuts == 1
+        finally:
+            judging.close()
