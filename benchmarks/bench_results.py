@@ -256,7 +256,8 @@ def main() -> None:
     print()
     print(
         f"The listing carries {json_mib:.1f} MiB of JSON; median of {args.rounds} rounds; each "
-        "contender in its own process; RSS growth over its baseline after imports."
+        "contender in its own process; RSS growth over its resident memory after imports (the "
+        "peak reset there)."
     )
     print()
     print("| contender | seconds | items/s | client CPU s | RSS growth MiB | x the JSON |")
