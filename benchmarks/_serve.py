@@ -1,5 +1,6 @@
 """Processes of their own: the emulator, so that what a benchmark measures is the client's, and
-each contender, so that its memory and imports are its own."""
+each contender, so that its memory and imports are its own; and the official client pointed at
+the emulator."""
 
 from __future__ import annotations
 
@@ -47,6 +48,23 @@ def in_child(target: Callable[..., None], *args: Any) -> Any:
     result = queue.get(timeout=3600)
     process.join()
     return result
+
+
+def official_client(url: str, project: str) -> Any:
+    """The official SDK's ``vertexai.Client`` pointed at the emulator at ``url``."""
+    import warnings
+
+    import vertexai
+    from google.oauth2.credentials import Credentials
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return vertexai.Client(
+            project=project,
+            location="us-central1",
+            credentials=Credentials(token="bench"),
+            http_options={"base_url": url},
+        )
 
 
 def peak_rss_mib() -> float:

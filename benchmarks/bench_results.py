@@ -33,12 +33,11 @@ import os
 import random
 import statistics
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import httpx
-from _serve import emulator_process, in_child, peak_rss_mib, reset_peak_rss
+from _serve import emulator_process, in_child, official_client, peak_rss_mib, reset_peak_rss
 from bench_upload import make_item
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
@@ -46,17 +45,7 @@ PROJECT = "bench-results"
 
 
 def _official(url: str) -> Any:
-    import vertexai
-    from google.oauth2.credentials import Credentials
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return vertexai.Client(
-            project=PROJECT,
-            location="us-central1",
-            credentials=Credentials(token="bench"),
-            http_options={"base_url": url},
-        )
+    return official_client(url, PROJECT)
 
 
 # -- pull contenders: each returns (items read, JSON bytes or 0) --------------------------------

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _serve import emulator_process, in_child, peak_rss_mib
+from _serve import emulator_process, in_child, official_client, peak_rss_mib
 from bench_memory import make_case  # the same case, as an ADK eval set holds it
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
@@ -137,18 +137,7 @@ def ours(url: str, project: str, cases: list[dict[str, Any]], bulk_import: bool)
 
 
 def _official_evals(url: str, project: str) -> Any:
-    """``vertexai.Client().evals`` pointed at the emulator."""
-    import vertexai
-    from google.oauth2.credentials import Credentials
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return vertexai.Client(
-            project=project,
-            location="us-central1",
-            credentials=Credentials(token="bench"),
-            http_options={"base_url": url},
-        ).evals
+    return official_client(url, project).evals
 
 
 def ours_from_file(
