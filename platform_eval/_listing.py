@@ -38,11 +38,6 @@ class Listing:
         """A top-level field other than the listed one (``dict.get``'s contract)."""
         return self.fields.get(name, default)
 
-    @property
-    def count(self) -> int:
-        """How many entries the list has."""
-        return len(self._starts)
-
     def entries(self) -> Iterator[Any]:
         """Each entry of the list, decoded as it is asked for."""
         for start in self._starts:
@@ -86,12 +81,13 @@ class Listing:
         found = _whitespace.match(text, at)
         return found.end() if found else at
 
-    def _expect(self, text: str, at: int, char: str) -> int:
+    @classmethod
+    def _expect(cls, text: str, at: int, char: str) -> int:
         """The index of the value after ``char`` at ``at`` (whitespace skipped both sides)."""
-        at = self._skip(text, at)
+        at = cls._skip(text, at)
         if text[at] != char:
             raise ValueError(f"expected {char!r} at character {at}")
-        return self._skip(text, at + 1)
+        return cls._skip(text, at + 1)
 
     def _end(self, text: str, at: int) -> None:
         if self._skip(text, at) != len(text):

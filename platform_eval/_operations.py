@@ -19,7 +19,7 @@ from . import _names
 from ._gc import collector_paused
 from ._listing import Listing
 from ._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS
-from ._pagination import Page, StreamedPage
+from ._pagination import NEXT_PAGE_TOKEN, Page
 from ._result_items import run_filter
 from ._transport import ApiCall, non_finite_path
 from .errors import InvalidRequestError, InvalidResponseError
@@ -275,7 +275,7 @@ class Operations:
                     entries[index] = None  # each entry's JSON goes as soon as its model exists
             return Page(
                 items=items,
-                next_page_token=body.get("nextPageToken") or None,
+                next_page_token=body.get(NEXT_PAGE_TOKEN) or None,
             )
 
         return Op(call, parse)
@@ -366,9 +366,10 @@ class Operations:
 
     def result_items_page(
         self, run_name: str, page_token: str | None, page_size: int = RESULTS_PAGE_SIZE
-    ) -> Op[StreamedPage[EvaluationItem]]:
+    ) -> Op[Iterator[EvaluationItem]]:
         """A page of the items a run wrote, found by listing rather than one GET each; each
-        item is decoded and built as it is read (a page's JSON objects never all exist)."""
+        item is decoded and built as it is read (a page's JSON objects never all exist). The
+        next page's token is the pager's to read from the answer (``PageTokens``)."""
         call = self._list_call(ITEMS, run_filter(run_name), page_size, page_token, None, None)
         call = replace(call, listing=ITEMS)
 
@@ -379,13 +380,9 @@ class Operations:
                 except ValidationError as exc:
                     raise _misfit_answer(call, exc) from None
 
-        def parse(body: Any) -> StreamedPage[EvaluationItem]:
+        def parse(body: Any) -> Iterator[EvaluationItem]:
             listing = body if isinstance(body, Listing) else Listing("{}", ITEMS)
-            return StreamedPage(
-                items=built(listing.entries()),
-                size=listing.count,
-                next_page_token=listing.get("nextPageToken") or None,
-            )
+            return built(listing.entries())
 
         return Op(call, parse)
 

@@ -11,6 +11,9 @@ from .errors import RepeatedPageTokenError
 T = TypeVar("T")
 
 
+#: Where a list method's answer gives the next page's token.
+NEXT_PAGE_TOKEN = "nextPageToken"
+
 #: Pages in a row with nothing on them (and a next page) before a pager gives up: a server may
 #: answer an empty page now and then, never this many in a row.
 MAX_EMPTY_PAGES = 100
@@ -24,7 +27,7 @@ class PageTokens:
 
     def next_of(self, body: Any) -> str | None:
         """The next page's token in a list answer, None on the last page."""
-        token = body.get("nextPageToken") or None
+        token = body.get(NEXT_PAGE_TOKEN) or None
         if token:
             self.check(str(token))
         return token
@@ -75,15 +78,6 @@ class Page(Generic[T]):
     @property
     def has_next_page(self) -> bool:
         return bool(self.next_page_token)
-
-
-@dataclass(frozen=True)
-class StreamedPage(Generic[T]):
-    """A page whose ``size`` items are built one at a time as ``items`` is read (once)."""
-
-    items: Iterator[T]
-    size: int
-    next_page_token: str | None
 
 
 class Pager(Generic[T]):

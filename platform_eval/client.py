@@ -782,7 +782,7 @@ class Client(_ClientBase):
             )
             try:
                 for page in pages:
-                    taken = expected.take(page.items)
+                    taken = expected.take(page)
                     while batch := _next_batch(taken, reading.batch):
                         if any(self._ops.payload_uri(item) for item in batch):
                             yield from readers.map(self._with_payload, batch)
@@ -1252,16 +1252,18 @@ class AsyncClient(_ClientBase):
         )
         try:
             async for page in pages:
-                taken = expected.take(page.items)
+                taken = expected.take(page)
                 while True:
                     # Built in a thread, a batch at a time, so the event loop keeps the next
                     # page's request moving and memory holds a batch, not the page.
                     batch = await asyncio.to_thread(_next_batch, taken, reading.batch)
                     if not batch:
                         break
-                    for item in await asyncio.gather(
-                        *(limited(self._with_payload(i)) for i in batch)
-                    ):
+                    if any(self._ops.payload_uri(item) for item in batch):
+                        batch = await asyncio.gather(
+                            *(limited(self._with_payload(i)) for i in batch)
+                        )
+                    for item in batch:
                         yield item
                 if expected.complete:
                     break
