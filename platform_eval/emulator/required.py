@@ -11,6 +11,7 @@ check, so their "required" fields are not asked of a request either.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -23,7 +24,7 @@ from ..types import (
     WireModel,
 )
 from ..types._base import wire_name
-from ._paths import fields_holding, within
+from ._paths import fields_holding
 
 #: Our model -> its fields the document marks required (Python names), LENIENT left out.
 REQUIRED: dict[str, frozenset[str]] = {
@@ -108,23 +109,51 @@ _POSITIONS = re.compile(r"\[[^\]]*\]")
 def missing(model: WireModel, path: str = "", *, top: bool = True) -> Iterator[str]:
     """The JSON paths of the required fields ``model`` leaves unset (None, or an empty string,
     list or map), nested ones included; ``top=False`` checks the nested models only (a patch
-    sets only some of the resource's own fields)."""
-    required = REQUIRED.get(type(model).__name__, frozenset()) if top else frozenset()
-    fields = type(model).model_fields
-    for name in sorted(required):
-        if _unset(getattr(model, name)):
-            wire = fields[name].alias or name
-            where = f"{path}.{wire}" if path else wire
-            if not _lenient(where):
-                yield where
-    holding = fields_holding(type(model), _REQUIRING)
-    for name in model.model_fields_set:
-        if name not in holding:
-            continue
-        value = getattr(model, name)
-        if value is not None:
-            wire = fields[name].alias or name
-            yield from within(value, f"{path}.{wire}" if path else wire, missing)
+    sets only some of the resource's own fields).
+
+    Every request body is walked (an agent item holds dozens of models): iteratively, with what
+    each class requires and holds worked out once (``_plan``)."""
+    stack: list[tuple[WireModel, str, bool]] = [(model, path, top)]
+    while stack:
+        node, where, own = stack.pop()
+        required, holding = _plan(type(node))
+        if own:
+            for name, wire in required:
+                if _unset(getattr(node, name)):
+                    at = f"{where}.{wire}" if where else wire
+                    if not _lenient(at):
+                        yield at
+        given = node.model_fields_set
+        inner: list[tuple[WireModel, str, bool]] = []
+        for name, wire in holding:
+            if name in given and (value := getattr(node, name)) is not None:
+                _models_in_value(value, f"{where}.{wire}" if where else wire, inner)
+        stack.extend(reversed(inner))
+
+
+@functools.cache
+def _plan(cls: type[WireModel]) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """(Python name, JSON name) of the fields ``cls`` requires, and of those that can hold a
+    model that requires some, in the model's order."""
+    fields = cls.model_fields
+    holding = fields_holding(cls, _REQUIRING)
+    required = sorted(REQUIRED.get(cls.__name__, ()))
+    return (
+        tuple((name, fields[name].alias or name) for name in required),
+        tuple((name, field.alias or name) for name, field in fields.items() if name in holding),
+    )
+
+
+def _models_in_value(value: Any, path: str, out: list[tuple[WireModel, str, bool]]) -> None:
+    """Appends the models ``value`` is or holds (through lists and maps), with their paths."""
+    if isinstance(value, WireModel):
+        out.append((value, path, True))
+    elif isinstance(value, list):
+        for index, element in enumerate(value):
+            _models_in_value(element, f"{path}[{index}]", out)
+    elif isinstance(value, dict):
+        for key, element in value.items():
+            _models_in_value(element, f"{path}[{key!r}]", out)
 
 
 def _lenient(where: str) -> bool:

@@ -245,7 +245,7 @@ class Store:
 
     def insert_batch(
         self,
-        resources: Sequence[tuple[str, str, str, dict[str, Any], str | None]],
+        resources: Sequence[tuple[str, str, str, dict[str, Any] | str, str | None]],
         objects: Sequence[tuple[str, str, bytes, str]] = (),
         *,
         or_ignore: bool = False,
@@ -253,7 +253,8 @@ class Store:
         """Resources ``(parent, collection, rid, body, request id)`` and Cloud Storage objects
         ``(bucket, name, data, content type)`` in one transaction: an import lands whole or not
         at all. ``or_ignore`` keeps a resource already stored under the same key (one named by
-        its content, written by two requests at once)."""
+        its content, written by two requests at once). A body given as text is stored as it
+        is: JSON written by the caller, which has checked it can be."""
         generation = time.time_ns()
         with self.transaction() as db:
             db.executemany(
@@ -267,7 +268,10 @@ class Store:
                 f"INSERT {'OR IGNORE ' if or_ignore else ''}INTO resources "
                 "(parent, collection, rid, body, request_id) "
                 "VALUES (?,?,?,?,?)",
-                [(p, c, r, encode(body), request_id) for p, c, r, body, request_id in resources],
+                [
+                    (p, c, r, body if isinstance(body, str) else encode(body), request_id)
+                    for p, c, r, body, request_id in resources
+                ],
             )
 
     def annotation(self, parent: str, collection: str, rid: str, key: str) -> Any:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack, overload
 
 from google.api_core import exceptions as core
 
+from .._gc import collector_paused
 from .._operations import MetricLike, to_metric
 from .._sync import run_or_defer
 from ..client import AsyncClient, Client
@@ -252,21 +253,24 @@ def _pending_cases(
     pending: list[PendingItem] = []
     problems: list[Problem] = []
     keep = cases.fits_in_memory
-    for index in range(len(cases)):
-        try:
-            eval_case = cases.case(index)
-        except FormatError as error:
-            problems += error.problems
-            continue
-        if candidates is not None and eval_case.eval_id not in candidates:
-            continue
-        case_grounding = (grounding or {}).get(eval_case.eval_id)
-        key = _case_key(eval_case, candidates, case_grounding)
-        source = eval_case if keep else functools.partial(cases.case, index)
-        build = functools.partial(
-            _build, source, cases.eval_set_id, report, candidates, case_grounding
-        )
-        pending.append((key, build))
+    # Reading builds thousands of objects that all stay until the upload: with the collector
+    # running, its walks over them took a third of the reading (3,000 cases, bench_upload.py).
+    with collector_paused():
+        for index in range(len(cases)):
+            try:
+                eval_case = cases.case(index)
+            except FormatError as error:
+                problems += error.problems
+                continue
+            if candidates is not None and eval_case.eval_id not in candidates:
+                continue
+            case_grounding = (grounding or {}).get(eval_case.eval_id)
+            key = _case_key(eval_case, candidates, case_grounding)
+            source = eval_case if keep else functools.partial(cases.case, index)
+            build = functools.partial(
+                _build, source, cases.eval_set_id, report, candidates, case_grounding
+            )
+            pending.append((key, build))
     if problems:
         raise FormatError(problems)
     return pending

@@ -29,6 +29,7 @@ from pathlib import Path
 from google.api_core import exceptions as core
 
 from .._env import positive_number
+from .._gc import collector_paused
 from .._operations import jsonl
 from ..client import AsyncClient
 from ..errors import APIConnectionError, TargetUnreachableError
@@ -50,6 +51,8 @@ LIST_PAGE_SIZE = 1000
 IMPORT_CHUNK_BYTES = 3_500_000
 #: Imports sent at once: each holds a chunk in memory, and a few keep the target busy.
 IMPORTS_IN_FLIGHT = 4
+#: The first import's size: small, so that the target starts while the rest is built.
+FIRST_IMPORT_CHUNK_BYTES = 250_000
 
 
 @dataclass(frozen=True)
@@ -212,24 +215,58 @@ def _import_chunks(
     todo: list[PendingItem], set_id: str, report: Callable[[int, Failure | None], None]
 ) -> Iterator[tuple[list[PendingItem], bytes]]:
     """``todo`` as JSON Lines in chunks an inline import takes; items that cannot be built are
-    reported as failures."""
-    entries: list[PendingItem] = []
-    lines: list[bytes] = []
-    size = 0
-    for key, build in todo:
-        try:
-            line = jsonl([_labelled(key, build, set_id)])
-        except Exception as error:
-            report(0, Failure(key, str(error)))
-            continue
-        if lines and size + len(line) + 1 > IMPORT_CHUNK_BYTES:
-            yield entries, b"\n".join(lines)
-            entries, lines, size = [], [], 0
-        entries.append((key, build))
-        lines.append(line)
-        size += len(line) + 1
-    if lines:
-        yield entries, b"\n".join(lines)
+    reported as failures. The first chunk is small, so that the target works on it while the
+    others are built."""
+    chunk = _Chunk(FIRST_IMPORT_CHUNK_BYTES)
+    pending = iter(todo)
+    while True:
+        # Building is CPU alone, and its objects live until the chunk is sent: no collection
+        # walks them meanwhile (never held across the yield, which waits on the network).
+        with collector_paused():
+            full = chunk.fill(pending, set_id, report)
+        if full is None:
+            return
+        yield full
+        chunk = _Chunk(IMPORT_CHUNK_BYTES, chunk.carried)
+
+
+@dataclass
+class _Chunk:
+    """Lines of one import, at most ``limit`` bytes (or a single line)."""
+
+    limit: int
+    #: The line that did not fit the chunk before this one.
+    carried: tuple[PendingItem, bytes] | None = None
+
+    def fill(
+        self,
+        pending: Iterator[PendingItem],
+        set_id: str,
+        report: Callable[[int, Failure | None], None],
+    ) -> tuple[list[PendingItem], bytes] | None:
+        """The next entries and their lines; None when nothing is left."""
+        entries: list[PendingItem] = []
+        lines: list[bytes] = []
+        size = 0
+        if self.carried is not None:
+            entry, line = self.carried
+            entries.append(entry)
+            lines.append(line)
+            size = len(line) + 1
+            self.carried = None
+        for key, build in pending:
+            try:
+                line = jsonl([_labelled(key, build, set_id)])
+            except Exception as error:
+                report(0, Failure(key, str(error)))
+                continue
+            if lines and size + len(line) + 1 > self.limit:
+                self.carried = ((key, build), line)
+                break
+            entries.append((key, build))
+            lines.append(line)
+            size += len(line) + 1
+        return (entries, b"\n".join(lines)) if lines else None
 
 
 async def _import_items(

@@ -1,0 +1,69 @@
+"""How an upload cuts its items into ``evaluationSets:import`` calls: a small first chunk (the
+target starts on it while the rest is built), then chunks under the inline limit; every item
+exactly once and in order, a line larger than a chunk alone, an item that cannot be built
+reported and left out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from platform_eval.jobs import upload
+from platform_eval.jobs.upload import Failure, PendingItem
+from platform_eval.types import EvaluationItem
+
+
+def _item(key: str, size: int) -> Callable[[], EvaluationItem]:
+    def build() -> EvaluationItem:
+        return EvaluationItem.model_validate(
+            {
+                "displayName": key,
+                "evaluationItemType": "REQUEST",
+                "evaluationRequest": {"prompt": {"text": "x" * size}},
+            }
+        )
+
+    return build
+
+
+def _broken() -> EvaluationItem:
+    raise ValueError("cannot be built")
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(upload, "FIRST_IMPORT_CHUNK_BYTES", 1_000)
+    monkeypatch.setattr(upload, "IMPORT_CHUNK_BYTES", 3_000)
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_the_first_chunk_is_small_and_no_chunk_passes_its_limit() -> None:
+    todo: list[PendingItem] = [(f"k{i}", _item(f"k{i}", 100)) for i in range(60)]
+    chunks = list(upload._import_chunks(todo, "set", lambda done, failure: None))
+    sizes = [len(data) for _, data in chunks]
+    assert sizes[0] <= 1_000 and all(size <= 3_000 for size in sizes[1:])
+    assert len(chunks) > 2 and sizes[1] > sizes[0]
+    sent = [key for entries, _ in chunks for key, _ in entries]
+    assert sent == [key for key, _ in todo]
+    for entries, data in chunks:
+        lines = data.split(b"\n")
+        assert [json.loads(line)["displayName"] for line in lines] == [k for k, _ in entries]
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_a_line_larger_than_a_chunk_goes_alone_and_a_broken_item_is_reported() -> None:
+    failures: list[Failure] = []
+    todo: list[PendingItem] = [
+        ("small", _item("small", 10)),
+        ("huge", _item("huge", 5_000)),
+        ("broken", _broken),
+        ("after", _item("after", 10)),
+    ]
+    chunks = list(
+        upload._import_chunks(todo, "set", lambda done, f: failures.append(f) if f else None)
+    )
+    keys = [[key for key, _ in entries] for entries, _ in chunks]
+    assert keys == [["small"], ["huge"], ["after"]]
+    assert [f.key for f in failures] == ["broken"] and "cannot be built" in failures[0].reason
