@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import httpx
+from conftest import RUN_SLOW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -114,7 +115,11 @@ def _items(draw: st.DrawFn) -> dict[str, Any]:
     return item
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300 if RUN_SLOW else 60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(item=_items())
 def test_an_item_and_its_payload_are_written_as_the_store_writes_them(
     item: dict[str, Any],
