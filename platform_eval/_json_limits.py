@@ -40,16 +40,20 @@ def too_deep(limit: int) -> str:
 LONE_SURROGATE = "holds an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape): not valid Unicode"
 
 
-def limit_problem(value: Any, text: str, depth: int | None = None) -> tuple[str, str] | None:
-    """(JSON path, what is wrong) when parsed JSON breaks a limit, else None.
+def limit_problem(
+    value: Any, text: str, depth: int | None = None, *, json_text: bool = True
+) -> tuple[str, str] | None:
+    """(JSON path, what is wrong) when parsed data breaks a limit, else None.
 
     ``text`` is what ``value`` was parsed from: surrogates are only looked for when it has an
     escape that could make one. ``depth`` is the nesting allowed (``max_depth()`` if None).
+    ``json_text=False``: the text is not JSON (YAML nests by indentation, with no bracket).
     """
     limit = max_depth() if depth is None else depth
-    # Each level of nesting opens a bracket: text with few of them cannot nest too deep, and
-    # counting them in C is much cheaper than walking the parsed value (every request body).
-    if text.count("{") + text.count("[") > limit and depth_exceeds(value, limit):
+    # Each level of JSON nesting opens a bracket: JSON with few of them cannot nest too deep,
+    # and counting them in C is much cheaper than walking the parsed value (every request body).
+    few_brackets = json_text and text.count("{") + text.count("[") <= limit
+    if not few_brackets and depth_exceeds(value, limit):
         return "$", too_deep(limit)
     where = lone_surrogate_path(value) if may_hold_surrogates(text) else None
     return (where, LONE_SURROGATE) if where is not None else None

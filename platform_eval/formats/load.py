@@ -71,8 +71,9 @@ def read_data(path: str | Path, text: str | None = None) -> Any:
     else:
         check_file_size(Path(path))  # read already, but not yet held to the limit
     try:
-        data = _parse(text, Path(path).suffix.lower(), file)
-        problem = limit_problem(data, text)
+        suffix = Path(path).suffix.lower()
+        data = _parse(text, suffix, file)
+        problem = limit_problem(data, text, json_text=suffix not in (".yaml", ".yml", ".csv"))
     except RecursionError:
         problem = "$", too_deep(max_depth())
     if problem is not None:

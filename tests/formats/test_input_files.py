@@ -56,3 +56,21 @@ def test_files_over_the_limit_are_refused_and_the_limit_is_configurable(
         formats.stream.read_eval_cases(big)
     monkeypatch.setenv("PLATFORM_EVAL_MAX_STREAM_MB", "8")
     assert list(formats.stream.read_eval_cases(big)) == []
+
+
+def test_yaml_nested_by_indentation_is_held_to_the_depth_limit(tmp_path: Path) -> None:
+    """YAML block style nests with no bracket: the JSON text's cheap bracket count said
+    nothing of it, and 151 levels were taken where JSON stops at 100."""
+    deep = tmp_path / "deep.yaml"
+    deep.write_text(
+        "".join("  " * level + f"k{level}:\n" for level in range(150)) + "  " * 150 + "leaf: 1\n"
+    )
+    with pytest.raises(formats.FormatError, match="nested more than 100 levels"):
+        formats.load(deep)
+    shallow = tmp_path / "shallow.yaml"
+    shallow.write_text(
+        "".join("  " * level + f"k{level}:\n" for level in range(20)) + "  " * 20 + "x: 1\n"
+    )
+    with pytest.raises(formats.FormatError) as refused:
+        formats.load(shallow)  # not an eval set, but refused for that, not for its depth
+    assert "nested more than" not in str(refused.value)
