@@ -647,19 +647,33 @@ class Backend:
                 "ALREADY_EXISTS", f"{parent}/{METRICS}/{metric_id} already exists"
             ) from None
 
+    def registered_metric(self, name: str, where: str, parent: str | None) -> EvaluationMetric:
+        """The EvaluationMetric ``name`` names, for a request's field at ``where``: refused when
+        ``name`` is not a metric's name or not under ``parent`` (None: any project's), and
+        NOT_FOUND when no such metric is stored."""
+        try:
+            metric_parent, rid = split_name(name, METRICS)
+        except ApiError:
+            raise ApiError(
+                "INVALID_ARGUMENT", f"{where}: {name!r} is not an EvaluationMetric name"
+            ) from None
+        if parent and metric_parent != parent:
+            raise ApiError("INVALID_ARGUMENT", f"{where}: {name} is not in {parent}")
+        body = self.store.get(metric_parent, METRICS, rid)
+        if body is None:
+            raise ApiError("NOT_FOUND", f"{where}: {name} not found")
+        return EvaluationMetric.from_wire(body)
+
     def _registered(
         self, parent: str, index: int, metric: EvaluationRunMetric
     ) -> EvaluationRunMetric:
         """A run's metric that names a registered one, with that one's configuration."""
         where = f"evaluationConfig.metrics[{index}].metricResourceName"
         try:
-            metric_parent, rid = split_name(metric.metric_resource_name or "", METRICS)
-        except ApiError:
-            raise ApiError("INVALID_ARGUMENT", f"{where}: not an EvaluationMetric name") from None
-        body = self.store.get(metric_parent, METRICS, rid) if metric_parent == parent else None
-        if body is None:
-            raise ApiError("INVALID_ARGUMENT", f"{where}: {metric.metric_resource_name} not found")
-        registered = EvaluationMetric.from_wire(body)
+            registered = self.registered_metric(metric.metric_resource_name or "", where, parent)
+        except ApiError as error:
+            # A run's configuration that names no stored metric is itself invalid.
+            raise ApiError("INVALID_ARGUMENT", error.message) from None
         return metric.model_copy(
             update={
                 "metric": metric.metric or registered.display_name,

@@ -15,7 +15,7 @@ from anyio import to_thread
 from starlette.responses import JSONResponse, Response
 
 from .. import metrics
-from .._names import ITEMS, METRICS, SETS
+from .._names import ITEMS, SETS
 from ..metrics._invocations import content_text
 from ..metrics.instances import UnimplementedError, evaluate_instances
 from ..metrics.judges import Judges
@@ -24,7 +24,6 @@ from ..metrics.scenario_generation import write_scenarios
 from ..types import (
     EvaluationItem,
     EvaluationItemType,
-    EvaluationMetric,
     EvaluationResult,
     GenerateLossClustersRequest,
     GenerateUserScenariosRequest,
@@ -295,18 +294,7 @@ class LocationMethods:
 
     def _registered_metric(self, call: Call, name: str) -> MetricConfig:
         where = "metricSources[].metricResourceName"
-        try:
-            parent, rid = split_name(name, METRICS)
-        except ApiError:
-            raise ApiError(
-                "INVALID_ARGUMENT", f"{where}: {name!r} is not an EvaluationMetric name"
-            ) from None
-        if call.parent and parent != call.parent:
-            raise ApiError("INVALID_ARGUMENT", f"{where}: {name} is not in {call.parent}")
-        body = self.backend.store.get(parent, METRICS, rid)
-        if body is None:
-            raise ApiError("NOT_FOUND", f"{where}: {name} not found")
-        registered = EvaluationMetric.from_wire(body).metric
+        registered = self.backend.registered_metric(name, where, call.parent).metric
         if registered is None:
             raise ApiError("INVALID_ARGUMENT", f"{where}: {name} has no metric configuration")
         return registered

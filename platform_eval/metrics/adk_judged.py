@@ -393,8 +393,7 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
         # ADK scores the turns that were judged; a score over some turns is not the case's.
         more = f" ({len(call.failures)} calls in all)" if len(call.failures) > 1 else ""
         raise NotEvaluatedError(f"{call.failures[0]}{more}")
-    per_turn = result.per_invocation_results or []
-    reasons = evaluator.platform_eval_reasons(per_turn)
+    reasons = evaluator.platform_eval_reasons(result.per_invocation_results or [])
     return _candidate_result(spec.name, candidate.candidate, result, reasons, fields)
 
 

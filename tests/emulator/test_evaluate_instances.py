@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from factories import request_item
 from fake_gemini import Seen, model_judges
 
 from platform_eval import errors, metrics
@@ -365,3 +366,36 @@ def test_a_custom_code_metric_runs_only_where_allowed(project: str) -> None:
         pytest.raises(errors.InvalidArgument, match="--allow-code-metrics"),
     ):
         client.evaluate_instances(body)
+
+
+def test_a_metric_source_is_looked_up_as_a_run_looks_it_up(sync_client: Any) -> None:
+    """evaluateInstances and a run read a registered metric through the same lookup: another
+    project's metric is refused naming the project, a missing one is NOT_FOUND (a run's
+    configuration naming it is INVALID_ARGUMENT), a name that is no metric's is refused."""
+    registered = sync_client.create_metric(
+        {"displayName": "m", "metric": {"llmBasedMetricSpec": {"metricPromptTemplate": TEMPLATE}}}
+    )
+    instance = {"prompt": {"text": "q"}, "response": {"text": "a"}}
+
+    def evaluate(name: str) -> Any:
+        return sync_client.evaluate_instances(
+            {"metricSources": [{"metricResourceName": name}], "instance": instance}
+        )
+
+    elsewhere = registered.name.replace(sync_client.project, "someone-else", 1)
+    with pytest.raises(errors.InvalidArgument, match=f"is not in {sync_client.parent}"):
+        evaluate(elsewhere)
+    missing = registered.name.rsplit("/", 1)[0] + "/404"
+    with pytest.raises(
+        errors.NotFound, match=r"metricSources\[\]\.metricResourceName: .* not found"
+    ):
+        evaluate(missing)
+    with pytest.raises(errors.InvalidArgument, match="is not an EvaluationMetric name"):
+        evaluate("projects/p/locations/us-central1/evaluationSets/1")
+    item = sync_client.create_item(request_item("x", candidates=[{"candidate": "a", "text": "hi"}]))
+    evaluation_set = sync_client.create_set(display_name="s", items=[item])
+    with pytest.raises(errors.InvalidArgument, match=f"is not in {sync_client.parent}"):
+        sync_client.create_run(
+            evaluation_set=evaluation_set,
+            metrics=[{"metric": "m", "metricResourceName": elsewhere}],
+        )
