@@ -214,6 +214,20 @@ def _parse_body(
     return parsed, ignored
 
 
+def _id_under(parent: str, name: str, collection: str, where: str, what: str) -> str:
+    """The id of ``name``, a resource of ``collection`` under ``parent``: INVALID_ARGUMENT
+    naming ``where`` when it is not ``what``'s name, or is another project's or location's."""
+    try:
+        under, rid = split_name(name, collection)
+    except ApiError:
+        raise ApiError("INVALID_ARGUMENT", f"{where}: {name!r} is not {what}'s name") from None
+    if under != parent:
+        raise ApiError(
+            "INVALID_ARGUMENT", f"{where}: {name!r} belongs to another project or location"
+        )
+    return rid
+
+
 def refuse_missing(resource: WireModel, *, top: bool = True) -> None:
     """INVALID_ARGUMENT naming the first required field ``resource`` leaves out."""
     where = next(missing(resource, top=top), None)
@@ -525,18 +539,7 @@ class Backend:
     def _check_items_exist(self, parent: str, names: list[str]) -> None:
         ids: list[str] = []
         for index, name in enumerate(names):
-            try:
-                item_parent, rid = split_name(name, ITEMS)
-            except ApiError:
-                raise ApiError(
-                    "INVALID_ARGUMENT", f"evaluationItems[{index}]: {name!r} is not an item name"
-                ) from None
-            if item_parent != parent:
-                raise ApiError(
-                    "INVALID_ARGUMENT",
-                    f"evaluationItems[{index}]: {name!r} belongs to another project or location",
-                )
-            ids.append(rid)
+            ids.append(_id_under(parent, name, ITEMS, f"evaluationItems[{index}]", "an item"))
         found = self.store.get_many(parent, ITEMS, ids)
         for index, rid in enumerate(ids):
             if rid not in found:
@@ -651,14 +654,8 @@ class Backend:
         """The EvaluationMetric ``name`` names, for a request's field at ``where``: refused when
         ``name`` is not a metric's name or not under ``parent`` (None: any project's), and
         NOT_FOUND when no such metric is stored."""
-        try:
-            metric_parent, rid = split_name(name, METRICS)
-        except ApiError:
-            raise ApiError(
-                "INVALID_ARGUMENT", f"{where}: {name!r} is not an EvaluationMetric name"
-            ) from None
-        if parent and metric_parent != parent:
-            raise ApiError("INVALID_ARGUMENT", f"{where}: {name} is not in {parent}")
+        metric_parent = parent or name.split(f"/{METRICS}/", 1)[0]
+        rid = _id_under(metric_parent, name, METRICS, where, "an EvaluationMetric")
         body = self.store.get(metric_parent, METRICS, rid)
         if body is None:
             raise ApiError("NOT_FOUND", f"{where}: {name} not found")

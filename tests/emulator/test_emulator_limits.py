@@ -20,6 +20,7 @@ from platform_eval._json_limits import DEEPEST_ALLOWED, MAX_DEPTH
 from platform_eval.cli import main
 from platform_eval.emulator import Emulator
 from platform_eval.emulator.limits import Limits
+from platform_eval.formats.stream import read_eval_cases
 
 #: A resource any small body makes (a set needs items, an item a payload).
 EXPERIMENTS = "v1beta1/projects/p/locations/us-central1/evaluationExperiments"
@@ -138,7 +139,7 @@ def _load(path: Path) -> object:
 
 
 def _stream(path: Path) -> object:
-    return list(formats.stream.read_eval_cases(path))
+    return list(read_eval_cases(path))
 
 
 @pytest.mark.parametrize(

@@ -383,18 +383,18 @@ def test_a_metric_source_is_looked_up_as_a_run_looks_it_up(sync_client: Any) -> 
         )
 
     elsewhere = registered.name.replace(sync_client.project, "someone-else", 1)
-    with pytest.raises(errors.InvalidArgument, match=f"is not in {sync_client.parent}"):
+    with pytest.raises(errors.InvalidArgument, match="belongs to another project or location"):
         evaluate(elsewhere)
     missing = registered.name.rsplit("/", 1)[0] + "/404"
     with pytest.raises(
         errors.NotFound, match=r"metricSources\[\]\.metricResourceName: .* not found"
     ):
         evaluate(missing)
-    with pytest.raises(errors.InvalidArgument, match="is not an EvaluationMetric name"):
+    with pytest.raises(errors.InvalidArgument, match="is not an EvaluationMetric's name"):
         evaluate("projects/p/locations/us-central1/evaluationSets/1")
     item = sync_client.create_item(request_item("x", candidates=[{"candidate": "a", "text": "hi"}]))
     evaluation_set = sync_client.create_set(display_name="s", items=[item])
-    with pytest.raises(errors.InvalidArgument, match=f"is not in {sync_client.parent}"):
+    with pytest.raises(errors.InvalidArgument, match="belongs to another project or location"):
         sync_client.create_run(
             evaluation_set=evaluation_set,
             metrics=[{"metric": "m", "metricResourceName": elsewhere}],
