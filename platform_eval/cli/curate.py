@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from ..formats.migrate import eval_set_to_dataset, write_json
@@ -75,12 +75,14 @@ def _rows_of_file(path: str) -> list[Row]:
 
 
 def _keep(
-    verdicts: dict[str, bool | None], wanted: bool, source: str
+    verdicts: dict[str, bool | None], wanted: bool, source: str, given: Collection[str]
 ) -> Callable[[Conversation], str | None]:
     said = "passed" if wanted else "failed"
 
     def keep(conversation: Conversation) -> str | None:
-        case = case_of(conversation.id, verdicts)
+        case, unclear = case_of(conversation.id, verdicts, given)
+        if unclear is not None:
+            return f"{unclear} in {source}"
         if case is None:
             return f"not among the cases of {source}"
         verdict = verdicts[case]
@@ -109,7 +111,7 @@ def curate_command(args: argparse.Namespace, target: Target | None = None) -> in
     output = Path(args.output)
     if output.exists() and not args.force:
         raise UsageError(f"{output} exists: --force replaces it")
-    keep = None
+    verdicts = None
     if args.where:
         source, wanted = _where(args.where)
         if Path(source).is_file():
@@ -117,8 +119,11 @@ def curate_command(args: argparse.Namespace, target: Target | None = None) -> in
         else:
             assert target is not None
             rows = list(fetch_results(target.client, source).rows)
-        keep = _keep(verdicts_by_case(rows), wanted, source)
+        verdicts = verdicts_by_case(rows)
     conversations = load_traces(trace_sources(args.traces, target) or [])
+    keep = None
+    if verdicts is not None:
+        keep = _keep(verdicts, wanted, source, {c.id for c in conversations})
     for conversation in conversations:
         for line in conversation.notes:
             note(f"{conversation.source}: {conversation.id}: {line}", quiet=args.quiet)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,16 +156,36 @@ def verdicts_by_case(rows: Iterable[Any]) -> dict[str, bool | None]:
     return verdicts
 
 
-def case_of(conversation_id: str, verdicts: dict[str, bool | None]) -> str | None:
-    """The case of a run a conversation was scored as: its id, its id as ``curate`` names it,
-    or the case of ``<eval id>#<n>`` (``run --agent``'s repeated runs)."""
+def case_of(
+    conversation_id: str,
+    verdicts: dict[str, bool | None],
+    given: Collection[str] = (),
+) -> tuple[str | None, str | None]:
+    """The case of a run a conversation was scored as, or why none is taken: its id, its id as
+    ``curate`` names it, or the case of ``<eval id>#<n>`` (``run --agent``'s repeated runs).
+
+    ``given``: the ids of every conversation curated with it. The name ``curate`` gives is
+    taken only when it can be this conversation's alone: not when another conversation's own
+    id is that name, and not when the run holds ``curate``'s numbered names beside it (``a/b``
+    and ``a_b`` both clean to ``a_b``; whichever came first got it, the other ``a_b-2``)."""
     from ..traces.matching import split_run
 
+    if conversation_id in verdicts:
+        return conversation_id, None
+    cleaned = _case_id(conversation_id, set())
+    if cleaned in verdicts:
+        numbered = _case_id(conversation_id, {cleaned})
+        if cleaned in given or numbered in verdicts:
+            return None, (
+                f"{conversation_id} would be case {cleaned}, which another conversation's id "
+                f"also names{f' (and {numbered} is there too)' if numbered in verdicts else ''}: "
+                "which verdict is its own cannot be told"
+            )
+        return cleaned, None
     base, _ = split_run(conversation_id)
-    for candidate in (conversation_id, _case_id(conversation_id, set()), base):
-        if candidate in verdicts:
-            return candidate
-    return None
+    if base in verdicts:
+        return base, None
+    return None, None
 
 
 def sources_path(output: Path) -> Path:

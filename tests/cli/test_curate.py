@@ -248,3 +248,38 @@ def test_an_adk_session_s_starting_state_is_its_state_less_what_the_run_set(
     assert (case.session_input.app_name, case.session_input.user_id) == ("travel", "ana")
     assert case.session_input.state == {"user:name": "Ana"}
     assert main(["-q", "validate", "c.evalset.json"]) == 0
+
+
+def test_where_gives_no_conversation_a_verdict_that_may_be_another_ones(
+    recordings: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``a/b`` and ``a_b`` both clean to the case id ``a_b``: the run's verdict of ``a_b`` is
+    the conversation ``a_b``'s (its own id), and ``a/b`` is left out saying why, rather than
+    taking that verdict as its own."""
+    session = json.loads((recordings / "weather.session.json").read_text())
+    (recordings / "weather.session.json").unlink()
+    (recordings / "slash.session.json").write_text(json.dumps({**session, "id": "a/b"}))
+    (recordings / "under.session.json").write_text(json.dumps({**session, "id": "a_b"}))
+    rows = [{"evalCaseId": "a_b", "metric": "m", "score": 1.0, "threshold": 0.5}]
+    Path("results.json").write_text(json.dumps({"rows": rows}))
+    argv = ["curate", str(recordings), "-o", "good.evalset.json", "--where", "results.json=passed"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "a/b would be case a_b, which another conversation's id also names" in err
+    sources = json.loads(Path("good.evalset.sources.json").read_text())
+    assert [s["sessionId"] for c in sources.values() for s in c["sources"]] == ["a_b"]
+
+
+def test_a_cleaned_case_id_is_taken_only_when_it_is_the_conversations_alone() -> None:
+    from platform_eval.jobs.curate import case_of
+
+    passed = {"a_b": True}
+    assert case_of("a/b", passed, {"a/b"}) == ("a_b", None)
+    assert case_of("a_b", passed, {"a/b", "a_b"}) == ("a_b", None)
+    case, why = case_of("a/b", passed, {"a/b", "a_b"})
+    assert case is None and why is not None and "another conversation's id" in why
+    # The run holds curate's numbered name too: which of the two was a/b cannot be told.
+    case, why = case_of("a/b", {"a_b": True, "a_b-2": False}, {"a/b"})
+    assert case is None and why is not None and "a_b-2 is there too" in why
+    assert case_of("case_1#2", {"case_1": True}) == ("case_1", None)
+    assert case_of("other", passed) == (None, None)
