@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from platform_eval import Client, jobs
+from platform_eval.formats import adk, stream
+from platform_eval.formats.convert import ConversionReport
 from platform_eval.jobs import upload
+from platform_eval.jobs.tasks import _pending_cases
 from platform_eval.jobs.upload import Failure, PendingItem
 from platform_eval.types import EvaluationItem
 
@@ -67,3 +72,30 @@ def test_a_line_larger_than_a_chunk_goes_alone_and_a_broken_item_is_reported() -
     keys = [[key for key, _ in entries] for entries, _ in chunks]
     assert keys == [["small"], ["huge"], ["after"]]
     assert [f.key for f in failures] == ["broken"] and "cannot be built" in failures[0].reason
+
+
+def test_a_large_eval_set_file_is_read_again_case_by_case_and_uploaded_whole(
+    sync_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ``KEEP_PARSED_BYTES`` an upload keeps no parsed case (each is read again when its
+    item is built: memory stays near the file's size), and every case still lands once, as it
+    is in the file."""
+    monkeypatch.setattr(stream, "KEEP_PARSED_BYTES", 0)
+    path = tmp_path / "large.evalset.json"
+    cases = [
+        {"eval_id": f"case-{i}", "conversation": [{"user_content": {"parts": [{"text": f"q{i}"}]}}]}
+        for i in range(12)
+    ]
+    path.write_text(json.dumps({"eval_set_id": "large", "eval_cases": cases}))
+    read = stream.read_eval_cases(path)
+    assert not read.fits_in_memory
+    pending = _pending_cases(read, ConversionReport(), None)
+    assert all(not isinstance(build.args[0], adk.EvalCase) for _, build in pending)  # type: ignore[attr-defined]
+    uploaded = jobs.upload_eval_set(sync_client, path, manifest=tmp_path / "m.jsonl")
+    names = uploaded.evaluation_items or []
+    assert len(names) == 12
+    prompts = sorted(
+        sync_client.get_item(name).evaluation_request.prompt.text  # type: ignore[union-attr]
+        for name in names
+    )
+    assert prompts == sorted(f"q{i}" for i in range(12))
