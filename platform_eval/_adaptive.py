@@ -121,6 +121,13 @@ class AdaptiveLimit:
         self.cuts += 1
 
 
+class _Elapsed:
+    """The call's own time, from its place to its success."""
+
+
+_ELAPSED = _Elapsed()
+
+
 class Call:
     """One call's place: it says ``succeeded()`` or ``refused(retry_after)`` before it ends
     (a call that says neither, an error that is not the model's load, changes nothing)."""
@@ -132,10 +139,12 @@ class Call:
         self._started = time.monotonic()
         self._outcome: tuple[str, float | None] | None = None
 
-    def succeeded(self, *, timed: bool = True) -> None:
-        """The call succeeded; ``timed=False``: its time says nothing of the model's latency
-        (a whole agent case), so it cannot hold the limit."""
-        self._outcome = ("ok", time.monotonic() - self._started if timed else None)
+    def succeeded(self, *, latency: float | _Elapsed | None = _ELAPSED) -> None:
+        """The call succeeded. ``latency``: the model's time in it, held against the fastest
+        (by default the call's own time; a whole agent case gives its slowest model call, or
+        None when it made none, as its own time says nothing of the model's latency)."""
+        took = time.monotonic() - self._started if isinstance(latency, _Elapsed) else latency
+        self._outcome = ("ok", took)
 
     def refused(self, retry_after: float | None = None) -> None:
         self._outcome = ("refused", retry_after)

@@ -1,8 +1,9 @@
 """``--agent-concurrency auto``: cases run at once adapted to the agent's model quota.
 
 The cases at once are an adaptive limit (``_adaptive``): raised while cases finish, cut when a
-model call is answered 429 or 503 (a case's time says nothing of its model's latency: cases
-differ in turns and calls, so no latency holds the limit here, as it does the judge's). To see
+model call is answered 429 or 503, held when the model slows down. A case's own time says
+nothing of its model's latency (cases differ in turns and calls): the plugin times each model
+call, and a case reports its slowest, held against the fastest any case reported. To see
 those answers, the agent's model calls do not leave them to google-genai's retries (which would
 wait them out unseen): a 429 or 503 reaches this plugin's ``on_model_error_callback``, which
 cuts the limit at once (new cases wait; a ``Retry-After`` holds them until it passes), waits,
@@ -17,6 +18,7 @@ import asyncio
 import contextvars
 import functools
 import random
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,15 +36,24 @@ LONGEST_WAIT = 30.0
 
 @dataclass
 class CaseQuota:
-    """One case run's place among the cases at once, and its model calls answered 429/503."""
+    """One case run's place among the cases at once, its model calls answered 429/503, and
+    the time its slowest model call took (None until one answers)."""
 
     place: Call
     refused: int = 0
+    slowest: float | None = None
+
+    def took(self, seconds: float) -> None:
+        self.slowest = seconds if self.slowest is None else max(self.slowest, seconds)
 
 
 #: The case run the current task belongs to (set around each case, read by the plugin).
 CURRENT_CASE: contextvars.ContextVar[CaseQuota | None] = contextvars.ContextVar(
     "platform_eval_case_quota", default=None
+)
+#: When the current task's model call was sent (set before it, read when it answers).
+_CALL_SENT: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "platform_eval_model_call_sent", default=None
 )
 
 
@@ -76,6 +87,7 @@ def _plugin_class() -> Any:
             return self.probe is not None and not self.probe.answered
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+            _CALL_SENT.set(time.monotonic())
             if self._probing():
                 return
             http = getattr(llm_request.config, "http_options", None)
@@ -84,6 +96,11 @@ def _plugin_class() -> Any:
                 # Copied: google-adk's default options are one object shared by every call.
                 kept = [c for c in options.http_status_codes if c not in BUSY_STATUSES]
                 http.retry_options = options.model_copy(update={"http_status_codes": kept})
+
+        async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
+            sent, case = _CALL_SENT.get(), CURRENT_CASE.get()
+            if sent is not None and case is not None and not getattr(llm_response, "partial", None):
+                case.took(time.monotonic() - sent)
 
         async def on_model_error_callback(
             self, *, callback_context: Any, llm_request: Any, error: Exception

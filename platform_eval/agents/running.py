@@ -489,7 +489,7 @@ async def run_agent_cases(
                 journal.record(case, result)
             if result.error is None and not quota.refused:
                 # A case whose model never said "over quota": the limit may rise.
-                place.succeeded(timed=False)
+                place.succeeded(latency=quota.slowest)
             CURRENT_CASE.reset(token)
             progress.done += 1
             if adaptive:

@@ -5,6 +5,7 @@ calls refused and none failed."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import pytest
@@ -179,3 +180,60 @@ def test_a_probes_503_leaves_the_limit_and_a_503_after_an_answer_cuts_it(
             assert judging._limit.cuts == 1
         finally:
             judging.close()
+
+
+def test_a_success_whose_model_slowed_down_holds_the_limit() -> None:
+    """A full round's success raises the limit unless its model latency is more than twice the
+    fastest seen; an agent case reports its slowest model call (None when it made none)."""
+
+    async def succeed(limit: AdaptiveLimit, latency: float | None) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            places = [await stack.enter_async_context(limit.slot()) for _ in range(limit.limit)]
+            for place in places:
+                place.succeeded(latency=latency)
+
+    async def main() -> list[int]:
+        limit = AdaptiveLimit(start=1, cap=32)
+        seen = []
+        for latency in (0.1, 0.12, 0.5, 0.5, 0.15, None):
+            await succeed(limit, latency)
+            seen.append(limit.limit)
+        return seen
+
+    # A round's last call found the limit full: 0.1 and 0.12 raise it (1 -> 2 -> 3); 0.5 is
+    # five times the fastest: held twice; 0.15 raises it again, and so does a case that made no
+    # model call.
+    assert asyncio.run(main()) == [2, 3, 3, 3, 4, 5]
+
+
+def test_the_agent_plugin_reports_a_case_s_slowest_model_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+
+    from platform_eval.agents import model_quota
+
+    clock = [100.0]
+    monkeypatch.setattr(model_quota.time, "monotonic", lambda: clock[0])
+    plugin = model_quota.quota_plugin()
+
+    async def call(seconds: float, partial: bool = False) -> None:
+        await plugin.before_model_callback(callback_context=None, llm_request=LlmRequest())
+        clock[0] += seconds
+        response = LlmResponse(partial=partial)
+        await plugin.after_model_callback(callback_context=None, llm_response=response)
+
+    async def case() -> float | None:
+        quota = model_quota.CaseQuota(place=None)  # type: ignore[arg-type]
+        token = model_quota.CURRENT_CASE.set(quota)
+        try:
+            await call(0.2)
+            await call(0.7, partial=True)  # a streamed chunk: the call is not over
+            await call(0.4)
+        finally:
+            model_quota.CURRENT_CASE.reset(token)
+        return quota.slowest
+
+    assert asyncio.run(case()) == pytest.approx(0.4)
