@@ -17,14 +17,25 @@ def within(
 ) -> Iterator[str]:
     """What ``visit`` yields for each model ``value`` is or holds (through lists and maps),
     given the model and its JSON path (``a.b[0]``, ``a.c['key']``)."""
+    for model, at in models_within(value, path):
+        yield from visit(model, at)
+
+
+def models_within(
+    value: Any, path: str, out: list[tuple[WireModel, str]] | None = None
+) -> list[tuple[WireModel, str]]:
+    """The models ``value`` is or holds (through lists and maps), with their JSON paths, in
+    order; appended to ``out`` when given (a walk that keeps its own list)."""
+    found = [] if out is None else out
     if isinstance(value, WireModel):
-        yield from visit(value, path)
+        found.append((value, path))
     elif isinstance(value, list):
         for index, element in enumerate(value):
-            yield from within(element, f"{path}[{index}]", visit)
+            models_within(element, f"{path}[{index}]", found)
     elif isinstance(value, dict):
         for key, element in value.items():
-            yield from within(element, f"{path}[{key!r}]", visit)
+            models_within(element, f"{path}[{key!r}]", found)
+    return found
 
 
 def models_in(

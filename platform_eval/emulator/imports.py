@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._names import ITEMS, SETS
-from ..types import EvaluationItem, EvaluationSet, ImportEvaluationSetRequest, WireModel
+from ..types import EvaluationItem, EvaluationSet, ImportEvaluationSetRequest
 from .backend import (
     OPERATIONS,
     ApiError,
@@ -27,6 +27,7 @@ from .backend import (
 from .bodies import parse_json
 from .gcs import ObjectStore, parse_gs_prefix, parse_gs_uri
 from .limits import Limits
+from .store import encode_model
 
 #: Sources the emulator reads; the others need a cloud service behind them.
 _READ = ("inlineSource", "gcsSource")
@@ -139,13 +140,15 @@ class SetImporter:
             payload = item.evaluation_request or item.evaluation_response
             if payload is not None:
                 object_name = f"{folder}evaluationItems/{rid}.json"
-                objects.append((bucket, object_name, _json(payload), "application/json"))
+                objects.append(
+                    (bucket, object_name, encode_model(payload).encode(), "application/json")
+                )
                 update.update(
                     evaluation_request=None,
                     evaluation_response=None,
                     gcs_uri=f"gs://{bucket}/{object_name}",
                 )
-            row = _json(item.model_copy(update=update)).decode()
+            row = encode_model(item.model_copy(update=update))
             resources.append((parent, ITEMS, rid, row, None))
             names.append(name)
         if not names:
@@ -162,13 +165,6 @@ class SetImporter:
         ).to_wire()
         resources.append((parent, SETS, set_id, evaluation_set, None))
         return resources, objects, evaluation_set
-
-
-def _json(model: WireModel) -> bytes:
-    """``model`` as stored (``encode(model.to_wire())``), written by pydantic-core with no dict
-    in between: the import writes thousands. The line was read with every number finite, so
-    none is written as a bare ``NaN``, which SQLite would refuse."""
-    return type(model).__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True)
 
 
 def _destination(request: ImportEvaluationSetRequest) -> tuple[str, str]:

@@ -24,7 +24,7 @@ from ..types import (
     WireModel,
 )
 from ..types._base import wire_name
-from ._paths import fields_holding
+from ._paths import fields_holding, models_within
 
 #: Our model -> its fields the document marks required (Python names), LENIENT left out.
 REQUIRED: dict[str, frozenset[str]] = {
@@ -113,9 +113,10 @@ def missing(model: WireModel, path: str = "", *, top: bool = True) -> Iterator[s
 
     Every request body is walked (an agent item holds dozens of models): iteratively, with what
     each class requires and holds worked out once (``_plan``)."""
-    stack: list[tuple[WireModel, str, bool]] = [(model, path, top)]
+    own = top
+    stack: list[tuple[WireModel, str]] = [(model, path)]
     while stack:
-        node, where, own = stack.pop()
+        node, where = stack.pop()
         required, holding = _plan(type(node))
         if own:
             for name, wire in required:
@@ -123,11 +124,12 @@ def missing(model: WireModel, path: str = "", *, top: bool = True) -> Iterator[s
                     at = f"{where}.{wire}" if where else wire
                     if not _lenient(at):
                         yield at
+        own = True  # the models inside are checked whole
         given = node.model_fields_set
-        inner: list[tuple[WireModel, str, bool]] = []
+        inner: list[tuple[WireModel, str]] = []
         for name, wire in holding:
             if name in given and (value := getattr(node, name)) is not None:
-                _models_in_value(value, f"{where}.{wire}" if where else wire, inner)
+                models_within(value, f"{where}.{wire}" if where else wire, inner)
         stack.extend(reversed(inner))
 
 
@@ -142,18 +144,6 @@ def _plan(cls: type[WireModel]) -> tuple[tuple[tuple[str, str], ...], tuple[tupl
         tuple((name, fields[name].alias or name) for name in required),
         tuple((name, field.alias or name) for name, field in fields.items() if name in holding),
     )
-
-
-def _models_in_value(value: Any, path: str, out: list[tuple[WireModel, str, bool]]) -> None:
-    """Appends the models ``value`` is or holds (through lists and maps), with their paths."""
-    if isinstance(value, WireModel):
-        out.append((value, path, True))
-    elif isinstance(value, list):
-        for index, element in enumerate(value):
-            _models_in_value(element, f"{path}[{index}]", out)
-    elif isinstance(value, dict):
-        for key, element in value.items():
-            _models_in_value(element, f"{path}[{key!r}]", out)
 
 
 def _lenient(where: str) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_json
 
 from .._gc import decode
+from ..types import WireModel
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS resources (
@@ -92,6 +93,23 @@ def encode(body: Any) -> str:
         # What it cannot write (a lone surrogate, an object JSON has no form for) json does,
         # or refuses with its own error; never as text that is not JSON.
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def encode_model(model: WireModel) -> str:
+    """``encode(model.to_wire())``, written by pydantic-core straight from the model with no
+    dict in between (an import writes thousands). Text that may hold a bare ``NaN`` or
+    ``Infinity``, or a model pydantic-core cannot write, takes ``encode``'s path."""
+    try:
+        text = (
+            type(model)
+            .__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True)
+            .decode()
+        )
+    except (PydanticSerializationError, UnicodeDecodeError):
+        return encode(model.to_wire())
+    if "NaN" in text or "Infinity" in text:
+        return encode(model.to_wire())
+    return text
 
 
 def failure(exc: sqlite3.Error) -> str:

@@ -73,7 +73,7 @@ def read_data(path: str | Path, text: str | None = None) -> Any:
     try:
         suffix = Path(path).suffix.lower()
         data = _parse(text, suffix, file)
-        problem = limit_problem(data, text, json_text=suffix not in (".yaml", ".yml", ".csv"))
+        problem = limit_problem(data, text, json_text=suffix not in (*_YAML, ".csv"))
     except RecursionError:
         problem = "$", too_deep(max_depth())
     if problem is not None:
@@ -179,8 +179,12 @@ def check_file_size(path: Path) -> None:
         )
 
 
+#: The suffixes of YAML files (nested by indentation, not by brackets).
+_YAML = (".yaml", ".yml")
+
+
 def _parse(text: str, suffix: str, file: str) -> Any:
-    if suffix in (".yaml", ".yml"):
+    if suffix in _YAML:
         import yaml
 
         try:

@@ -23,7 +23,7 @@ from ._problems import FormatError, Problem, problems_from_validation
 from .convert import EMPTY_CASE
 from .load import load_eval_set, read_text
 
-#: The eval set text up to which an upload keeps every case it has read (see fits_in_memory).
+#: The eval set text up to which an upload keeps every case it has read (see keeps_parsed_cases).
 KEEP_PARSED_BYTES = 8 * 2**20
 
 _DECODER = json.JSONDecoder()
@@ -43,7 +43,7 @@ class EvalCases(Protocol):
     def __len__(self) -> int: ...
 
     @property
-    def fits_in_memory(self) -> bool:
+    def keeps_parsed_cases(self) -> bool:
         """True when a caller may keep every case it has read (they are held already, or the
         file is small enough that holding them costs little); otherwise it reads a case again
         when it needs it, and holds a few at a time."""
@@ -70,7 +70,7 @@ class InMemoryCases:
         return len(self.eval_set.eval_cases)
 
     @property
-    def fits_in_memory(self) -> bool:
+    def keeps_parsed_cases(self) -> bool:
         return True  # they are all held already
 
     def case(self, index: int) -> adk.EvalCase:
@@ -96,7 +96,7 @@ class EvalSetFile:
         return len(self.spans)
 
     @property
-    def fits_in_memory(self) -> bool:
+    def keeps_parsed_cases(self) -> bool:
         # Parsed cases take some six times their JSON: kept, a 26 MB file of 20,000 cases
         # peaked at 5.6x the data an upload touches (bench_memory.py; the goal is 2x). Below
         # this size the memory is small in any case, and reading each case once saves its

@@ -252,7 +252,7 @@ def _pending_cases(
     reads the case again, so that no more than a few are held at once."""
     pending: list[PendingItem] = []
     problems: list[Problem] = []
-    keep = cases.fits_in_memory
+    keep = cases.keeps_parsed_cases
     # Reading builds thousands of objects that all stay until the upload: with the collector
     # running, its walks over them took a third of the reading (3,000 cases, bench_upload.py).
     with collector_paused():

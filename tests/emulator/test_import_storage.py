@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from platform_eval import Client
 from platform_eval import types as t
 from platform_eval.emulator import Emulator
-from platform_eval.emulator.imports import _json
-from platform_eval.emulator.store import encode
+from platform_eval.emulator.store import encode, encode_model
 
 _scalars = st.one_of(
     st.none(),
@@ -125,10 +124,10 @@ def test_an_item_and_its_payload_are_written_as_the_store_writes_them(
     item: dict[str, Any],
 ) -> None:
     model = t.EvaluationItem.model_validate(item)
-    assert _json(model).decode() == encode(model.to_wire())
+    assert encode_model(model) == encode(model.to_wire())
     assert model.evaluation_request is not None
     request = model.evaluation_request
-    assert _json(request).decode() == encode(request.to_wire())
+    assert encode_model(request) == encode(request.to_wire())
 
 
 def test_an_imported_item_reads_back_as_the_one_created(emulator: Emulator) -> None:

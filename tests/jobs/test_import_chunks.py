@@ -88,7 +88,7 @@ def test_a_large_eval_set_file_is_read_again_case_by_case_and_uploaded_whole(
     ]
     path.write_text(json.dumps({"eval_set_id": "large", "eval_cases": cases}))
     read = stream.read_eval_cases(path)
-    assert not read.fits_in_memory
+    assert not read.keeps_parsed_cases
     pending = _pending_cases(read, ConversionReport(), None)
     assert all(not isinstance(build.args[0], adk.EvalCase) for _, build in pending)  # type: ignore[attr-defined]
     uploaded = jobs.upload_eval_set(sync_client, path, manifest=tmp_path / "m.jsonl")
