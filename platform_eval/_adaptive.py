@@ -4,10 +4,16 @@ says it is over its limit (429 RESOURCE_EXHAUSTED, 503), never above a cap.
 An additive-increase, multiplicative-decrease limit, as TCP's congestion control and MLflow's
 rate limiter: it starts at ``start`` calls at once; until the first cut, each success that
 found the limit full raises it by one (it doubles per round of calls); after it, by one per
-round. A call answered 429 or 503 halves the calls at once (once per round: the calls already
-under way when it was cut do not cut it again) and, when the answer says ``Retry-After``, no
-new call starts before then. A success that took more than twice the fastest call's time holds
-the limit where it is: the model is slowing down before it refuses.
+round. A call answered 429 or 503 cuts the calls at once to ``BACKOFF`` of those under way
+(once per round: the calls already under way when it was cut do not cut it again) and, when the
+answer says ``Retry-After``, no new call starts before then. After the first cut, a success
+that took more than twice the fastest call's time holds the limit where it is: the model is
+slowing down before it refuses. Not before: the first calls' times are as much this process
+warming up (imports, connections, a worker process starting beside it) as the model's pace.
+
+The cut is gentler than TCP's halving (CUBIC's 0.7): a refused call here is not lost, it waits
+a second and is asked again, and a limit halved below the quota leaves the model idle for the
+many rounds the additive increase takes to climb back.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ DEFAULT_CAP = 32
 AUTO = "auto"
 #: A success this many times slower than the fastest call holds the limit.
 SLOWER = 2.0
+#: A refusal cuts the calls at once to this share of those under way.
+BACKOFF = 0.7
 
 
 def parse_concurrency(value: str | int) -> int | str:
@@ -102,7 +110,7 @@ class AdaptiveLimit:
         if seconds is not None:
             earlier = self._fastest
             fastest = self._fastest = seconds if earlier is None else min(earlier, seconds)
-            if seconds > SLOWER * fastest and seconds > 0.05:
+            if not self._slow_start and seconds > SLOWER * fastest and seconds > 0.05:
                 return  # slowing down: hold
         if not full:
             return  # the limit was not what held the calls back: no reason to raise it
@@ -116,7 +124,7 @@ class AdaptiveLimit:
         if epoch < self._epoch:
             return  # started before the last cut: that cut answered it already
         self._slow_start = False
-        self._limit = max(1.0, (self._in_flight + 1) / 2)
+        self._limit = max(1.0, float(int((self._in_flight + 1) * BACKOFF)))
         self._epoch += 1
         self.cuts += 1
 

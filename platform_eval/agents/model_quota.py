@@ -20,9 +20,8 @@ import functools
 import random
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from .._adaptive import Call
 from .._model_errors import BUSY_STATUSES, retry_after, status_of
 from .model_probe import ModelProbe
 
@@ -34,12 +33,19 @@ FIRST_WAIT = 1.0
 LONGEST_WAIT = 30.0
 
 
+class QuotaPlace(Protocol):
+    """A case's place among the cases at once, as its model calls see it: a 429 or 503 cuts the
+    limit now (``_adaptive.Call``, or a worker process's messenger to the one that holds it)."""
+
+    def refused_now(self, retry_after: float | None = None) -> None: ...
+
+
 @dataclass
 class CaseQuota:
     """One case run's place among the cases at once, its model calls answered 429/503, and
     the time its slowest model call took (None until one answers)."""
 
-    place: Call
+    place: QuotaPlace
     refused: int = 0
     slowest: float | None = None
 

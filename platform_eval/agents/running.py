@@ -17,8 +17,9 @@ import functools
 import logging
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._adaptive import AUTO, DEFAULT_CAP, limit_for, parse_concurrency
@@ -27,7 +28,7 @@ from ..errors import PlatformEvalError
 from ..formats import adk
 from .history import history_events
 from .journal import AgentJournal
-from .loading import LoadedAgent
+from .loading import LoadedAgent, load_agent
 from .model_probe import ModelProbe, probe_timeout, retry_plugin
 from .model_quota import CURRENT_CASE, CaseQuota, quota_plugin
 from .tool_mocks import ToolMocks, mock_plugin
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from google.adk.agents.run_config import RunConfig
     from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
     from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
+
+    from .spans import SpanRecorder
+    from .workers import WorkerPool
 
 _logger = logging.getLogger("platform_eval.agents")
 
@@ -393,8 +397,105 @@ def _outage_message(agent: LoadedAgent, error: str) -> str:
     )
 
 
+@dataclass
+class CaseContext:
+    """What running a case needs in this process: the agent loaded here, the user simulators,
+    the model probe and, with ``--save-traces``, the span recorder."""
+
+    agent: LoadedAgent
+    provider: UserSimulatorProvider
+    num_runs: int = 1
+    #: The cases at once adapt to the model's quota (``model_quota``'s plugin takes part).
+    adaptive: bool = False
+    run_config: RunConfig | None = None
+    recorder: SpanRecorder | None = None
+    probe: ModelProbe = field(default_factory=ModelProbe)
+
+    @classmethod
+    def for_agent(
+        cls,
+        agent: LoadedAgent,
+        *,
+        num_runs: int = 1,
+        adaptive: bool = False,
+        user_simulator_config: dict[str, Any] | None = None,
+        record_spans: bool = False,
+    ) -> CaseContext:
+        recorder = None
+        if record_spans:
+            from .spans import SpanRecorder  # OpenTelemetry's SDK, which google-adk brings
+
+            recorder = SpanRecorder.install()
+        return cls(
+            agent,
+            simulator_provider(user_simulator_config),
+            num_runs,
+            adaptive,
+            _span_content_config() if record_spans else None,
+            recorder,
+        )
+
+
+async def execute_case(
+    context: CaseContext,
+    case: adk.EvalCase,
+    run: int,
+    quota: CaseQuota,
+    mocks: ToolMocks | None,
+    on_turn: Callable[[], None],
+) -> tuple[CaseRun, str | None]:
+    """Runs one case once, here; returns its run and, when its failure is one every other
+    case would meet (the model cannot be used), the message that stops the run."""
+    result = CaseRun(case.eval_id, run)
+    stops: str | None = None
+    token = CURRENT_CASE.set(quota)
+    recorder = context.recorder
+    scope = recorder.scope(result.key) if recorder else contextlib.nullcontext()
+    try:
+        with scope:
+            history = (case.conversation or [])[: case.history_turns]
+            asked = (
+                case.model_copy(update={"conversation": (case.conversation or [])[len(history) :]})
+                if history
+                else case
+            )
+            result.session, result.ending, result.agents = await run_case(
+                context.agent,
+                to_adk_case(asked),
+                context.provider,
+                session_id_for(case.eval_id, run, context.num_runs),
+                on_turn,
+                context.run_config,
+                history,
+                context.probe,
+                mocks,
+                context.adaptive,
+            )
+    except Exception as exc:  # one case's failure must not stop the others
+        result.error = _failure_text(exc, context.probe)
+        if _stops_the_run(exc, context.probe):
+            # ... but a model no call can reach stops them all, said once.
+            stops = _outage_message(context.agent, result.error)
+        # The reason is reported with the results; the traceback is for --debug.
+        _logger.debug("%s: the agent failed", result.key, exc_info=True)
+    finally:
+        CURRENT_CASE.reset(token)
+    if mocks is not None:
+        result.tool_calls = list(mocks.log)
+    if recorder is not None:
+        result.spans = recorder.take(result.key)
+    return result, stops
+
+
+#: Runs one case once, somewhere (in this process, or a worker's): ``execute_case``'s shape.
+CaseExecutor = Callable[
+    [adk.EvalCase, int, CaseQuota, "ToolMocks | None", Callable[[], None]],
+    Awaitable[tuple[CaseRun, "str | None"]],
+]
+
+
 async def run_agent_cases(
-    agent: LoadedAgent,
+    agent: LoadedAgent | str | Path,
     cases: Sequence[adk.EvalCase],
     *,
     num_runs: int = 1,
@@ -405,26 +506,54 @@ async def run_agent_cases(
     record_spans: bool = False,
     on_progress: AgentProgressCallback | None = None,
     tool_mocks: Callable[[adk.EvalCase], ToolMocks | None] | None = None,
+    workers: WorkerPool | None = None,
 ) -> AgentRunReport:
     """Runs every case ``num_runs`` times, ``concurrency`` runs at a time.
 
     A run that raises is reported with its error and the others go on. With a journal, each
     finished run is kept as it finishes, and runs an interrupted attempt finished are read
-    back instead of being run again.
+    back instead of being run again. With ``workers`` (started, ``agents.workers``), the cases
+    run in those worker processes too, each with the agent loaded from its spec: the cases of
+    every process share the one limit of cases at once.
     """
     if num_runs < 1:
         raise ValueError(f"num_runs must be at least 1, got {num_runs}")
     concurrency = parse_concurrency(concurrency)
-    provider = simulator_provider(user_simulator_config)
-    recorder = None
-    if record_spans:
-        from .spans import SpanRecorder  # OpenTelemetry's SDK, which google-adk brings
+    adaptive = concurrency == AUTO
+    if not isinstance(agent, LoadedAgent):
+        agent = await load_agent(agent)
+    context = CaseContext.for_agent(
+        agent,
+        num_runs=num_runs,
+        adaptive=adaptive,
+        user_simulator_config=user_simulator_config,
+        record_spans=record_spans,
+    )
+    execute: CaseExecutor = functools.partial(execute_case, context)
+    if workers is not None:
+        workers.local = execute
+        execute = workers.execute
+    return await _schedule(
+        execute, cases, num_runs, concurrency, max_concurrency, journal, record_spans,
+        on_progress, tool_mocks,
+    )  # fmt: skip
 
-        recorder = SpanRecorder.install()
-    run_config = _span_content_config() if record_spans else None
+
+async def _schedule(
+    execute: CaseExecutor,
+    cases: Sequence[adk.EvalCase],
+    num_runs: int,
+    concurrency: int | str,
+    max_concurrency: int,
+    journal: AgentJournal | None,
+    record_spans: bool,
+    on_progress: AgentProgressCallback | None,
+    tool_mocks: Callable[[adk.EvalCase], ToolMocks | None] | None,
+) -> AgentRunReport:
+    """Every run of every case through ``execute``, as many at once as the limit allows, the
+    journal read before and written after each."""
     planned = [(case, run) for case in cases for run in range(1, num_runs + 1)]
     progress = AgentProgress(total=len(planned))
-    probe = ModelProbe()
     adaptive = concurrency == AUTO
     limit = limit_for(concurrency, max_concurrency)
 
@@ -445,52 +574,19 @@ async def run_agent_cases(
             return earlier
         async with limit.slot() as place:
             quota = CaseQuota(place)
-            token = CURRENT_CASE.set(quota)
             if adaptive:
                 progress.at_once = limit.limit
-            result = CaseRun(case.eval_id, run)
             mocks = tool_mocks(case) if tool_mocks is not None else None
-            scope = recorder.scope(result.key) if recorder else contextlib.nullcontext()
-            try:
-                with scope:
-                    history = (case.conversation or [])[: case.history_turns]
-                    asked = (
-                        case.model_copy(
-                            update={"conversation": (case.conversation or [])[len(history) :]}
-                        )
-                        if history
-                        else case
-                    )
-                    result.session, result.ending, result.agents = await run_case(
-                        agent,
-                        to_adk_case(asked),
-                        provider,
-                        session_id_for(case.eval_id, run, num_runs),
-                        turned,
-                        run_config,
-                        history,
-                        probe,
-                        mocks,
-                        adaptive,
-                    )
-            except Exception as exc:  # one case's failure must not stop the others
-                result.error = _failure_text(exc, probe)
-                if _stops_the_run(exc, probe) and not outage:
-                    # ... but a model no call can reach stops them all, said once.
-                    outage.append(_outage_message(agent, result.error))
-                # The reason is reported with the results; the traceback is for --debug.
-                _logger.debug("%s: the agent failed", result.key, exc_info=True)
+            result, stops = await execute(case, run, quota, mocks, turned)
+            if result.error is not None:
                 progress.failed += 1
-            if mocks is not None:
-                result.tool_calls = list(mocks.log)
-            if recorder is not None:
-                result.spans = recorder.take(result.key)
+            if stops is not None and not outage:
+                outage.append(stops)
             if result.error is None and journal is not None:
                 journal.record(case, result)
             if result.error is None and not quota.refused:
                 # A case whose model never said "over quota": the limit may rise.
                 place.succeeded(latency=quota.slowest)
-            CURRENT_CASE.reset(token)
             progress.done += 1
             if adaptive:
                 progress.at_once = limit.limit

@@ -108,6 +108,15 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         "--max-concurrency; or a fixed number",
     )
     agent.add_argument(
+        "--agent-processes",
+        type=_concurrency,
+        default="auto",
+        metavar="auto|N",
+        help="processes the cases run in: this one and N-1 workers, each loading the agent, "
+        "one limit of cases at once for all; auto (the default) takes one per 25 case runs, "
+        "up to the cores there are; 1: this process alone",
+    )
+    agent.add_argument(
         "--save-sessions",
         metavar="DIR",
         help="keep each session (ADK's session JSON); run --traces DIR evaluates them again",

@@ -141,6 +141,7 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "num_runs": args.num_runs,
         "agent_concurrency": args.agent_concurrency,
         "max_concurrency": getattr(args, "max_concurrency", None),
+        "agent_processes": args.agent_processes,
         "save_sessions": args.save_sessions,
         "mock_tools": args.mock_tools,
         "real_tools": tuple(t.strip() for t in (args.real_tools or "").split(",") if t.strip()),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._adaptive import DEFAULT_CAP
+from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
 from ..agents import (
     DEFAULT_AGENT_CONCURRENCY,
     AgentJournal,
@@ -22,6 +22,7 @@ from ..agents import (
 )
 from ..agents.saving import save_sessions, save_traces
 from ..agents.tool_mocks import plan_mocks
+from ..agents.workers import WorkerPool, process_count
 from ..formats import adk
 from ..metrics.arguments import ArgRules
 from ..traces.adk_session import session_to_conversation
@@ -40,6 +41,9 @@ class AgentOptions:
     #: Cases at once: "auto" (adapted to the model's quota, up to max_concurrency) or a number.
     concurrency: int | str = DEFAULT_AGENT_CONCURRENCY
     max_concurrency: int = DEFAULT_CAP
+    #: Processes the cases run in: "auto" (one per 25 runs, up to the cores; this one alone
+    #: for a short run or an agent already loaded here) or a number (1: this process alone).
+    processes: int | str = AUTO
     save_sessions: str | Path | None = None
     save_traces: str | Path | None = None
     user_simulator_config: dict[str, Any] | None = None
@@ -74,6 +78,37 @@ async def run_for_candidates(
 ) -> AgentCandidates:
     """Runs the agent on every case of ``eval_set`` and turns the sessions into candidates."""
     agent = options.agent
+    runs = len(eval_set.eval_cases) * options.num_runs
+    # An agent loaded by the caller may hold what they set up in it: it runs here only, unless
+    # they ask for processes, which load it again from its spec.
+    in_place = isinstance(agent, LoadedAgent) and options.processes == AUTO
+    processes = 1 if in_place else process_count(options.processes, runs)
+    workers = None
+    if processes > 1:
+        # Started first: the workers load the agent while this process does.
+        workers = WorkerPool(
+            agent.spec if isinstance(agent, LoadedAgent) else str(agent),
+            processes - 1,
+            num_runs=options.num_runs,
+            adaptive=parse_concurrency(options.concurrency) == AUTO,
+            user_simulator_config=options.user_simulator_config,
+            record_spans=options.save_traces is not None,
+        )
+        await workers.start()
+    try:
+        return await _run_for_candidates(eval_set, options, candidate, agent, workers)
+    finally:
+        if workers is not None:
+            await workers.close()
+
+
+async def _run_for_candidates(
+    eval_set: adk.EvalSet,
+    options: AgentOptions,
+    candidate: str,
+    agent: AgentSource,
+    workers: WorkerPool | None,
+) -> AgentCandidates:
     if not isinstance(agent, LoadedAgent):
         agent = await load_agent(agent)
     mocks = plan_mocks(
@@ -105,6 +140,7 @@ async def run_for_candidates(
         record_spans=options.save_traces is not None,
         on_progress=options.on_progress,
         tool_mocks=mocks.for_case if mocks is not None else None,
+        workers=workers,
     )
     if options.save_sessions is not None:
         save_sessions(report, options.save_sessions)

@@ -686,6 +686,7 @@ class EvaluateOptions(TypedDict, total=False):
     num_runs: int
     agent_concurrency: int | str | None
     max_concurrency: int | None
+    agent_processes: int | str | None
     save_sessions: str | Path | None
     save_traces: str | Path | None
     on_agent_progress: Callable[[Any], None] | None
@@ -767,6 +768,7 @@ def evaluate(
     num_runs: int = 1,
     agent_concurrency: int | str | None = None,
     max_concurrency: int | None = None,
+    agent_processes: int | str | None = None,
     save_sessions: str | Path | None = None,
     save_traces: str | Path | None = None,
     on_agent_progress: Callable[[Any], None] | None = None,
@@ -780,7 +782,8 @@ def evaluate(
 
     ``agent`` (an agent folder as ``adk eval`` takes it, ``module:attribute``, or a
     ``agents.LoadedAgent``) runs the agent on every case first, as ``adk eval`` does, ``num_runs``
-    times each (``agent_concurrency`` runs at a time), and evaluates the sessions it finished as
+    times each (``agent_concurrency`` runs at a time, in ``agent_processes`` processes: ``auto``
+    takes one per 25 runs up to the cores there are), and evaluates the sessions it finished as
     the candidates (``agent``, or ``agent#1`` ... ``agent#N``). A case the agent failed on is
     NOT_EVALUATED with the error. ``save_sessions``/``save_traces`` keep the sessions (ADK's
     JSON) and spans (OTLP JSON) in those folders: ``traces=[folder]`` evaluates them again.
@@ -830,6 +833,7 @@ def evaluate(
             num_runs=num_runs,
             concurrency=agent_concurrency or AgentOptions.concurrency,
             max_concurrency=max_concurrency or AgentOptions.max_concurrency,
+            processes=agent_processes or AgentOptions.processes,
             save_sessions=save_sessions,
             save_traces=save_traces,
             user_simulator_config=loaded_config.user_simulator_config if loaded_config else None,

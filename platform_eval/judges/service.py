@@ -437,7 +437,7 @@ class Judging:
                     except RetryableError as busy:
                         # A quota's 429 says "fewer at once"; a 503 before the model ever
                         # answered says it may be down, which the probe finds out: it does
-                        # not halve the calls a healthy model will take.
+                        # not cut the calls a healthy model will take.
                         if busy.status == 429 or not probe:
                             place.refused(busy.retry_after)
                         raise

@@ -101,7 +101,8 @@ def test_only_the_first_refusal_of_a_round_cuts() -> None:
         return limit
 
     limit = asyncio.run(main())
-    assert limit.cuts == 1 and limit.limit == 8
+    # Cut once, to 0.7 of the 16 under way (not halved: a refused call waits and is asked again).
+    assert limit.cuts == 1 and limit.limit == 11
 
 
 @pytest.mark.parametrize(("given", "expected"), [("auto", AUTO), ("AUTO ", AUTO), ("7", 7), (3, 3)])
@@ -183,8 +184,10 @@ def test_a_probes_503_leaves_the_limit_and_a_503_after_an_answer_cuts_it(
 
 
 def test_a_success_whose_model_slowed_down_holds_the_limit() -> None:
-    """A full round's success raises the limit unless its model latency is more than twice the
-    fastest seen; an agent case reports its slowest model call (None when it made none)."""
+    """After the first cut, a full round's success raises the limit unless its model latency is
+    more than twice the fastest seen; an agent case reports its slowest model call (None when
+    it made none). Before it, in the first climb, only refusals stop the rise: the first calls'
+    times are the process warming up as much as the model's pace."""
 
     async def succeed(limit: AdaptiveLimit, latency: float | None) -> None:
         async with contextlib.AsyncExitStack() as stack:
@@ -192,18 +195,28 @@ def test_a_success_whose_model_slowed_down_holds_the_limit() -> None:
             for place in places:
                 place.succeeded(latency=latency)
 
-    async def main() -> list[int]:
+    async def main() -> tuple[list[int], list[float]]:
         limit = AdaptiveLimit(start=1, cap=32)
-        seen = []
-        for latency in (0.1, 0.12, 0.5, 0.5, 0.15, None):
+        climbing = []
+        for latency in (0.1, 0.5, 0.5):
             await succeed(limit, latency)
-            seen.append(limit.limit)
-        return seen
+            climbing.append(limit.limit)
+        async with limit.slot() as place:
+            place.refused(None)
+        assert limit.cuts == 1 and limit.limit == 1
+        after_a_cut = []
+        for latency in (0.12, 0.5, 0.5, 0.15, None):
+            await succeed(limit, latency)
+            after_a_cut.append(limit._limit)  # the fraction a round adds, not yet a whole call
+        return climbing, after_a_cut
 
-    # A round's last call found the limit full: 0.1 and 0.12 raise it (1 -> 2 -> 3); 0.5 is
-    # five times the fastest: held twice; 0.15 raises it again, and so does a case that made no
-    # model call.
-    assert asyncio.run(main()) == [2, 3, 3, 3, 4, 5]
+    climbing, after_a_cut = asyncio.run(main())
+    # Climbing, the round's last call found the limit full and raises it by one, slow or not.
+    assert climbing == [2, 3, 4]
+    # After the cut (to 1), by 1/limit a round: 0.12 raises it (1 -> 2); 0.5 is five times the
+    # fastest (0.1): held twice; 0.15 raises it again (by 1/2), and so does a case that made
+    # no model call (by 1/2.5).
+    assert after_a_cut == pytest.approx([2.0, 2.0, 2.0, 2.5, 2.9])
 
 
 def test_the_agent_plugin_reports_a_case_s_slowest_model_call(

@@ -1,0 +1,140 @@
+"""A worker process of ``agents.workers``: ``python -m platform_eval.agents._worker``.
+
+It loads the agent its first message names and runs each case it is handed, many at once, as
+``run --agent`` runs them in one process (``running.execute_case``); it says when a case's
+turn ends, when a model call is answered 429 or 503 (the limit of cases at once is held by the
+process that started it), and what each case gave. It ends when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+import warnings
+from typing import IO, Any
+
+from .loading import AgentLoadError, load_agent
+from .model_quota import CaseQuota
+from .running import CaseContext, CaseRun, execute_case
+from .workers import frame, read_frame
+
+
+class _Messenger:
+    """A case's place among the cases at once, as this worker holds it: a refusal is sent to
+    the process that holds the limit."""
+
+    def __init__(self, send: Any, ident: int) -> None:
+        self._send = send
+        self._ident = ident
+
+    def refused_now(self, retry_after: float | None = None) -> None:
+        self._send(("refused", self._ident, retry_after))
+
+
+def _settle(settings: dict[str, Any]) -> None:
+    """This process as the one that started it: its import path and its log levels."""
+    for entry in reversed(settings["sys_path"]):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    levels: dict[str, int] = settings["logging"]
+    logging.basicConfig(
+        level=levels.get("") or logging.WARNING,
+        format="platform-eval: %(levelname)s: %(message)s",
+    )
+    for name, level in levels.items():
+        if name:
+            logging.getLogger(name).setLevel(level)
+    if logging.getLogger().level > logging.DEBUG:
+        # As the command line: google-adk's notices that its evaluators are experimental.
+        warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
+
+
+async def _serve(settings: dict[str, Any], inbox: IO[bytes], channel: IO[bytes]) -> None:
+    loop = asyncio.get_running_loop()
+    messages: asyncio.Queue[Any] = asyncio.Queue()
+
+    def read() -> None:
+        # Blocking reads on a thread: a pipe on stdin is read the same way on every system.
+        while True:
+            try:
+                message = read_frame(inbox)
+            except (EOFError, OSError):
+                message = None
+            loop.call_soon_threadsafe(messages.put_nowait, message)
+            if message is None:
+                return
+
+    threading.Thread(target=read, name="platform-eval-worker-inbox", daemon=True).start()
+
+    def send(message: Any) -> None:
+        channel.write(frame(message))
+        channel.flush()
+
+    try:
+        agent = await load_agent(settings["spec"])
+    except AgentLoadError as exc:
+        send(("failed", type(exc).__name__, str(exc)))
+        return
+    context = CaseContext.for_agent(
+        agent,
+        num_runs=settings["num_runs"],
+        adaptive=settings["adaptive"],
+        user_simulator_config=settings["user_simulator_config"],
+        record_spans=settings["record_spans"],
+    )
+    send(("ready",))
+
+    async def one(ident: int, case: Any, run: int, mocks: Any) -> None:
+        quota = CaseQuota(_Messenger(send, ident))
+        try:
+            result, stops = await execute_case(
+                context, case, run, quota, mocks, lambda: send(("turn", ident))
+            )
+        except Exception as exc:  # ours, not the agent's: still an answer for the case
+            result, stops = CaseRun(case.eval_id, run, error=f"{type(exc).__name__}: {exc}"), None
+        send(("done", ident, result, stops, quota.refused, quota.slowest))
+
+    running: set[asyncio.Task[None]] = set()
+    while (message := await messages.get()) is not None:
+        _, ident, case, run, mocks = message
+        task = asyncio.ensure_future(one(ident, case, run, mocks))
+        running.add(task)
+        task.add_done_callback(running.discard)
+    for task in running:
+        task.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
+
+
+def main() -> int:
+    # Ctrl-C reaches every process of the terminal's group: the process that started this one
+    # decides what stops (it closes stdin, or kills it).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The channel is a copy of stdout taken now; stdout itself becomes stderr, so what the
+    # agent prints cannot fall into the channel.
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inbox = sys.stdin.buffer
+    try:
+        _, settings = read_frame(inbox)
+    except EOFError:
+        return 0
+    _settle(settings)
+    # A broken pipe: the process that started this one is gone, nobody to answer.
+    with contextlib.suppress(BrokenPipeError):
+        asyncio.run(_serve(settings, inbox, channel))
+    # Every answer is sent: the interpreter's teardown of google-adk's modules (most of a
+    # second) is time the run would wait for, with nothing left to do.
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
