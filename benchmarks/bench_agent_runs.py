@@ -23,6 +23,7 @@ every case, at least 3x faster than adk eval at its default, with under 2% of ca
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -105,6 +106,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     bin_dir = Path(sys.executable).parent
+    # Both commands start from compiled modules, as a wheel's install leaves them (pip compiles
+    # google-adk's at install; an editable checkout run where PYTHONDONTWRITEBYTECODE is set
+    # would compile ours again in every process, the worker processes among them).
+    compileall.compile_dir(str(HERE.parent / "platform_eval"), quiet=1)
     with (
         tempfile.TemporaryDirectory() as tmp,
         fake_gemini(travel_rule, delay=args.latency_ms / 1000, quota=args.quota) as fake,
