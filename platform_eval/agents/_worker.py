@@ -80,13 +80,7 @@ async def _serve(settings: dict[str, Any], inbox: IO[bytes], channel: IO[bytes])
     except AgentLoadError as exc:
         send(("failed", type(exc).__name__, str(exc)))
         return
-    context = CaseContext.for_agent(
-        agent,
-        num_runs=settings["num_runs"],
-        adaptive=settings["adaptive"],
-        user_simulator_config=settings["user_simulator_config"],
-        record_spans=settings["record_spans"],
-    )
+    context = CaseContext.for_agent(agent, settings["cases"])
     send(("ready",))
 
     async def one(ident: int, case: Any, run: int, mocks: Any) -> None:

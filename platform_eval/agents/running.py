@@ -397,6 +397,18 @@ def _outage_message(agent: LoadedAgent, error: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class CaseSettings:
+    """What every run of one evaluation's cases shares, in whichever process it runs."""
+
+    num_runs: int = 1
+    #: The cases at once adapt to the model's quota (``model_quota``'s plugin takes part).
+    adaptive: bool = False
+    user_simulator_config: dict[str, Any] | None = None
+    #: Keep each run's OpenTelemetry spans (``--save-traces``).
+    record_spans: bool = False
+
+
 @dataclass
 class CaseContext:
     """What running a case needs in this process: the agent loaded here, the user simulators,
@@ -404,34 +416,24 @@ class CaseContext:
 
     agent: LoadedAgent
     provider: UserSimulatorProvider
-    num_runs: int = 1
-    #: The cases at once adapt to the model's quota (``model_quota``'s plugin takes part).
-    adaptive: bool = False
+    settings: CaseSettings = field(default_factory=CaseSettings)
     run_config: RunConfig | None = None
     recorder: SpanRecorder | None = None
     probe: ModelProbe = field(default_factory=ModelProbe)
 
     @classmethod
-    def for_agent(
-        cls,
-        agent: LoadedAgent,
-        *,
-        num_runs: int = 1,
-        adaptive: bool = False,
-        user_simulator_config: dict[str, Any] | None = None,
-        record_spans: bool = False,
-    ) -> CaseContext:
+    def for_agent(cls, agent: LoadedAgent, settings: CaseSettings | None = None) -> CaseContext:
+        settings = settings or CaseSettings()
         recorder = None
-        if record_spans:
+        if settings.record_spans:
             from .spans import SpanRecorder  # OpenTelemetry's SDK, which google-adk brings
 
             recorder = SpanRecorder.install()
         return cls(
             agent,
-            simulator_provider(user_simulator_config),
-            num_runs,
-            adaptive,
-            _span_content_config() if record_spans else None,
+            simulator_provider(settings.user_simulator_config),
+            settings,
+            _span_content_config() if settings.record_spans else None,
             recorder,
         )
 
@@ -463,13 +465,13 @@ async def execute_case(
                 context.agent,
                 to_adk_case(asked),
                 context.provider,
-                session_id_for(case.eval_id, run, context.num_runs),
+                session_id_for(case.eval_id, run, context.settings.num_runs),
                 on_turn,
                 context.run_config,
                 history,
                 context.probe,
                 mocks,
-                context.adaptive,
+                context.settings.adaptive,
             )
     except Exception as exc:  # one case's failure must not stop the others
         result.error = _failure_text(exc, context.probe)
@@ -523,11 +525,7 @@ async def run_agent_cases(
     if not isinstance(agent, LoadedAgent):
         agent = await load_agent(agent)
     context = CaseContext.for_agent(
-        agent,
-        num_runs=num_runs,
-        adaptive=adaptive,
-        user_simulator_config=user_simulator_config,
-        record_spans=record_spans,
+        agent, CaseSettings(num_runs, adaptive, user_simulator_config, record_spans)
     )
     execute: CaseExecutor = functools.partial(execute_case, context)
     if workers is not None:

@@ -32,7 +32,7 @@ from .._adaptive import AUTO
 from ..formats import adk
 from .loading import AdkMissingError, AgentLoadError
 from .model_quota import CaseQuota
-from .running import CaseExecutor, CaseRun
+from .running import CaseExecutor, CaseRun, CaseSettings
 from .tool_mocks import ToolMocks
 
 #: ``--agent-processes auto``: a process per this many case runs, up to the cores there are
@@ -215,16 +215,7 @@ class WorkerPool:
     """``workers`` worker processes running one agent's cases beside this process (see the
     module), started before this process loads the agent, so that both load it at once."""
 
-    def __init__(
-        self,
-        spec: str,
-        workers: int,
-        *,
-        num_runs: int = 1,
-        adaptive: bool = False,
-        user_simulator_config: dict[str, Any] | None = None,
-        record_spans: bool = False,
-    ) -> None:
+    def __init__(self, spec: str, workers: int, settings: CaseSettings | None = None) -> None:
         #: Runs a case here (``running.execute_case`` with this process's agent): set by
         #: ``run_agent_cases`` once it is loaded.
         self.local: CaseExecutor | None = None
@@ -232,10 +223,7 @@ class WorkerPool:
         self._wanted = workers
         self._settings: dict[str, Any] = {
             "spec": spec,
-            "num_runs": num_runs,
-            "adaptive": adaptive,
-            "user_simulator_config": user_simulator_config,
-            "record_spans": record_spans,
+            "cases": settings or CaseSettings(),
             "sys_path": list(sys.path),
             "logging": _logging_levels(),
         }

@@ -20,6 +20,7 @@ from ..agents import (
     load_agent,
     run_agent_cases,
 )
+from ..agents.running import CaseSettings
 from ..agents.saving import save_sessions, save_traces
 from ..agents.tool_mocks import plan_mocks
 from ..agents.workers import WorkerPool, process_count
@@ -86,14 +87,14 @@ async def run_for_candidates(
     workers = None
     if processes > 1:
         # Started first: the workers load the agent while this process does.
-        workers = WorkerPool(
-            agent.spec if isinstance(agent, LoadedAgent) else str(agent),
-            processes - 1,
-            num_runs=options.num_runs,
-            adaptive=parse_concurrency(options.concurrency) == AUTO,
-            user_simulator_config=options.user_simulator_config,
-            record_spans=options.save_traces is not None,
+        settings = CaseSettings(
+            options.num_runs,
+            parse_concurrency(options.concurrency) == AUTO,
+            options.user_simulator_config,
+            options.save_traces is not None,
         )
+        spec = agent.spec if isinstance(agent, LoadedAgent) else str(agent)
+        workers = WorkerPool(spec, processes - 1, settings)
         await workers.start()
     try:
         return await _run_for_candidates(eval_set, options, candidate, agent, workers)

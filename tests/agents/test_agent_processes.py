@@ -21,7 +21,7 @@ from fake_gemini import FakeGemini
 
 from platform_eval.agents import CaseRun, load_agent
 from platform_eval.agents.model_quota import CaseQuota
-from platform_eval.agents.running import CaseContext, execute_case
+from platform_eval.agents.running import CaseContext, CaseSettings, execute_case
 from platform_eval.agents.tool_mocks import ToolMocks, plan_mocks
 from platform_eval.agents.workers import RUNS_PER_PROCESS, WorkerPool, process_count
 from platform_eval.cli import main
@@ -46,12 +46,14 @@ def _cases() -> list[adk.EvalCase]:
 
 
 def _in_worker(
-    body: Callable[[WorkerPool], Awaitable[Any]], spec: str = "agents/travel_agent", **settings: Any
+    body: Callable[[WorkerPool], Awaitable[Any]],
+    spec: str = "agents/travel_agent",
+    settings: CaseSettings | None = None,
 ) -> Any:
     """``body`` with a pool of one worker that has loaded the agent; no case runs here."""
 
     async def main() -> Any:
-        pool = WorkerPool(spec, 1, **settings)  # no ``local``: every case goes to the worker
+        pool = WorkerPool(spec, 1, settings)  # no ``local``: every case goes to the worker
         await pool.start()
         try:
             await asyncio.wait_for(pool._workers[0].ready, 120)
@@ -132,6 +134,7 @@ def _nothing() -> None:
     pass
 
 
+@pytest.mark.slow  # a worker process of its own: CI runs it
 def test_mocked_tools_answer_in_the_worker_and_their_calls_come_back(
     project: FakeGemini,
 ) -> None:
@@ -153,6 +156,7 @@ def test_mocked_tools_answer_in_the_worker_and_their_calls_come_back(
     assert run.tool_calls == [("get_weather", '{"city": "Paris"}', "mocked")]
 
 
+@pytest.mark.slow  # a worker process of its own: CI runs it
 def test_a_quota_refusal_in_a_worker_reaches_the_limit_held_here(project: FakeGemini) -> None:
     """The model takes two calls at once; once it has answered (before, a 429 is the probe's to
     retry), four cases at once in the worker meet its 429s, and each is sent back to the
@@ -173,7 +177,7 @@ def test_a_quota_refusal_in_a_worker_reaches_the_limit_held_here(project: FakeGe
             )
         )
 
-    answers = _in_worker(there, adaptive=True)
+    answers = _in_worker(there, settings=CaseSettings(adaptive=True))
     assert all(run.error is None for run, _ in answers)
     refusals = sum(len(place.refusals) for place in places)
     assert refusals > 0 and refusals == sum(quota.refused for quota in quotas)
