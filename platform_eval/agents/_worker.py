@@ -112,7 +112,11 @@ def main() -> int:
     # agent prints cannot fall into the channel.
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    inbox = sys.stdin.buffer
+    # The same for stdin: an agent that reads it (input()) finds it empty, not the messages.
+    inbox = os.fdopen(os.dup(0), "rb")
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
     try:
         _, settings = read_frame(inbox)
     except EOFError:

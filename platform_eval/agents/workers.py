@@ -38,8 +38,10 @@ from .tool_mocks import ToolMocks
 #: ``--agent-processes auto``: a process per this many case runs, up to the cores there are
 #: and ``MAX_AUTO_PROCESSES``; fewer runs than two processes' worth run in this one alone (a
 #: worker costs a second or two of a core to start, which a short run does not earn back).
+#: Four at most: each holds the agent and google-adk (a hundred MB or more), and a few keep
+#: a model quota busy; a number asks for more.
 RUNS_PER_PROCESS = 25
-MAX_AUTO_PROCESSES = 8
+MAX_AUTO_PROCESSES = 4
 #: How long a worker has to end once its stdin closes before it is killed.
 _CLOSE_SECONDS = 5.0
 

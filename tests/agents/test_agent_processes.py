@@ -23,7 +23,12 @@ from platform_eval.agents import CaseRun, load_agent
 from platform_eval.agents.model_quota import CaseQuota
 from platform_eval.agents.running import CaseContext, CaseSettings, execute_case
 from platform_eval.agents.tool_mocks import ToolMocks, plan_mocks
-from platform_eval.agents.workers import RUNS_PER_PROCESS, WorkerPool, process_count
+from platform_eval.agents.workers import (
+    MAX_AUTO_PROCESSES,
+    RUNS_PER_PROCESS,
+    WorkerPool,
+    process_count,
+)
 from platform_eval.cli import main
 from platform_eval.formats import adk
 from platform_eval.formats.load import load_eval_set
@@ -88,11 +93,13 @@ def project(agent_project: FakeGemini) -> Iterator[FakeGemini]:
 
 
 def test_auto_takes_a_process_per_25_runs_up_to_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("platform_eval.agents.workers.usable_cores", lambda: 4)
+    monkeypatch.setattr("platform_eval.agents.workers.usable_cores", lambda: 3)
     assert process_count("auto", 2 * RUNS_PER_PROCESS - 1) == 1
     assert process_count("auto", 2 * RUNS_PER_PROCESS) == 2
-    assert process_count("auto", 10_000) == 4  # the cores
-    assert process_count(3, 1) == 3  # a number chosen is taken as it is
+    assert process_count("auto", 10_000) == 3  # the cores
+    monkeypatch.setattr("platform_eval.agents.workers.usable_cores", lambda: 64)
+    assert process_count("auto", 10_000) == MAX_AUTO_PROCESSES == 4
+    assert process_count(12, 1) == 12  # a number chosen is taken as it is
 
 
 def test_a_case_run_in_a_worker_gives_what_it_gives_here(project: FakeGemini) -> None:
@@ -194,7 +201,7 @@ def _write_agent(folder: Path, extra: str) -> None:
 
 
 @pytest.mark.slow  # a worker process of its own: CI runs it
-def test_what_the_agent_prints_does_not_break_the_channel(
+def test_what_the_agent_prints_or_reads_does_not_break_the_channel(
     project: FakeGemini, capfd: pytest.CaptureFixture[str]
 ) -> None:
     _write_agent(
@@ -202,6 +209,7 @@ def test_what_the_agent_prints_does_not_break_the_channel(
         """
         import sys
         print("loading the agent", flush=True)
+        assert sys.stdin.read() == ""  # not the messages: those come on a copy of it
         sys.stdout.buffer.write(b"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x09 not a frame\\n")
         sys.stdout.flush()
         _quiet = get_weather
@@ -275,9 +283,20 @@ def test_a_worker_that_cannot_load_the_agent_is_said_and_the_cases_run_here(
     _write_agent(
         Path("picky_agent"),
         """
-        import os
+        import os, pathlib, time
         if os.getpid() != int(os.environ["TEST_PARENT_PID"]):
+            pathlib.Path("worker-tried").touch()
             raise RuntimeError("only in the first process")
+        _quiet = get_weather
+        def get_weather(city: str) -> dict:
+            '''Returns today's forecast for a city.'''
+            # Until the worker has failed (whatever the machine's load), and its news is in.
+            deadline = time.monotonic() + 120
+            while not pathlib.Path("worker-tried").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)
+            return _quiet(city)
+        root_agent.tools[0] = get_weather
         """,
     )
     os.environ["TEST_PARENT_PID"] = str(os.getpid())
@@ -397,6 +416,9 @@ def test_ctrl_c_leaves_no_worker_behind_and_the_finished_runs_resume(
                 poll_interval=0.05,
             )
         assert _our_workers() == []
+        # The third run's end stopped the run; a run that ended in the same moment is kept too.
+        kept = len(list((tmp_path / ".platform-eval" / "agent-runs").rglob("*.json")))
+        assert 3 <= kept < 16
         evaluation = jobs.evaluate(
             target.client,
             "agents/travel.evalset.json",
@@ -406,5 +428,5 @@ def test_ctrl_c_leaves_no_worker_behind_and_the_finished_runs_resume(
             agent_processes=2,
             poll_interval=0.05,
         )
-    assert evaluation.agent_runs.resumed == 3
+    assert evaluation.agent_runs.resumed == kept
     assert len(evaluation.results) == 4 and _our_workers() == []
