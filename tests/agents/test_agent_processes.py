@@ -164,6 +164,39 @@ def test_mocked_tools_answer_in_the_worker_and_their_calls_come_back(
 
 
 @pytest.mark.slow  # a worker process of its own: CI runs it
+def test_a_worker_records_each_run_s_spans_with_save_traces(project: FakeGemini) -> None:
+    """--save-traces in a worker: each case's spans come back with it, as OTLP JSON, its model
+    calls and tool calls among them, and what the traces reader makes of them is the case's
+    conversation."""
+    from platform_eval.traces import load_conversations
+
+    cases = [c for c in _cases() if c.eval_id == "weather_paris"]
+
+    async def there(pool: WorkerPool) -> tuple[CaseRun, str | None]:
+        return await pool.execute(cases[0], 1, CaseQuota(_Place()), None, _nothing)
+
+    run, _ = _in_worker(there, settings=CaseSettings(record_spans=True))
+    assert run.error is None and run.spans is not None
+    names = [
+        span["name"]
+        for resource in run.spans["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    ]
+    assert any(name.startswith("execute_tool get_weather") for name in names), names
+    Path("spans.otlp.json").write_text(json.dumps(run.spans))
+    [conversation] = load_conversations("spans.otlp.json")
+    texts = [
+        part.text
+        for turn in conversation.agent_data.turns or []
+        for event in turn.events or []
+        for part in (event.content.parts if event.content else None) or []
+        if part.text
+    ]
+    assert texts[-1] == "The weather in Paris is sunny."
+
+
+@pytest.mark.slow  # a worker process of its own: CI runs it
 def test_a_quota_refusal_in_a_worker_reaches_the_limit_held_here(project: FakeGemini) -> None:
     """The model takes two calls at once; once it has answered (before, a 429 is the probe's to
     retry), four cases at once in the worker meet its 429s, and each is sent back to the
