@@ -47,8 +47,8 @@ class Target:
 
     @property
     def poll_interval(self) -> float:
-        # A local run finishes in moments (its waits grow to 5x this: a local poll is a
-        # millisecond's read); the service's take minutes.
+        # A local run finishes in moments, and a local poll is a millisecond's read (the waits
+        # grow from this); the service's take minutes.
         return 0.05 if self.computes_locally else 2.0
 
 

@@ -78,7 +78,7 @@ async def _serve(settings: dict[str, Any], inbox: IO[bytes], channel: IO[bytes])
     try:
         agent = await load_agent(settings["spec"])
     except AgentLoadError as exc:
-        send(("failed", type(exc).__name__, str(exc)))
+        send(("failed", str(exc)))
         return
     context = CaseContext.for_agent(agent, settings["cases"])
     send(("ready",))

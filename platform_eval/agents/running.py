@@ -524,13 +524,14 @@ async def run_agent_cases(
     adaptive = concurrency == AUTO
     if not isinstance(agent, LoadedAgent):
         agent = await load_agent(agent)
-    context = CaseContext.for_agent(
-        agent, CaseSettings(num_runs, adaptive, user_simulator_config, record_spans)
-    )
-    execute: CaseExecutor = functools.partial(execute_case, context)
+    settings = CaseSettings(num_runs, adaptive, user_simulator_config, record_spans)
+    if workers is not None and workers.settings != settings:
+        # A worker's case would run otherwise than this process's: a session id, a simulator
+        # or spans that differ by where the case ran.
+        raise ValueError(f"the workers were started with {workers.settings}, not {settings}")
+    execute: CaseExecutor = functools.partial(execute_case, CaseContext.for_agent(agent, settings))
     if workers is not None:
-        workers.local = execute
-        execute = workers.execute
+        execute = workers.executor(execute)
     return await _schedule(
         execute, cases, num_runs, concurrency, max_concurrency, journal, record_spans,
         on_progress, tool_mocks,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import pickle
@@ -30,7 +31,7 @@ from typing import IO, Any
 
 from .._adaptive import AUTO
 from ..formats import adk
-from .loading import AdkMissingError, AgentLoadError
+from .loading import AgentLoadError
 from .model_quota import CaseQuota
 from .running import CaseExecutor, CaseRun, CaseSettings
 from .tool_mocks import ToolMocks
@@ -180,9 +181,7 @@ class _Worker:
             self.ready.set_result(None)
             return
         if kind == "failed":
-            _, error, text = message
-            failure = AdkMissingError if error == AdkMissingError.__name__ else AgentLoadError
-            self.ready.set_exception(failure(text))
+            self.ready.set_exception(AgentLoadError(message[1]))
             return
         pending = self.pending.get(message[1])
         if pending is None:
@@ -218,14 +217,13 @@ class WorkerPool:
     module), started before this process loads the agent, so that both load it at once."""
 
     def __init__(self, spec: str, workers: int, settings: CaseSettings | None = None) -> None:
-        #: Runs a case here (``running.execute_case`` with this process's agent): set by
-        #: ``run_agent_cases`` once it is loaded.
-        self.local: CaseExecutor | None = None
+        #: What every case shares: the runs that use this pool must run theirs with the same.
+        self.settings = settings or CaseSettings()
         self._local_cases = 0
         self._wanted = workers
         self._settings: dict[str, Any] = {
             "spec": spec,
-            "cases": settings or CaseSettings(),
+            "cases": self.settings,
             "sys_path": list(sys.path),
             "logging": _logging_levels(),
         }
@@ -250,27 +248,33 @@ class WorkerPool:
                 )
                 return
 
-    async def execute(
+    def executor(self, local: CaseExecutor | None) -> CaseExecutor:
+        """Runs each case where the fewest are under way: a worker that has loaded the agent,
+        or ``local`` here (``running.execute_case`` with this process's agent; None: the
+        workers alone). This process also serves the run: a tie goes to the worker."""
+        return functools.partial(self._execute, local)
+
+    async def _execute(
         self,
+        local: CaseExecutor | None,
         case: adk.EvalCase,
         run: int,
         quota: CaseQuota,
         mocks: ToolMocks | None,
         on_turn: Callable[[], None],
     ) -> tuple[CaseRun, str | None]:
-        """Runs the case where the fewest cases are under way: a worker that has loaded the
-        agent, or here (which also serves the run: a tie goes to the worker)."""
         ready = [
             w
             for w in self._workers
             if w.gone is None and w.ready.done() and not w.ready.exception()
         ]
         worker = min(ready, key=lambda w: len(w.pending), default=None)
-        local = self.local
-        if worker is not None and (local is None or len(worker.pending) <= self._local_cases):
-            return await worker.execute(case, run, quota, mocks, on_turn)
         if local is None:
-            raise RuntimeError("WorkerPool.local is not set: run_agent_cases sets it")
+            if worker is None:
+                return CaseRun(case.eval_id, run, error="no worker process has the agent"), None
+            return await worker.execute(case, run, quota, mocks, on_turn)
+        if worker is not None and len(worker.pending) <= self._local_cases:
+            return await worker.execute(case, run, quota, mocks, on_turn)
         self._local_cases += 1
         try:
             return await local(case, run, quota, mocks, on_turn)

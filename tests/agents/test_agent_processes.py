@@ -21,7 +21,7 @@ from fake_gemini import FakeGemini
 
 from platform_eval.agents import CaseRun, load_agent
 from platform_eval.agents.model_quota import CaseQuota
-from platform_eval.agents.running import CaseContext, CaseSettings, execute_case
+from platform_eval.agents.running import CaseContext, CaseExecutor, CaseSettings, execute_case
 from platform_eval.agents.tool_mocks import ToolMocks, plan_mocks
 from platform_eval.agents.workers import (
     MAX_AUTO_PROCESSES,
@@ -51,18 +51,18 @@ def _cases() -> list[adk.EvalCase]:
 
 
 def _in_worker(
-    body: Callable[[WorkerPool], Awaitable[Any]],
+    body: Callable[[CaseExecutor], Awaitable[Any]],
     spec: str = "agents/travel_agent",
     settings: CaseSettings | None = None,
 ) -> Any:
     """``body`` with a pool of one worker that has loaded the agent; no case runs here."""
 
     async def main() -> Any:
-        pool = WorkerPool(spec, 1, settings)  # no ``local``: every case goes to the worker
+        pool = WorkerPool(spec, 1, settings)
         await pool.start()
         try:
             await asyncio.wait_for(pool._workers[0].ready, 120)
-            return await body(pool)
+            return await body(pool.executor(None))  # no local: every case to the worker
         finally:
             await pool.close()
 
@@ -114,11 +114,11 @@ def test_a_case_run_in_a_worker_gives_what_it_gives_here(project: FakeGemini) ->
             runs.append(run)
         return runs
 
-    async def there(pool: WorkerPool) -> list[CaseRun]:
+    async def there(execute: CaseExecutor) -> list[CaseRun]:
         turns: list[str] = []
         answers = await asyncio.gather(
             *(
-                pool.execute(case, 1, CaseQuota(_Place()), None, lambda: turns.append("turn"))
+                execute(case, 1, CaseQuota(_Place()), None, lambda: turns.append("turn"))
                 for case in cases
             )
         )
@@ -152,9 +152,9 @@ def test_mocked_tools_answer_in_the_worker_and_their_calls_come_back(
     plan = plan_mocks("mocks.json", cases)
     assert plan is not None
 
-    async def there(pool: WorkerPool) -> tuple[CaseRun, str | None]:
+    async def there(execute: CaseExecutor) -> tuple[CaseRun, str | None]:
         mocks: ToolMocks = plan.for_case(cases[0])
-        return await pool.execute(cases[0], 1, CaseQuota(_Place()), mocks, _nothing)
+        return await execute(cases[0], 1, CaseQuota(_Place()), mocks, _nothing)
 
     run, _ = _in_worker(there)
     assert run.error is None and run.session is not None
@@ -172,8 +172,8 @@ def test_a_worker_records_each_run_s_spans_with_save_traces(project: FakeGemini)
 
     cases = [c for c in _cases() if c.eval_id == "weather_paris"]
 
-    async def there(pool: WorkerPool) -> tuple[CaseRun, str | None]:
-        return await pool.execute(cases[0], 1, CaseQuota(_Place()), None, _nothing)
+    async def there(execute: CaseExecutor) -> tuple[CaseRun, str | None]:
+        return await execute(cases[0], 1, CaseQuota(_Place()), None, _nothing)
 
     run, _ = _in_worker(there, settings=CaseSettings(record_spans=True))
     assert run.error is None and run.spans is not None
@@ -207,12 +207,12 @@ def test_a_quota_refusal_in_a_worker_reaches_the_limit_held_here(project: FakeGe
     places = [_Place() for _ in cases]
     quotas = [CaseQuota(place) for place in places]
 
-    async def there(pool: WorkerPool) -> list[tuple[CaseRun, str | None]]:
-        first, _ = await pool.execute(cases[0], 2, CaseQuota(_Place()), None, _nothing)
+    async def there(execute: CaseExecutor) -> list[tuple[CaseRun, str | None]]:
+        first, _ = await execute(cases[0], 2, CaseQuota(_Place()), None, _nothing)
         assert first.error is None
         return await asyncio.gather(
             *(
-                pool.execute(case, 1, quota, None, _nothing)
+                execute(case, 1, quota, None, _nothing)
                 for case, quota in zip(cases, quotas, strict=True)
             )
         )
@@ -255,8 +255,8 @@ def test_what_the_agent_prints_or_reads_does_not_break_the_channel(
     )
     cases = [c for c in _cases() if c.eval_id == "weather_paris"]
 
-    async def there(pool: WorkerPool) -> tuple[CaseRun, str | None]:
-        return await pool.execute(cases[0], 1, CaseQuota(_Place()), None, _nothing)
+    async def there(execute: CaseExecutor) -> tuple[CaseRun, str | None]:
+        return await execute(cases[0], 1, CaseQuota(_Place()), None, _nothing)
 
     run, _ = _in_worker(there, spec="loud_agent")
     assert run.error is None and run.session is not None
@@ -288,16 +288,12 @@ def test_a_worker_that_dies_fails_only_its_cases_and_the_rest_run_here(
     async def main() -> tuple[CaseRun, CaseRun, bool]:
         pool = WorkerPool("fragile_agent", 1)
         context = CaseContext.for_agent(await load_agent("fragile_agent"))
-        pool.local = lambda *given: execute_case(context, *given)
+        execute = pool.executor(lambda *given: execute_case(context, *given))
         await pool.start()
         try:
             await asyncio.wait_for(pool._workers[0].ready, 120)
-            oslo, _ = await pool.execute(
-                cases["weather_oslo"], 1, CaseQuota(_Place()), None, _nothing
-            )
-            paris, _ = await pool.execute(
-                cases["weather_paris"], 1, CaseQuota(_Place()), None, _nothing
-            )
+            oslo, _ = await execute(cases["weather_oslo"], 1, CaseQuota(_Place()), None, _nothing)
+            paris, _ = await execute(cases["weather_paris"], 1, CaseQuota(_Place()), None, _nothing)
             return oslo, paris, pool._workers[0].gone is not None
         finally:
             await pool.close()
@@ -436,30 +432,25 @@ def test_ctrl_c_leaves_no_worker_behind_and_the_finished_runs_resume(
 
     stopped: list[bool] = []
     with connect(db=tmp_path / "store.sqlite") as target:
-        with pytest.raises(KeyboardInterrupt):
-            jobs.evaluate(
+
+        def evaluate(**extra: Any) -> Any:
+            return jobs.evaluate(
                 target.client,
                 "agents/travel.evalset.json",
                 config="eval_config.json",
                 agent="agents/travel_agent",
                 num_runs=4,
                 agent_processes=2,
-                agent_concurrency=2,
-                on_agent_progress=stop_after_three,
                 poll_interval=0.05,
+                **extra,
             )
+
+        with pytest.raises(KeyboardInterrupt):
+            evaluate(agent_concurrency=2, on_agent_progress=stop_after_three)
         assert _our_workers() == []
         # The third run's end stopped the run; a run that ended in the same moment is kept too.
         kept = len(list((tmp_path / ".platform-eval" / "agent-runs").rglob("*.json")))
         assert 3 <= kept < 16
-        evaluation = jobs.evaluate(
-            target.client,
-            "agents/travel.evalset.json",
-            config="eval_config.json",
-            agent="agents/travel_agent",
-            num_runs=4,
-            agent_processes=2,
-            poll_interval=0.05,
-        )
+        evaluation = evaluate()
     assert evaluation.agent_runs.resumed == kept
     assert len(evaluation.results) == 4 and _our_workers() == []
