@@ -4,7 +4,9 @@ A case's time is mostly google-adk's and google-genai's Python (building request
 answers, events and sessions): one process runs it on one core, however many cases wait on the
 model at once. Here N-1 worker processes each load the agent from its spec, as ``run --agent``
 loads it, and run the cases they are handed, many at once, beside this process, which runs
-cases too (from the start: a worker joins once it has loaded the agent). This process keeps
+cases too. Cases go to a worker from the start (they wait in its pipe while it loads the
+agent; the command starts its workers before it imports the rest of itself: ``_standby``), and
+a worker that cannot load the agent gives its cases back to this process. This process keeps
 what is shared: the one limit of cases at once (a 429 in any process cuts it for all), the
 journal, the progress line and the report. What a worker's case needs (the case, its tool
 mocks) is sent with it, and what it gives back (its session, spans, tool calls, why it failed)
@@ -27,34 +29,23 @@ import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any
+from subprocess import Popen
+from typing import IO, Any, Protocol
 
+from .. import _standby
 from .._adaptive import AUTO
+from .._standby import MAX_AUTO_PROCESSES, RUNS_PER_PROCESS, usable_cores
 from ..formats import adk
 from .loading import AgentLoadError
 from .model_quota import CaseQuota
 from .running import CaseExecutor, CaseRun, CaseSettings
 from .tool_mocks import ToolMocks
 
-#: ``--agent-processes auto``: a process per this many case runs, up to the cores there are
-#: and ``MAX_AUTO_PROCESSES``; fewer runs than two processes' worth run in this one alone (a
-#: worker costs a second or two of a core to start, which a short run does not earn back).
-#: Four at most: each holds the agent and google-adk (a hundred MB or more), and a few keep
-#: a model quota busy; a number asks for more.
-RUNS_PER_PROCESS = 25
-MAX_AUTO_PROCESSES = 4
 #: How long a worker has to end once its stdin closes before it is killed.
 _CLOSE_SECONDS = 5.0
 
 _HEADER = struct.Struct(">Q")
 _logger = logging.getLogger("platform_eval.agents")
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the system says)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
 
 
 def process_count(choice: int | str, runs: int) -> int:
@@ -103,10 +94,62 @@ class _Pending:
     answer: asyncio.Future[tuple[CaseRun, str | None]]
 
 
+class _Process(Protocol):
+    """What the pool uses of a worker's process: asyncio's, or one ``_standby`` started."""
+
+    stdin: asyncio.StreamWriter | None
+    stdout: asyncio.StreamReader | None
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+class _Adopted:
+    """A worker ``_standby`` started before this event loop ran: its pipes read and written
+    through the loop, its exit waited for on a thread (no child watcher knows it)."""
+
+    def __init__(
+        self, popen: Popen[bytes], stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader
+    ) -> None:
+        self._popen = popen
+        self.stdin: asyncio.StreamWriter | None = stdin
+        self.stdout: asyncio.StreamReader | None = stdout
+
+    @classmethod
+    async def of(cls, popen: Popen[bytes]) -> _Adopted:
+        assert popen.stdin is not None and popen.stdout is not None
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), popen.stdout)
+        # asyncio's own subprocess writer is a StreamWriter over this protocol.
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, popen.stdin
+        )
+        return cls(popen, asyncio.StreamWriter(transport, protocol, None, loop), reader)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> int:
+        return await asyncio.to_thread(self._popen.wait)
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+
+class WorkerLoadError(Exception):
+    """The worker could not load the agent, so it ran none of the cases it was handed."""
+
+
 class _Worker:
     """One worker process and the case runs it has been handed."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: _Process) -> None:
         self.process = process
         self.pending: dict[int, _Pending] = {}
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -116,14 +159,19 @@ class _Worker:
         self._reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def spawn(cls, settings: dict[str, Any]) -> _Worker:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "platform_eval.agents._worker",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
+    async def spawn(cls, settings: dict[str, Any], started: Popen[bytes] | None = None) -> _Worker:
+        """A worker given ``settings``: ``started`` (by ``_standby``), or one started now, in
+        a session of its own as ``_standby`` starts them (Ctrl-C is this process's to take)."""
+        process: _Process
+        if started is not None:
+            process = await _Adopted.of(started)
+        else:
+            process = await asyncio.create_subprocess_exec(
+                *_standby.worker_command(),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                start_new_session=os.name == "posix",
+            )
         worker = cls(process)
         await worker._send(("start", settings))
         return worker
@@ -171,9 +219,18 @@ class _Worker:
         if not self.ready.done():
             self.ready.set_exception(AgentLoadError(self.gone))
         for pending in list(self.pending.values()):
-            if not pending.answer.done():
+            if pending.answer.done():
+                continue
+            if self.failed_to_load:
+                pending.answer.set_exception(WorkerLoadError(self.gone))
+            else:
                 failed = CaseRun(pending.case.eval_id, pending.run, error=self.gone)
                 pending.answer.set_result((failed, None))
+
+    @property
+    def failed_to_load(self) -> bool:
+        """The worker will run no case: it could not load the agent (or stopped first)."""
+        return self.ready.done() and self.ready.exception() is not None
 
     def _take(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
@@ -231,10 +288,12 @@ class WorkerPool:
         self._watch: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Starts the workers; cases run here until each has loaded the agent. One that cannot
-        is said once (a warning) and takes no case."""
-        for _ in range(self._wanted):
-            self._workers.append(await _Worker.spawn(self._settings))
+        """Starts the workers (takes over those ``_standby`` started with the command). One
+        that cannot load the agent is said once (a warning); the cases it held run here."""
+        started = _standby.take(self._wanted)
+        for index in range(self._wanted):
+            begun = started[index] if index < len(started) else None
+            self._workers.append(await _Worker.spawn(self._settings, begun))
         self._watch = asyncio.ensure_future(self._watch_starts(list(self._workers)))
 
     @staticmethod
@@ -249,9 +308,10 @@ class WorkerPool:
                 return
 
     def executor(self, local: CaseExecutor | None) -> CaseExecutor:
-        """Runs each case where the fewest are under way: a worker that has loaded the agent,
-        or ``local`` here (``running.execute_case`` with this process's agent; None: the
-        workers alone). This process also serves the run: a tie goes to the worker."""
+        """Runs each case where the fewest are under way: a worker (one still loading the
+        agent too), or ``local`` here (``running.execute_case`` with this process's agent;
+        None: the workers alone). This process also serves the run: a tie goes to the worker.
+        A case handed to a worker that then cannot load the agent runs elsewhere."""
         return functools.partial(self._execute, local)
 
     async def _execute(
@@ -263,18 +323,18 @@ class WorkerPool:
         mocks: ToolMocks | None,
         on_turn: Callable[[], None],
     ) -> tuple[CaseRun, str | None]:
-        ready = [
-            w
-            for w in self._workers
-            if w.gone is None and w.ready.done() and not w.ready.exception()
-        ]
-        worker = min(ready, key=lambda w: len(w.pending), default=None)
+        # A worker still loading the agent takes cases too: they wait in its pipe, and it
+        # starts them as soon as it can, as this process does with its first.
+        usable = [w for w in self._workers if w.gone is None and not w.failed_to_load]
+        worker = min(usable, key=lambda w: len(w.pending), default=None)
+        if worker is not None and (local is None or len(worker.pending) <= self._local_cases):
+            try:
+                return await worker.execute(case, run, quota, mocks, on_turn)
+            except WorkerLoadError:
+                if local is None:
+                    return await self._execute(local, case, run, quota, mocks, on_turn)
         if local is None:
-            if worker is None:
-                return CaseRun(case.eval_id, run, error="no worker process has the agent"), None
-            return await worker.execute(case, run, quota, mocks, on_turn)
-        if worker is not None and len(worker.pending) <= self._local_cases:
-            return await worker.execute(case, run, quota, mocks, on_turn)
+            return CaseRun(case.eval_id, run, error="no worker process has the agent"), None
         self._local_cases += 1
         try:
             return await local(case, run, quota, mocks, on_turn)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import _standby
 from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
 from ..agents import (
     DEFAULT_AGENT_CONCURRENCY,
@@ -84,6 +85,8 @@ async def run_for_candidates(
     # they ask for processes, which load it again from its spec.
     in_place = isinstance(agent, LoadedAgent) and options.processes == AUTO
     processes = 1 if in_place else process_count(options.processes, runs)
+    if processes == 1:
+        _standby.release()  # workers the command started in case the run wanted them
     workers = None
     if processes > 1:
         # Started first: the workers load the agent while this process does.

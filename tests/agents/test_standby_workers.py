@@ -1,0 +1,145 @@
+"""The ``platform-eval`` command starts its agent's worker processes before it imports the rest
+of itself (``_launcher``, ``_standby``): the worker pool takes them over, and kills those the
+run does not use. ``import platform_eval`` stays light for it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from platform_eval import _launcher, _standby
+
+
+@pytest.fixture(autouse=True)
+def no_standby_left() -> Iterator[None]:
+    yield
+    _standby.release()
+
+
+@pytest.mark.parametrize(
+    ("argv", "wanted"),
+    [
+        (["run", "set.evalset.json", "--agent", "app/"], 3),  # auto: up to the cores, 4 at most
+        (["run", "set.evalset.json", "--agent=app/", "--agent-processes", "3"], 2),
+        (["-q", "run", "set.evalset.json", "--agent", "app/", "--agent-processes=1"], 0),
+        (["generate", "d-dataset.json", "--agent", "app/"], 3),
+        (["run", "set.evalset.json", "--traces", "traces/"], 0),  # no agent
+        (["upload", "set.evalset.json", "--agent", "app/"], 0),  # no agent runs
+        (["run", "--agent", "app/", "--help"], 0),
+        (["run", "set.evalset.json", "--agent", "app/", "--agent-processes", "many"], 0),
+        (["run", "set.evalset.json", "--agent"], 0),  # the command says what is missing
+    ],
+)
+def test_the_launcher_starts_workers_for_an_agent_run_only(
+    argv: list[str], wanted: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_standby, "usable_cores", lambda: 8)
+    assert _launcher.workers_wanted(argv) == wanted
+
+
+def test_auto_starts_no_worker_on_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_standby, "usable_cores", lambda: 1)
+    assert _launcher.workers_wanted(["run", "set.evalset.json", "--agent", "app/"]) == 0
+
+
+def test_import_platform_eval_imports_neither_the_client_nor_google_genai() -> None:
+    code = (
+        "import sys, platform_eval as pe; "
+        "light = not {'google.genai', 'platform_eval.client'} & set(sys.modules); "
+        "print(light, pe.Client.__name__, pe.types.AgentData.__name__, pe.connect.__name__, "
+        "'Client' in dir(pe))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "Client", "AgentData", "connect", "True"]
+    import platform_eval
+
+    with pytest.raises(AttributeError, match="no attribute 'Clinet'"):
+        _ = platform_eval.Clinet  # type: ignore[attr-defined]
+
+
+def test_a_worker_the_command_does_not_use_is_killed(tmp_path: Path) -> None:
+    """A usage error, here before any agent loads: the launcher kills the worker it started."""
+    argv = ["run", "set.evalset.json", "--agent", "app/"]
+    code = (
+        "import sys; from platform_eval import _launcher, _standby; "
+        "started = []; real = _standby.start; "
+        "_standby.start = lambda n: (real(1), started.extend(_standby._waiting)); "
+        f"sys.argv = ['platform-eval', *{argv!r}]; "
+        "code = _launcher.program(); "
+        "print(code, [w.returncode for w in started])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert done.stdout.strip() == f"2 [{-signal.SIGKILL}]"
+    assert "no metrics" in done.stderr
+
+
+def _write_agent(folder: Path) -> None:
+    """The travel agent, its tool writing down the process that ran it."""
+    folder.mkdir()
+    source = Path("agents/travel_agent/agent.py").read_text()
+    extra = """
+        import os
+        _quiet = get_weather
+        def get_weather(city: str) -> dict:
+            '''Returns today's forecast for a city.'''
+            with open("pids.txt", "a") as pids:
+                pids.write(f"{os.getpid()}\\n")
+            return _quiet(city)
+        root_agent.tools[0] = get_weather
+        """
+    (folder / "__init__.py").write_text("from . import agent\n")
+    (folder / "agent.py").write_text(source + "\n" + textwrap.dedent(extra))
+
+
+@pytest.mark.slow  # a worker process of its own: CI runs it
+def test_the_pool_takes_over_a_worker_the_command_started(
+    agent_project: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from platform_eval.cli import main
+
+    Path("eval_config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.8}}))
+    _write_agent(Path("counted_agent"))
+    _standby.start(1)
+    [standby] = _standby._waiting
+    code = main(
+        [
+            "-q", "run", "agents/travel.evalset.json", "--agent", "counted_agent",
+            "--config", "eval_config.json", "--num-runs", "6", "--agent-processes", "2",
+            "--format", "json",
+        ]
+    )  # fmt: skip
+    assert code == 1  # weather_oslo misses its threshold, as in one process
+    assert len(json.loads(capsys.readouterr().out)["rows"]) == 4 * 6
+    assert _standby._waiting == []
+    # The cases ran here and in the worker started before the command (the one pool worker).
+    assert set(Path("pids.txt").read_text().split()) == {str(os.getpid()), str(standby.pid)}
+    assert standby.wait(10) == 0  # it ended when its stdin closed
+
+
+def test_a_run_in_one_process_kills_the_worker_the_command_started(
+    agent_project: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from platform_eval.cli import main
+
+    Path("eval_config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.8}}))
+    _standby.start(1)
+    [standby] = _standby._waiting
+    code = main(
+        [
+            "-q", "run", "agents/travel.evalset.json", "--agent", "agents/travel_agent",
+            "--config", "eval_config.json", "--format", "json",
+        ]
+    )  # fmt: skip
+    assert code == 1 and len(json.loads(capsys.readouterr().out)["rows"]) == 4
+    # Four runs are one process's worth (auto): the worker was killed before they ran.
+    assert standby.returncode == -signal.SIGKILL and _standby._waiting == []
