@@ -95,6 +95,9 @@ def rule_matcher(match_type: str, rules: ArgRules) -> Matcher:
     return functools.partial(_MATCHERS[MatchType(match_type)], same=with_rules(rules))
 
 
+_NO_RULES = ArgRules({})
+
+
 def first_difference(
     actual: Sequence[ToolCall], expected: Sequence[ToolCall], rules: ArgRules | None
 ) -> str:

@@ -217,3 +217,33 @@ def test_the_cli_scores_with_rules_and_refuses_an_unknown_one(
     report = json.loads(capsys.readouterr().out)
     assert report["rows"] and evalset["eval_cases"]
     assert all("argument rules" in r["explanation"] for r in report["rows"])
+
+
+def test_without_rules_the_first_difference_is_what_empty_rules_find() -> None:
+    """The no-rules path compares arguments by equality before it writes a mismatch out: its
+    text is the one an empty rule set gives, call for call."""
+    import random
+
+    from platform_eval.metrics.arguments import ArgRules
+    from platform_eval.metrics.trajectory import ToolCall, first_difference
+
+    rng = random.Random(5)
+    values: list[Any] = [1, 1.0, "1", None, [1, 2], {"a": 1}, {"a": 1, "b": 2}, {"a": {"b": 1}}]
+
+    def calls() -> list[ToolCall]:
+        return [
+            ToolCall(rng.choice(["book", "search"]), {"id": rng.choice(values)})
+            if rng.random() < 0.8
+            else ToolCall("book", {})
+            for _ in range(rng.randint(0, 3))
+        ]
+
+    texts = set()
+    for _ in range(2000):
+        actual, expected = calls(), calls()
+        text = first_difference(actual, expected, None)
+        assert text == first_difference(actual, expected, ArgRules({}))
+        texts.add(text.split(":")[0])
+    # Every kind of difference was met: a call missing, an argument, a count or order.
+    assert {"book was not called", "book.id", "search.id"} <= texts
+    assert any(t.endswith("in another number or order") for t in texts)
