@@ -370,6 +370,9 @@ class Subject:
         self.metadata: Mapping[str, Any] = metadata or {}
         # (actual, expected) turn pairs, or why they do not pair: the engine fills it.
         self.alignment: list[tuple[Invocation, Invocation]] | Exception | None = None
+        #: Turn index -> why its tool calls differ from the golden ones, without argument
+        #: rules (the trajectory metrics fill it).
+        self.differences: dict[int, str] = {}
         self._actual: list[Invocation] | None = None
         self._final_text: str | None = None
 

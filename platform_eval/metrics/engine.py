@@ -179,10 +179,26 @@ def _tool_trajectory_avg_score(spec: MetricSpec, subject: Subject) -> CandidateR
     )
     missed = next((i for i, score in enumerate(scores) if not score), None)
     if missed is not None and (rules is not None or not ignore_args):
-        actual, expected = pairs[missed]
-        why = trajectory.first_difference(actual.tool_calls, expected.tool_calls, rules)
-        described += f"; turn {missed}: {why}"
+        described += f"; turn {missed}: {_turn_difference(subject, pairs, missed, rules)}"
     return _per_turn_result(spec, subject, scores, described, matched_or_not=True)
+
+
+def _turn_difference(
+    subject: Subject,
+    pairs: Sequence[tuple[Invocation, Invocation]],
+    turn: int,
+    rules: ArgRules | None,
+) -> str:
+    """Why a turn's calls differ: worked out once per candidate and turn without rules (the
+    three match types of one criterion often miss first at the same turn)."""
+    actual, expected = pairs[turn]
+    if rules is not None:
+        return trajectory.first_difference(actual.tool_calls, expected.tool_calls, rules)
+    known = subject.differences.get(turn)
+    if known is None:
+        known = trajectory.first_difference(actual.tool_calls, expected.tool_calls, None)
+        subject.differences[turn] = known
+    return known
 
 
 def _response_match_score(spec: MetricSpec, subject: Subject) -> CandidateResult:
