@@ -6,9 +6,10 @@ nothing of its model's latency (cases differ in turns and calls): the plugin tim
 call, and a case reports its slowest, held against the fastest any case reported. To see
 those answers, the agent's model calls do not leave them to google-genai's retries (which would
 wait them out unseen): a 429 or 503 reaches this plugin's ``on_model_error_callback``, which
-cuts the limit at once (new cases wait; a ``Retry-After`` holds them until it passes), waits,
-and asks the model again, as many tries in all as adk eval's retry options give (read from
-google-adk), returning the answer as the call's. Every other status is retried by google-genai
+cuts the limit at once (new cases wait; a ``Retry-After`` holds them until it passes), waits
+(the longer of the ``Retry-After`` and a backoff from a second) and asks the model again, as
+many tries in all as adk eval's retry options give (read from google-adk), returning the
+answer as the call's. Every other status is retried by google-genai
 as before.
 """
 
@@ -124,7 +125,10 @@ def _plugin_class() -> Any:
                 if case is not None:
                     case.refused += 1
                     case.place.refused_now(asked)
-                pause = asked if asked is not None else wait
+                # The longer of the two: a Retry-After of milliseconds from a model far over
+                # its quota would have the cases already under way spend their tries before
+                # the cut limit has let any finish (adk eval's own retries wait a backoff).
+                pause = wait if asked is None else max(asked, wait)
                 await asyncio.sleep(min(pause, LONGEST_WAIT) * random.uniform(0.9, 1.1))
                 wait = min(wait * 2, LONGEST_WAIT)
                 try:

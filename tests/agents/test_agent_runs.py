@@ -410,11 +410,12 @@ def test_auto_concurrency_keeps_under_the_model_s_quota_and_every_run_finishes(
     model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--agent-concurrency auto (the default) against a model taking 3 calls at once (429
-    beyond, Retry-After 0.3 s): all 32 runs finish with adk eval's scores, the 429s are
-    retried, and the cases at once are cut below the cap. (With a Retry-After of 50 ms, one
-    run in five or ten had a case give up: the cut holds back new cases, and the cases already
-    under way, a dozen over a quota of three, spent their seven tries within 0.35 s.)"""
-    model.quota, model.quota_retry_after, model.delay = 3, "0.3", 0.1
+    beyond, Retry-After 10 ms): all 32 runs finish with adk eval's scores, the 429s are
+    retried, and the cases at once are cut below the cap. (A retry once waited the
+    Retry-After alone: the cut holds back new cases, but the cases already under way, a dozen
+    over a quota of three, spent their seven tries within a tenth of a second, and one run in
+    five or ten had a case give up. A retry now waits at least a backoff from 1 s.)"""
+    model.quota, model.quota_retry_after, model.delay = 3, "0.01", 0.1
     code = _run(
         "--agent",
         "agents/travel_agent",
