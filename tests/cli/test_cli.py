@@ -24,18 +24,20 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.slow  # seconds of its own (an SDK, a process): CI runs it
 def test_the_program_leaves_what_it_holds_out_of_the_last_collection() -> None:
-    """``platform-eval`` (the console script and ``python -m platform_eval.cli``) is ``main()``
-    then ``gc.freeze()``: the interpreter's walk of every object at exit cost 0.70 s after an
-    agent run of 200 cases. ``main()`` itself leaves the collector alone."""
+    """``platform-eval`` (the console script, through ``_launcher``, and ``python -m
+    platform_eval.cli``) is ``main()`` then ``gc.freeze()``: the interpreter's walk of every
+    object at exit cost 0.70 s after an agent run of 200 cases. ``main()`` itself leaves the
+    collector alone."""
     import tomllib
 
     from paths import ROOT
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["platform-eval"] == "platform_eval.cli:program"
+    assert scripts["platform-eval"] == "platform_eval._launcher:program"
     probe = (
         "import gc, sys\n"
-        "from platform_eval.cli import main, program\n"
+        "from platform_eval._launcher import program\n"
+        "from platform_eval.cli import main\n"
         "sys.argv = ['platform-eval']\n"
         "assert main([]) == 2 and gc.get_freeze_count() == 0\n"
         "print(program(), gc.get_freeze_count() > 0)\n"
