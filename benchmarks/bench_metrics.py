@@ -19,6 +19,10 @@ Three layouts, timed the same way for both sides:
   ADK's the case's invocations as an eval set file holds them (its own ``model_dump_json``),
   read with ``Invocation.model_validate_json`` as ``adk eval`` reads an eval set.
 
+In memory the two sides are not given the same thing: ADK's evaluators take invocations
+already split by turn, ours an EvaluationRequest of AgentData events, which it reads into turns
+first; that reading is timed on its own too, and printed as part of ours.
+
 Warm: both sides first score the whole data once (imports done, caches filled the same way),
 then ``--rounds`` timed rounds, each scoring with ours then with ADK's; the ratio is the median
 of the rounds' ratios. Cold start: a fresh interpreter per side, timed
@@ -152,6 +156,22 @@ def ours(
         return [r.score or 0.0 for r in metrics.evaluate_request(specs, request)]
 
     return _timed(pairs, _our_request, score, held)
+
+
+def ours_reading(
+    pairs: list[tuple[adk.EvalCase, adk.EvalCase]], held: bool = False
+) -> tuple[float, list[float]]:
+    """Of ours in memory: reading the golden and candidate AgentData into turns alone (what
+    ADK's evaluators are spared: they are given invocations already split by turn)."""
+    from platform_eval.metrics._invocations import response_invocations
+
+    def read(request: t.EvaluationRequest) -> list[float]:
+        turns = response_invocations(request.golden_response)  # type: ignore[arg-type]
+        for candidate in request.candidate_responses or []:
+            turns += response_invocations(candidate)
+        return [float(len(turns))]
+
+    return _timed(pairs, _our_request, read, held)
 
 
 def _adk_invocations(case: adk.EvalCase) -> list[Any]:
@@ -312,6 +332,11 @@ def main() -> None:
             (ours(pairs, held, only, stored)[0], theirs(pairs, held, only, stored)[0])
             for _ in range(args.rounds)
         ]
+        reading = (
+            None
+            if stored
+            else statistics.median(ours_reading(pairs, held)[0] for _ in range(args.rounds))
+        )
         our_seconds = statistics.median(o for o, _ in rounds)
         adk_seconds = statistics.median(a for _, a in rounds)
         print(f"{layout}:")
@@ -320,6 +345,11 @@ def main() -> None:
             print(
                 f"  {name + ':':15}{seconds:7.3f} s ({invocations / seconds:9.0f} invocations/s, "
                 f"{per:6.1f} us each)"
+            )
+        if reading is not None:
+            print(
+                f"  of ours, reading AgentData into turns: {reading / invocations * 1e6:6.1f} us "
+                "each (ADK's evaluators are given turns already split)"
             )
         ratios = sorted(a / o for o, a in rounds)
         ratio = statistics.median(ratios)
