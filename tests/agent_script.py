@@ -115,3 +115,16 @@ def synthesis_rule(seen: Seen) -> str | dict[str, Any]:
         ]
         return json.dumps({"verdicts": verdicts})
     return travel_rule(seen)
+
+
+def write_travel_agent(folder: Any, extra: str) -> None:
+    """The travel agent (``agents/travel_agent`` of the project the ``agent_project`` fixture
+    makes) copied to ``folder``, with ``extra`` code (dedented) at the end of its module."""
+    import textwrap
+    from pathlib import Path
+
+    folder = Path(folder)
+    folder.mkdir()
+    source = Path("agents/travel_agent/agent.py").read_text()
+    (folder / "__init__.py").write_text("from . import agent\n")
+    (folder / "agent.py").write_text(source + "\n" + textwrap.dedent(extra))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import textwrap
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from agent_script import write_travel_agent
 from fake_gemini import FakeGemini
 
 from platform_eval.agents import CaseRun, load_agent
@@ -225,19 +225,11 @@ def test_a_quota_refusal_in_a_worker_reaches_the_limit_held_here(project: FakeGe
     assert all(quota.slowest is not None and quota.slowest >= 0.1 for quota in quotas)
 
 
-def _write_agent(folder: Path, extra: str) -> None:
-    """The travel agent, with ``extra`` code in its module."""
-    folder.mkdir()
-    source = Path("agents/travel_agent/agent.py").read_text()
-    (folder / "__init__.py").write_text("from . import agent\n")
-    (folder / "agent.py").write_text(source + "\n" + textwrap.dedent(extra))
-
-
 @pytest.mark.slow  # a worker process of its own: CI runs it
 def test_what_the_agent_prints_or_reads_does_not_break_the_channel(
     project: FakeGemini, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    _write_agent(
+    write_travel_agent(
         Path("loud_agent"),
         """
         import sys
@@ -269,7 +261,7 @@ def test_what_the_agent_prints_or_reads_does_not_break_the_channel(
 def test_a_worker_that_dies_fails_only_its_cases_and_the_rest_run_here(
     project: FakeGemini,
 ) -> None:
-    _write_agent(
+    write_travel_agent(
         Path("fragile_agent"),
         """
         import os
@@ -309,7 +301,7 @@ def test_a_worker_that_dies_fails_only_its_cases_and_the_rest_run_here(
 def test_a_worker_that_cannot_load_the_agent_is_said_and_the_cases_run_here(
     project: FakeGemini, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _write_agent(
+    write_travel_agent(
         Path("picky_agent"),
         """
         import os, pathlib, time
@@ -352,7 +344,7 @@ def test_run_with_processes_scores_as_one_process_does(
     """Twenty-four runs in two processes: every case's scores as in one process, and cases
     ran in both (the tool is slow in this process while the worker starts, so that it joins
     whatever the machine's load)."""
-    _write_agent(
+    write_travel_agent(
         Path("counted_agent"),
         """
         import os, time

@@ -9,11 +9,11 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from agent_script import write_travel_agent
 
 from platform_eval import _launcher, _standby
 
@@ -83,22 +83,17 @@ def test_a_worker_the_command_does_not_use_is_killed(tmp_path: Path) -> None:
     assert "no metrics" in done.stderr
 
 
-def _write_agent(folder: Path) -> None:
-    """The travel agent, its tool writing down the process that ran it."""
-    folder.mkdir()
-    source = Path("agents/travel_agent/agent.py").read_text()
-    extra = """
-        import os
-        _quiet = get_weather
-        def get_weather(city: str) -> dict:
-            '''Returns today's forecast for a city.'''
-            with open("pids.txt", "a") as pids:
-                pids.write(f"{os.getpid()}\\n")
-            return _quiet(city)
-        root_agent.tools[0] = get_weather
-        """
-    (folder / "__init__.py").write_text("from . import agent\n")
-    (folder / "agent.py").write_text(source + "\n" + textwrap.dedent(extra))
+#: The travel agent's tool, writing down the process that ran it.
+COUNTED = """
+    import os
+    _quiet = get_weather
+    def get_weather(city: str) -> dict:
+        '''Returns today's forecast for a city.'''
+        with open("pids.txt", "a") as pids:
+            pids.write(f"{os.getpid()}\\n")
+        return _quiet(city)
+    root_agent.tools[0] = get_weather
+    """
 
 
 @pytest.mark.slow  # a worker process of its own: CI runs it
@@ -108,7 +103,7 @@ def test_the_pool_takes_over_a_worker_the_command_started(
     from platform_eval.cli import main
 
     Path("eval_config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.8}}))
-    _write_agent(Path("counted_agent"))
+    write_travel_agent("counted_agent", COUNTED)
     _standby.start(1)
     [standby] = _standby._waiting
     code = main(
