@@ -173,7 +173,10 @@ class _Worker:
                 start_new_session=os.name == "posix",
             )
         worker = cls(process)
-        await worker._send(("start", settings))
+        # A worker that has already ended (one started with the command can have failed in
+        # its imports) is told nothing: its reader says it is gone, and its cases run elsewhere.
+        with contextlib.suppress(ConnectionError, OSError):
+            await worker._send(("start", settings))
         return worker
 
     async def _send(self, message: Any) -> None:

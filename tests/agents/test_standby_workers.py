@@ -138,3 +138,55 @@ def test_a_run_in_one_process_kills_the_worker_the_command_started(
     assert code == 1 and len(json.loads(capsys.readouterr().out)["rows"]) == 4
     # Four runs are one process's worth (auto): the worker was killed before they ran.
     assert standby.returncode == -signal.SIGKILL and _standby._waiting == []
+
+
+def test_a_started_worker_that_ended_before_the_pool_took_it_gives_its_cases_back(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One started with the command can fail in its imports: telling it the agent breaks no
+    pipe here, and the cases handed to it run in this process."""
+    import asyncio
+
+    from platform_eval.agents import CaseRun
+    from platform_eval.agents.model_quota import CaseQuota
+    from platform_eval.agents.workers import WorkerPool
+    from platform_eval.formats import adk
+
+    ended = subprocess.Popen(
+        [sys.executable, "-c", "raise SystemExit(3)"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        bufsize=0,
+    )
+    ended.wait()
+    monkeypatch.setattr(_standby, "take", lambda count: [ended])
+    cases = [
+        adk.EvalCase.model_validate({"eval_id": f"c{i}", "conversation": []}) for i in range(4)
+    ]
+
+    async def here(case: adk.EvalCase, run: int, *_: object) -> tuple[CaseRun, str | None]:
+        return CaseRun(case.eval_id, run, ending="here"), None
+
+    async def main() -> list[CaseRun]:
+        pool = WorkerPool("no_agent", 1)
+        await pool.start()
+        try:
+            execute = pool.executor(here)
+            done = await asyncio.gather(
+                *(execute(case, 1, CaseQuota(_NoPlace()), None, lambda: None) for case in cases)
+            )
+            return [run for run, _ in done]
+        finally:
+            await pool.close()
+
+    runs = asyncio.run(main())
+    assert [(r.eval_id, r.ending, r.error) for r in runs] == [
+        (f"c{i}", "here", None) for i in range(4)
+    ]
+    assert "a worker process could not load the agent" in caplog.text
+    assert "exit code 3" in caplog.text
+
+
+class _NoPlace:
+    def refused_now(self, retry_after: float | None = None) -> None:
+        raise AssertionError("no model call here")
