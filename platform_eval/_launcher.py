@@ -10,10 +10,13 @@ command's first case starts.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from collections.abc import Sequence
 
 from . import _standby
+from ._adaptive import AUTO
 
 #: The commands that run an agent (``--agent``).
 _AGENT_COMMANDS = frozenset({"run", "generate"})
@@ -31,20 +34,61 @@ def _option(argv: Sequence[str], name: str) -> str | None:
 
 
 def workers_wanted(argv: Sequence[str]) -> int:
-    """Worker processes this command line's agent run may use, started before the command is
-    parsed: a guess the worker pool corrects (what it does not take, it kills), so it need not
-    read the eval set. 0 for a command that runs no agent, and where help is asked for."""
+    """Worker processes this command line's agent run will use, started before the command is
+    parsed: as ``--agent-processes`` and the runs planned (``_planned_runs``) give them, or as
+    many as ``auto`` takes for a large run where the runs are not known here. A guess the worker
+    pool corrects (what it does not take, it kills). 0 for a command that runs no agent, and
+    where help is asked for."""
     if not _AGENT_COMMANDS.intersection(argv) or {"-h", "--help"}.intersection(argv):
         return 0
     if _option(argv, "--agent") is None:
         return 0
-    choice = (_option(argv, "--agent-processes") or "auto").strip().lower()
-    if choice == "auto":
-        return min(_standby.usable_cores(), _standby.MAX_AUTO_PROCESSES) - 1
+    choice = (_option(argv, "--agent-processes") or AUTO).strip().lower()
+    if choice != AUTO:
+        try:
+            return max(0, int(choice) - 1)
+        except ValueError:
+            return 0  # the command says what is wrong with it
+    runs = _planned_runs(argv)
+    return _standby.process_count(AUTO, _LARGE_RUN if runs is None else runs) - 1
+
+
+#: Runs enough for every process ``auto`` takes, where the eval set's size is not known here.
+_LARGE_RUN = 1_000_000
+#: An eval set file larger than this is not read here (its cases are many; reading it would
+#: delay the workers' start): ``auto`` then takes every process it can.
+_READ_AT_MOST = 4 * 1024 * 1024
+
+
+def _planned_runs(argv: Sequence[str]) -> int | None:
+    """The case runs of the first file named on the command line that holds eval cases (an ADK
+    eval set or an agents-cli dataset: ``eval_cases``) times ``--num-runs``; None when no such
+    file is read here (a set name, a folder, a large file, another format)."""
+    for arg in argv:
+        if arg.startswith("-") or not arg.endswith(".json"):
+            continue
+        try:
+            if os.path.getsize(arg) > _READ_AT_MOST:
+                return None
+            with open(arg, "rb") as file:
+                document = json.load(file)
+        except (OSError, ValueError, RecursionError):
+            continue  # the command says what is wrong with it, if it is the eval set
+        cases = (
+            document.get("eval_cases", document.get("evalCases"))
+            if isinstance(document, dict)
+            else None
+        )
+        if isinstance(cases, list):
+            return len(cases) * _num_runs(argv)
+    return None
+
+
+def _num_runs(argv: Sequence[str]) -> int:
     try:
-        return max(0, int(choice) - 1)
+        return max(1, int(_option(argv, "--num-runs") or 1))
     except ValueError:
-        return 0  # the command says what is wrong with it
+        return 1
 
 
 def program() -> int:

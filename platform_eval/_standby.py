@@ -7,7 +7,7 @@ begins, a worker does its imports on another core meanwhile, then waits for the 
 (``agents.workers``) to hand it the agent and the cases. A worker the run does not use is
 killed: it holds nothing yet.
 
-Kept light (nothing of platform-eval's but this module is imported when it starts workers).
+Kept light: only it and ``_adaptive`` are imported before it starts workers.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+
+from ._adaptive import AUTO
 
 #: ``--agent-processes auto``: a process per this many case runs, up to the cores there are
 #: and ``MAX_AUTO_PROCESSES``; fewer runs than two processes' worth run in one process alone
@@ -32,6 +34,14 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def process_count(choice: int | str, runs: int) -> int:
+    """Processes for ``runs`` case runs, this one among them: the number chosen, or for
+    ``auto`` one per ``RUNS_PER_PROCESS`` runs up to the cores there are (1: this one alone)."""
+    if choice != AUTO:
+        return max(1, int(choice))
+    return max(1, min(usable_cores(), MAX_AUTO_PROCESSES, runs // RUNS_PER_PROCESS))
 
 
 def worker_command() -> list[str]:

@@ -33,8 +33,6 @@ from subprocess import Popen
 from typing import IO, Any, Protocol
 
 from .. import _standby
-from .._adaptive import AUTO
-from .._standby import MAX_AUTO_PROCESSES, RUNS_PER_PROCESS, usable_cores
 from ..formats import adk
 from .loading import AgentLoadError
 from .model_quota import CaseQuota
@@ -46,14 +44,6 @@ _CLOSE_SECONDS = 5.0
 
 _HEADER = struct.Struct(">Q")
 _logger = logging.getLogger("platform_eval.agents")
-
-
-def process_count(choice: int | str, runs: int) -> int:
-    """Processes for ``runs`` case runs, this one among them: the number chosen, or for
-    ``auto`` one per ``RUNS_PER_PROCESS`` runs up to the cores there are (1: this one alone)."""
-    if choice != AUTO:
-        return max(1, int(choice))
-    return max(1, min(usable_cores(), MAX_AUTO_PROCESSES, runs // RUNS_PER_PROCESS))
 
 
 def frame(message: Any) -> bytes:

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import _standby
 from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
+from .._standby import process_count
 from ..agents import (
     DEFAULT_AGENT_CONCURRENCY,
     AgentJournal,
@@ -24,7 +25,7 @@ from ..agents import (
 from ..agents.running import CaseSettings
 from ..agents.saving import save_sessions, save_traces
 from ..agents.tool_mocks import plan_mocks
-from ..agents.workers import WorkerPool, process_count
+from ..agents.workers import WorkerPool
 from ..formats import adk
 from ..metrics.arguments import ArgRules
 from ..traces.adk_session import session_to_conversation

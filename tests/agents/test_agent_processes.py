@@ -19,16 +19,12 @@ pytest.importorskip("google.adk")
 from agent_script import write_travel_agent
 from fake_gemini import FakeGemini
 
+from platform_eval._standby import MAX_AUTO_PROCESSES, RUNS_PER_PROCESS, process_count
 from platform_eval.agents import CaseRun, load_agent
 from platform_eval.agents.model_quota import CaseQuota
 from platform_eval.agents.running import CaseContext, CaseExecutor, CaseSettings, execute_case
 from platform_eval.agents.tool_mocks import ToolMocks, plan_mocks
-from platform_eval.agents.workers import (
-    MAX_AUTO_PROCESSES,
-    RUNS_PER_PROCESS,
-    WorkerPool,
-    process_count,
-)
+from platform_eval.agents.workers import WorkerPool
 from platform_eval.cli import main
 from platform_eval.formats import adk
 from platform_eval.formats.load import load_eval_set
@@ -93,11 +89,11 @@ def project(agent_project: FakeGemini) -> Iterator[FakeGemini]:
 
 
 def test_auto_takes_a_process_per_25_runs_up_to_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("platform_eval.agents.workers.usable_cores", lambda: 3)
+    monkeypatch.setattr("platform_eval._standby.usable_cores", lambda: 3)
     assert process_count("auto", 2 * RUNS_PER_PROCESS - 1) == 1
     assert process_count("auto", 2 * RUNS_PER_PROCESS) == 2
     assert process_count("auto", 10_000) == 3  # the cores
-    monkeypatch.setattr("platform_eval.agents.workers.usable_cores", lambda: 64)
+    monkeypatch.setattr("platform_eval._standby.usable_cores", lambda: 64)
     assert process_count("auto", 10_000) == MAX_AUTO_PROCESSES == 4
     assert process_count(12, 1) == 12  # a number chosen is taken as it is
 

@@ -45,6 +45,29 @@ def test_the_launcher_starts_workers_for_an_agent_run_only(
     assert _launcher.workers_wanted(argv) == wanted
 
 
+def test_auto_starts_as_many_workers_as_the_eval_set_s_runs_take(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read from the eval set file (or an agents-cli dataset): a short run starts no worker."""
+    monkeypatch.setattr(_standby, "usable_cores", lambda: 8)
+    monkeypatch.chdir(tmp_path)
+    Path("eval_config.json").write_text(json.dumps({"criteria": {"response_match_score": 1}}))
+    for name, cases in (("four.evalset.json", 4), ("sixty-dataset.json", 60)):
+        Path(name).write_text(
+            json.dumps({"eval_cases": [{"eval_id": str(i)} for i in range(cases)]})
+        )
+
+    def wanted(*argv: str) -> int:
+        return _launcher.workers_wanted(["run", *argv, "--agent", "app/"])
+
+    assert wanted("--config", "eval_config.json", "four.evalset.json") == 0
+    assert wanted("four.evalset.json", "--num-runs", "30") == 3  # 120 runs: 4 processes
+    assert wanted("sixty-dataset.json") == 1  # 60 runs: two processes' worth
+    assert wanted("sixty-dataset.json", "--agent-processes", "1") == 0
+    Path("broken.evalset.json").write_text("{")
+    assert wanted("broken.evalset.json") == 3  # not read here: the command says what is wrong
+
+
 def test_auto_starts_no_worker_on_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_standby, "usable_cores", lambda: 1)
     assert _launcher.workers_wanted(["run", "set.evalset.json", "--agent", "app/"]) == 0
