@@ -284,6 +284,12 @@ class WorkerPool:
         """Starts the workers (takes over those ``_standby`` started with the command). One
         that cannot load the agent is said once (a warning); the cases it held run here."""
         started = _standby.take(self._wanted)
+        _logger.debug(
+            "%d worker processes: %d started with the command, %d now",
+            self._wanted,
+            len(started),
+            self._wanted - len(started),
+        )
         for index in range(self._wanted):
             begun = started[index] if index < len(started) else None
             self._workers.append(await _Worker.spawn(self._settings, begun))

@@ -121,9 +121,13 @@ COUNTED = """
 
 @pytest.mark.slow  # a worker process of its own: CI runs it
 def test_the_pool_takes_over_a_worker_the_command_started(
-    agent_project: object, capsys: pytest.CaptureFixture[str]
+    agent_project: object, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
+    import logging
+
     from platform_eval.cli import main
+
+    caplog.set_level(logging.DEBUG, logger="platform_eval.agents")
 
     Path("eval_config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.8}}))
     write_travel_agent("counted_agent", COUNTED)
@@ -142,6 +146,7 @@ def test_the_pool_takes_over_a_worker_the_command_started(
     # The cases ran here and in the worker started before the command (the one pool worker).
     assert set(Path("pids.txt").read_text().split()) == {str(os.getpid()), str(standby.pid)}
     assert standby.wait(10) == 0  # it ended when its stdin closed
+    assert "1 worker processes: 1 started with the command, 0 now" in caplog.text  # --debug
 
 
 def test_a_run_in_one_process_kills_the_worker_the_command_started(
