@@ -9,8 +9,7 @@ wait them out unseen): a 429 or 503 reaches this plugin's ``on_model_error_callb
 cuts the limit at once (new cases wait; a ``Retry-After`` holds them until it passes), waits
 (the longer of the ``Retry-After`` and a backoff from a second) and asks the model again, as
 many tries in all as adk eval's retry options give (read from google-adk), returning the
-answer as the call's. Every other status is retried by google-genai
-as before.
+answer as the call's. Every other status is retried by google-genai as before.
 """
 
 from __future__ import annotations
