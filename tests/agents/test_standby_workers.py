@@ -88,6 +88,32 @@ def test_import_platform_eval_imports_neither_the_client_nor_google_genai() -> N
         _ = platform_eval.Clinet  # type: ignore[attr-defined]
 
 
+def test_the_package_s_three_lists_of_public_names_agree() -> None:
+    """``__all__``, the lazy ``_WHERE`` map and the ``TYPE_CHECKING`` imports mypy reads name
+    the same things from the same modules: a name added to one list only would be missing
+    from ``import *``, fail on first use, or be invisible to type checkers."""
+    import ast
+
+    import platform_eval
+
+    tree = ast.parse(Path(platform_eval.__file__).read_text())
+    checked = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    typed: dict[str, str] = {}
+    for statement in checked.body:
+        assert isinstance(statement, ast.ImportFrom)
+        for alias in statement.names:
+            module = "." * statement.level + (statement.module or "")
+            typed[alias.name] = module if statement.module else module + alias.name
+    assert typed == platform_eval._WHERE
+    assert set(platform_eval.__all__) == set(typed) | {"__version__"}
+    for name in platform_eval.__all__:
+        assert getattr(platform_eval, name) is not None, name
+
+
 def test_a_worker_the_command_does_not_use_is_killed(tmp_path: Path) -> None:
     """A usage error, here before any agent loads: the launcher kills the worker it started."""
     argv = ["run", "set.evalset.json", "--agent", "app/"]
