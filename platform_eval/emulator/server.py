@@ -33,6 +33,7 @@ from .backend import Backend
 from .connections import protocol_options
 from .faults import DroppedConnectionError, Fault, FaultRegistry
 from .gcs import ObjectStore
+from .http_server import PromptServer
 from .limits import Limits
 from .runner import RunExecutor
 from .store import Store
@@ -111,7 +112,7 @@ class Emulator:
             judges=self.judges,
         )
         self._log_level = log_level
-        self._server: uvicorn.Server | None = None
+        self._server: PromptServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -150,7 +151,7 @@ class Emulator:
             logging.getLogger("platform_eval.emulator").warning("%s", warning)
         sock = self._bind()
         self.executor.start()
-        self._server = uvicorn.Server(self._config())
+        self._server = PromptServer(self._config())
         server = self._server
         self._thread = threading.Thread(
             target=lambda: server.run(sockets=[sock]), name="platform-eval-emulator", daemon=True
@@ -171,13 +172,13 @@ class Emulator:
         sock = self._bind()
         self.executor.start()
         try:
-            uvicorn.Server(self._config()).run(sockets=[sock])
+            PromptServer(self._config()).run(sockets=[sock])
         finally:
             self.close()
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.tell_to_stop()
         if self._thread is not None:
             self._thread.join(timeout=10)
         self.executor.stop()
