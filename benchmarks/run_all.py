@@ -30,7 +30,7 @@ QUICK = {
     "bench_emulator.py": ["--items", "500", "--rounds", "1"],
     "bench_memory.py": ["--cases", "1000"],
     "bench_judges.py": ["--cases", "80"],
-    "bench_agent_runs.py": ["--cases", "20", "--also-concurrency"],
+    "bench_agent_runs.py": ["--cases", "20", "--rounds", "1", "--also-concurrency"],
     "bench_runs.py": ["--items", "300", "--rounds", "1"],
 }
 #: bench_upload.py's contenders for a user's whole upload: the eval set file, then a run.
