@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from sockets import serve_in_thread
+
 _PATH = re.compile(
     r"^/(?P<version>v1beta1?|v1)/(?:projects/[^/]+/locations/[^/]+/publishers/google/)?"
     r"models/(?P<model>[^/:]+):generateContent$"
@@ -300,8 +302,7 @@ def fake_gemini(
     fake = FakeGemini(rule, delay=delay, quota=quota)
     server = _Server(("127.0.0.1", 0), _handler(fake))
     fake.url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, name="fake-gemini", daemon=True)
-    thread.start()
+    serve_in_thread(server, "fake-gemini")
     try:
         yield fake
     finally:

@@ -1,8 +1,27 @@
-"""Raw sockets against the emulator, for the tests of its connection limits."""
+"""Sockets in the tests: raw ones against the emulator (its connection limits), and the small
+HTTP servers tests stand up beside it."""
 
 from __future__ import annotations
 
 import socket
+import socketserver
+import threading
+
+#: How often a test's server looks whether it was shut down: socketserver's own half second
+#: is what every shutdown would wait (a fake model torn down after each test).
+_SHUTDOWN_POLL = 0.01
+
+
+def serve_in_thread(server: socketserver.BaseServer, name: str = "test-server") -> threading.Thread:
+    """Serves ``server`` in a daemon thread until ``server.shutdown()``, which returns at once."""
+    thread = threading.Thread(
+        target=server.serve_forever,
+        kwargs={"poll_interval": _SHUTDOWN_POLL},
+        name=name,
+        daemon=True,
+    )
+    thread.start()
+    return thread
 
 
 def closed(sock: socket.socket) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,6 +18,7 @@ pytest.importorskip("google.adk")
 
 from conftest import work_offline
 from fake_gemini import FakeGemini, Seen, fake_gemini
+from sockets import serve_in_thread
 
 from platform_eval.agents.tool_mocks import UnmockedToolCallError, golden_calls, plan_mocks
 from platform_eval.cli import main
@@ -178,7 +178,7 @@ def project(
 
     log = tmp_path / "tool.log"
     with ThreadingHTTPServer(("127.0.0.1", 0), Handler) as server, fake_gemini(_rule) as model:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serve_in_thread(server)
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", model.url)
         monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
         monkeypatch.setenv("TOOL_LOG", str(log))

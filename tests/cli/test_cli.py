@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from conftest import cli_emulator
 from factories import request_item
+from sockets import serve_in_thread
 
 from platform_eval import Client
 from platform_eval.cli import main
@@ -194,7 +195,6 @@ def test_a_web_server_on_the_endpoint_is_named_as_neither_emulator_nor_service(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import http.server
-    import threading
 
     class Html(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -209,7 +209,7 @@ def test_a_web_server_on_the_endpoint_is_named_as_neither_emulator_nor_service(
             pass
 
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html) as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serve_in_thread(server)
         try:
             code = main(["-q", "--endpoint", f"127.0.0.1:{server.server_port}", "runs", "list"])
         finally:

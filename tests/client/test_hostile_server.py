@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import AsyncAsSync
+from sockets import serve_in_thread
 
 from platform_eval import AsyncClient, Client, errors
 
@@ -208,7 +208,7 @@ def _misbehaving(handler: Any) -> Iterator[str]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_thread(server)
     try:
         yield f"http://127.0.0.1:{server.server_port}"
     finally:
