@@ -95,11 +95,20 @@ def _num_runs(argv: Sequence[str]) -> int:
         return 1
 
 
+#: The shell's code for a command ended by Ctrl-C (128 + SIGINT), as the command's own.
+_INTERRUPTED = 130
+
+
 def program() -> int:
     _standby.start(workers_wanted(sys.argv[1:]))
     try:
-        from .cli import program as command
-
+        try:
+            from .cli import program as command
+        except KeyboardInterrupt:
+            # A Ctrl-C in the second the command imports itself: nothing begun, nothing to
+            # finish; one line, as a Ctrl-C once it runs gives, not the import's traceback.
+            print("platform-eval: error: interrupted", file=sys.stderr)
+            return _INTERRUPTED
         return command()
     finally:
         _standby.release()

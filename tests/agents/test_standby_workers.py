@@ -244,3 +244,29 @@ def test_a_started_worker_that_ended_before_the_pool_took_it_gives_its_cases_bac
 class _NoPlace:
     def refused_now(self, retry_after: float | None = None) -> None:
         raise AssertionError("no model call here")
+
+
+def test_a_ctrl_c_while_the_command_imports_itself_is_one_line_and_kills_the_workers(
+    tmp_path: Path,
+) -> None:
+    """The command's import is a second in which Ctrl-C used to print its traceback."""
+    argv = ["run", "set.evalset.json", "--agent", "app/", "--agent-processes", "2"]
+    code = (
+        "import builtins, sys; from platform_eval import _launcher, _standby; "
+        "started = []; real_start = _standby.start; "
+        "_standby.start = lambda n: (real_start(n), started.extend(_standby._waiting)); "
+        "real_import = builtins.__import__\n"
+        "def importing(name, *args, **kwargs):\n"
+        "    if name == 'cli' and args[-1] == 1:\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real_import(name, *args, **kwargs)\n"
+        "builtins.__import__ = importing\n"
+        f"sys.argv = ['platform-eval', *{argv!r}]\n"
+        "code = _launcher.program(); "
+        "print(code, [w.returncode for w in started])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert done.stdout.strip() == f"130 [{-signal.SIGKILL}]"
+    assert done.stderr == "platform-eval: error: interrupted\n"
