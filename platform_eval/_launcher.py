@@ -39,22 +39,23 @@ def _option(argv: Sequence[str], name: str) -> str | None:
 
 def workers_wanted(argv: Sequence[str]) -> int:
     """Worker processes this command line's agent run will use, started before the command is
-    parsed: as ``--agent-processes`` and the runs planned (``_planned_runs``) give them, or as
-    many as ``auto`` takes for a large run where the runs are not known here. A guess the worker
+    parsed: as ``--agent-processes`` and the runs planned (``_planned_runs``) give them (a
+    number, no more than the runs), or as many as ``auto`` (or the number) takes for a large
+    run where the runs are not known here. A guess the worker
     pool corrects (what it does not take, it kills). 0 for a command that runs no agent, and
     where help is asked for."""
     if not _AGENT_COMMANDS.intersection(argv) or {"-h", "--help"}.intersection(argv):
         return 0
     if _option(argv, "--agent") is None:
         return 0
-    choice = (_option(argv, "--agent-processes") or AUTO).strip().lower()
+    choice: int | str = (_option(argv, "--agent-processes") or AUTO).strip().lower()
     if choice != AUTO:
         try:
-            return max(0, int(choice) - 1)
+            choice = max(1, int(choice))
         except ValueError:
             return 0  # the command says what is wrong with it
     runs = _planned_runs(argv)
-    return _standby.process_count(AUTO, _LARGE_RUN if runs is None else runs) - 1
+    return _standby.process_count(choice, _LARGE_RUN if runs is None else runs) - 1
 
 
 #: Runs enough for every process ``auto`` takes, where the eval set's size is not known here.

@@ -37,10 +37,11 @@ def usable_cores() -> int:
 
 
 def process_count(choice: int | str, runs: int) -> int:
-    """Processes for ``runs`` case runs, this one among them: the number chosen, or for
+    """Processes for ``runs`` case runs, this one among them: the number chosen (no more than
+    the runs: a process beyond them would start, load the agent and hold no case), or for
     ``auto`` one per ``RUNS_PER_PROCESS`` runs up to the cores there are (1: this one alone)."""
     if choice != AUTO:
-        return max(1, int(choice))
+        return max(1, min(int(choice), runs))
     return max(1, min(usable_cores(), MAX_AUTO_PROCESSES, runs // RUNS_PER_PROCESS))
 
 

@@ -113,8 +113,8 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         default="auto",
         metavar="auto|N",
         help="processes the cases run in: this one and N-1 workers, each loading the agent, "
-        "one limit of cases at once for all; auto (the default) takes one per 25 case runs, "
-        "up to the cores there are; 1: this process alone",
+        "one limit of cases at once for all, no more processes than case runs; auto (the "
+        "default) takes one per 25 case runs, up to the cores there are; 1: this process alone",
     )
     agent.add_argument(
         "--save-sessions",

@@ -95,7 +95,8 @@ def test_auto_takes_a_process_per_25_runs_up_to_the_cores(monkeypatch: pytest.Mo
     assert process_count("auto", 10_000) == 3  # the cores
     monkeypatch.setattr("platform_eval._standby.usable_cores", lambda: 64)
     assert process_count("auto", 10_000) == MAX_AUTO_PROCESSES == 4
-    assert process_count(12, 1) == 12  # a number chosen is taken as it is
+    assert process_count(12, 20) == 12  # a number chosen is taken as it is,
+    assert process_count(12, 3) == 3  # up to the runs: a process beyond them holds no case
 
 
 def test_a_case_run_in_a_worker_gives_what_it_gives_here(project: FakeGemini) -> None:

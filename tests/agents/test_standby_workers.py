@@ -64,6 +64,9 @@ def test_auto_starts_as_many_workers_as_the_eval_set_s_runs_take(
     assert wanted("four.evalset.json", "--num-runs", "30") == 3  # 120 runs: 4 processes
     assert wanted("sixty-dataset.json") == 1  # 60 runs: two processes' worth
     assert wanted("sixty-dataset.json", "--agent-processes", "1") == 0
+    # A number beyond the runs (a typo for the cases at once) starts a worker per run at most.
+    assert wanted("four.evalset.json", "--agent-processes", "50") == 3
+    assert wanted("sixty-dataset.json", "--agent-processes", "50") == 49
     Path("broken.evalset.json").write_text("{")
     assert wanted("broken.evalset.json") == 3  # not read here: the command says what is wrong
 
