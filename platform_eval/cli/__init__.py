@@ -27,6 +27,7 @@ from ..agents import AgentLoadError, tool_mocks
 from ..errors import APIConnectionError, ConfigurationError, PlatformEvalError
 from ..formats import FormatError
 from ..traces.matching import AmbiguousPairingError
+from ._api_errors import api_error_text
 from ._common import EXIT_FAILED, EXIT_USAGE, FORMATS, UsageError, error
 from ._target import TargetOptions, judge_settings, open_target
 from ._traces import wants_emulator
@@ -820,7 +821,7 @@ class _WithoutTraceback(logging.Formatter):
 def _fail(args: argparse.Namespace, exc: BaseException, code: int) -> int:
     if args.debug:
         traceback.print_exc()
-    text = str(exc)
+    text = api_error_text(exc) if isinstance(exc, core.GoogleAPICallError) else str(exc)
     if isinstance(exc, FormatError) and len(exc.problems) > 1:
         error(f"{len(exc.problems)} problems:")
         for problem in exc.problems:
