@@ -43,19 +43,22 @@ def emulator_start(args: argparse.Namespace) -> int:
         # PLATFORM_EVAL_MAX_JSON_DEPTH, when it is not a depth.
         error(str(exc))
         return EXIT_USAGE
-    where = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     warning = exposure_warning(args.host, token)
     if warning:
         print(warning, file=sys.stderr)
-    print(f"platform-eval emulator on http://{where} (database: {args.db or 'in memory'})")
-    print(f"  export PLATFORM_EVAL_EMULATOR_HOST={where}")
-    if token:
-        print(f"  export {EMULATOR_TOKEN_ENV}=<the token>  (every request must carry it)")
-    sys.stdout.flush()
+
+    def listening(where: str) -> None:
+        # Said once bound: with --port 0 the port is the one the system chose.
+        print(f"platform-eval emulator on http://{where} (database: {args.db or 'in memory'})")
+        print(f"  export PLATFORM_EVAL_EMULATOR_HOST={where}")
+        if token:
+            print(f"  export {EMULATOR_TOKEN_ENV}=<the token>  (every request must carry it)")
+        sys.stdout.flush()
+
     try:
-        emulator.serve_forever()
+        emulator.serve_forever(listening)
     except OSError as exc:
-        error(f"cannot serve on {where}: {exc.strerror or exc}")
+        error(f"cannot serve on {emulator.address}: {exc.strerror or exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         pass

@@ -16,6 +16,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,12 +165,16 @@ class Emulator:
             time.sleep(0.01)
         return self
 
-    def serve_forever(self) -> None:
-        """Serves in the calling thread until interrupted (``platform-eval emulator start``).
+    def serve_forever(self, listening: Callable[[str], None] | None = None) -> None:
+        """Serves in the calling thread until interrupted (``platform-eval emulator start``);
+        ``listening`` is told the address (``host:port``) once it is bound: the port the
+        system chose, for port 0.
 
         Raises OSError when the address cannot be bound.
         """
         sock = self._bind()
+        if listening is not None:
+            listening(self.address)
         self.executor.start()
         try:
             PromptServer(self._config()).run(sockets=[sock])
@@ -200,8 +205,13 @@ class Emulator:
 
     @property
     def url(self) -> str:
+        return f"http://{self.address}"
+
+    @property
+    def address(self) -> str:
+        """``host:port`` (an IPv6 host in brackets), as PLATFORM_EVAL_EMULATOR_HOST takes it."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{host}:{self.port}"
 
     @property
     def host_port(self) -> str:

@@ -4,6 +4,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +261,34 @@ def test_validate_on_a_folder_of_no_readable_file_says_so_and_fails(
     assert f"skipped: {folder / 'pipe'}: not a regular file" in out
     assert f"skipped: {folder / 'zero.json'}: not a regular file" in out
     assert "no file platform-eval reads, nothing validated" in out
+
+
+def test_emulator_start_on_port_0_says_the_port_the_system_chose() -> None:
+    """It printed ``http://127.0.0.1:0``: said before the socket was bound."""
+    import httpx
+
+    command = [sys.executable, "-m", "platform_eval.cli", "emulator", "start", "--port", "0"]
+    process = subprocess.Popen(
+        [*command, "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        said, export = process.stdout.readline(), process.stdout.readline()
+        address = export.strip().removeprefix("export PLATFORM_EVAL_EMULATOR_HOST=")
+        host, port = address.rsplit(":", 1)
+        assert host == "127.0.0.1" and int(port) > 0
+        assert said.startswith(f"platform-eval emulator on http://{address} ")
+        deadline = time.monotonic() + 20
+        while True:  # bound, and answering once uvicorn has started
+            try:
+                assert httpx.get(f"http://{address}/_emulator/health").status_code == 200
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "emulator did not answer"
+                time.sleep(0.05)
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
