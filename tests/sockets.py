@@ -3,9 +3,12 @@ HTTP servers tests stand up beside it."""
 
 from __future__ import annotations
 
+import http.server
 import socket
 import socketserver
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 #: How often a test's server looks whether it was shut down: socketserver's own half second
 #: is what every shutdown would wait (a fake model torn down after each test).
@@ -22,6 +25,30 @@ def serve_in_thread(server: socketserver.BaseServer, name: str = "test-server") 
     )
     thread.start()
     return thread
+
+
+@contextmanager
+def answering(status: int, content_type: str, body: bytes) -> Iterator[str]:
+    """A local HTTP server that answers every GET with this response, serving until the block
+    ends; yields its ``host:port``."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer) as server:
+        serve_in_thread(server)
+        try:
+            yield f"127.0.0.1:{server.server_port}"
+        finally:
+            server.shutdown()
 
 
 def closed(sock: socket.socket) -> bool:

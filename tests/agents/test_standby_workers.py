@@ -119,18 +119,7 @@ def test_the_package_s_three_lists_of_public_names_agree() -> None:
 
 def test_a_worker_the_command_does_not_use_is_killed(tmp_path: Path) -> None:
     """A usage error, here before any agent loads: the launcher kills the worker it started."""
-    argv = ["run", "set.evalset.json", "--agent", "app/"]
-    code = (
-        "import sys; from platform_eval import _launcher, _standby; "
-        "started = []; real = _standby.start; "
-        "_standby.start = lambda n: (real(1), started.extend(_standby._waiting)); "
-        f"sys.argv = ['platform-eval', *{argv!r}]; "
-        "code = _launcher.program(); "
-        "print(code, [w.returncode for w in started])"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
-    )
+    done = _launched(tmp_path, ["run", "set.evalset.json", "--agent", "app/"], workers="1")
     assert done.stdout.strip() == f"2 [{-signal.SIGKILL}]"
     assert "no metrics" in done.stderr
 
@@ -254,22 +243,36 @@ def test_a_ctrl_c_while_the_command_imports_itself_is_one_line_and_kills_the_wor
 ) -> None:
     """The command's import is a second in which Ctrl-C used to print its traceback."""
     argv = ["run", "set.evalset.json", "--agent", "app/", "--agent-processes", "2"]
-    code = (
-        "import builtins, sys; from platform_eval import _launcher, _standby; "
-        "started = []; real_start = _standby.start; "
-        "_standby.start = lambda n: (real_start(n), started.extend(_standby._waiting)); "
+    interrupting = (
         "real_import = builtins.__import__\n"
         "def importing(name, *args, **kwargs):\n"
         "    if name == 'cli' and args[-1] == 1:\n"
         "        raise KeyboardInterrupt\n"
         "    return real_import(name, *args, **kwargs)\n"
         "builtins.__import__ = importing\n"
-        f"sys.argv = ['platform-eval', *{argv!r}]\n"
-        "code = _launcher.program(); "
-        "print(code, [w.returncode for w in started])"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
-    )
+    done = _launched(tmp_path, argv, setup=interrupting)
     assert done.stdout.strip() == f"130 [{-signal.SIGKILL}]"
     assert done.stderr == "platform-eval: error: interrupted\n"
+
+
+def _launched(
+    cwd: Path, argv: list[str], *, workers: str = "n", setup: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """``_launcher.program()`` on ``argv`` in a child process (after ``setup``), starting
+    ``workers`` workers where it asks for ``n``; it prints its exit code and the return codes
+    of the workers started."""
+    code = (
+        "import builtins, sys\n"
+        "from platform_eval import _launcher, _standby\n"
+        "started = []\n"
+        "real_start = _standby.start\n"
+        f"_standby.start = lambda n: (real_start({workers}), started.extend(_standby._waiting))\n"
+        f"{setup}"
+        f"sys.argv = ['platform-eval', *{argv!r}]\n"
+        "code = _launcher.program()\n"
+        "print(code, [w.returncode for w in started])\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=cwd
+    )

@@ -3,12 +3,11 @@ details say in words; never the details' Python reprs (``cli._api_errors``)."""
 
 from __future__ import annotations
 
-import http.server
 import json
 from pathlib import Path
 
 import pytest
-from sockets import serve_in_thread
+from sockets import answering
 
 from platform_eval.cli import main
 
@@ -56,24 +55,8 @@ def test_the_details_are_said_in_words_and_their_reprs_left_out(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = json.dumps(REFUSAL).encode()
-
-    class Refusing(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(400)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing) as server:
-        serve_in_thread(server)
-        try:
-            code = main(["-q", "--endpoint", f"127.0.0.1:{server.server_port}", "runs", "list"])
-        finally:
-            server.shutdown()
+    with answering(400, "application/json; charset=UTF-8", body) as endpoint:
+        code = main(["-q", "--endpoint", endpoint, "runs", "list"])
     err = capsys.readouterr().err
     assert code == 2
     (line,) = err.splitlines()

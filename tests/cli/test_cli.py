@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import cli_emulator
 from factories import request_item
-from sockets import serve_in_thread
+from sockets import answering
 
 from platform_eval import Client
 from platform_eval.cli import main
@@ -195,32 +195,13 @@ def test_an_endpoint_that_is_no_address_is_named_as_such(
 def test_a_web_server_on_the_endpoint_is_named_as_neither_emulator_nor_service(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import http.server
-
-    class Html(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            page = b"<!DOCTYPE HTML><html><body>Not found</body></html>"
-            self.send_response(404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html) as server:
-        serve_in_thread(server)
-        try:
-            code = main(["-q", "--endpoint", f"127.0.0.1:{server.server_port}", "runs", "list"])
-        finally:
-            server.shutdown()
+    page = b"<!DOCTYPE HTML><html><body>Not found</body></html>"
+    with answering(404, "text/html; charset=utf-8", page) as endpoint:
+        code = main(["-q", "--endpoint", endpoint, "runs", "list"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert "DOCTYPE" not in err  # the page is not the message
-    assert (
-        f"http://127.0.0.1:{server.server_port} answered with text/html, not a Google API " in err
-    )
+    assert f"http://{endpoint} answered with text/html, not a Google API " in err
     assert "neither the emulator nor the service" in err
 
 
