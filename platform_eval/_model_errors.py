@@ -57,7 +57,13 @@ def unusable_model(exc: BaseException) -> bool:
 
 def failure_text(exc: BaseException) -> str:
     """``exc`` in one line: its type and message, without what only clutters it (aiohttp's
-    connection error prints its TLS context object)."""
+    connection error prints its TLS context object; google-genai's API error ends with the
+    answer's whole JSON as a Python dict, its message and details in it again)."""
+    code, status, message = (getattr(exc, name, None) for name in ("code", "status", "message"))
+    if isinstance(code, int) and isinstance(message, str) and message:
+        # google-genai's APIError: its HTTP code, status (NOT_FOUND) and the server's message.
+        head = f"{code} {status}" if isinstance(status, str) and status else str(code)
+        return f"{type(exc).__name__}: {head}: {' '.join(message.split())}"
     host, port = getattr(exc, "host", None), getattr(exc, "port", None)
     cause = getattr(exc, "os_error", None)
     if host and isinstance(cause, OSError):

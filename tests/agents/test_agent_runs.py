@@ -402,6 +402,8 @@ def test_an_agent_model_that_cannot_be_used_stops_the_run_in_one_line(
     lines = err.strip().splitlines()
     assert len(lines) <= 3 and "Traceback" not in err, err
     assert "the agent's model gemini-2.5-flash cannot be used: ClientError: 404" in lines[-1]
+    # The server's status and message, not google-genai's dict of the whole answer.
+    assert "ClientError: 404 INTERNAL: try later" in lines[-1] and "{'error'" not in err
     assert len(model.seen) <= 4  # the cases under way when the first one failed
 
 
