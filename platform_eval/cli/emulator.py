@@ -58,7 +58,7 @@ def emulator_start(args: argparse.Namespace) -> int:
     try:
         emulator.serve_forever(listening)
     except OSError as exc:
-        error(f"cannot serve on {emulator.address}: {exc.strerror or exc}")
+        error(f"cannot serve on {emulator.host_port}: {exc.strerror or exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         pass

@@ -174,7 +174,7 @@ class Emulator:
         """
         sock = self._bind()
         if listening is not None:
-            listening(self.address)
+            listening(self.host_port)
         self.executor.start()
         try:
             PromptServer(self._config()).run(sockets=[sock])
@@ -205,13 +205,8 @@ class Emulator:
 
     @property
     def url(self) -> str:
-        return f"http://{self.address}"
-
-    @property
-    def address(self) -> str:
-        """``host:port`` (an IPv6 host in brackets), as PLATFORM_EVAL_EMULATOR_HOST takes it."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+        return f"http://{host}:{self.port}"
 
     @property
     def host_port(self) -> str:
