@@ -55,15 +55,23 @@ def unusable_model(exc: BaseException) -> bool:
     return isinstance(exc, ValueError) and any(words in str(exc) for words in _NO_CREDENTIALS)
 
 
+def answer_text(exc: BaseException) -> str | None:
+    """A model's error answer as ``429 RESOURCE_EXHAUSTED: <its message>`` (google-genai's
+    APIError: its HTTP code, status and the server's message); None for any other error."""
+    code, status, message = (getattr(exc, name, None) for name in ("code", "status", "message"))
+    if not isinstance(code, int) or not isinstance(message, str) or not message:
+        return None
+    head = f"{code} {status}" if isinstance(status, str) and status else str(code)
+    return f"{head}: {' '.join(message.split())}"
+
+
 def failure_text(exc: BaseException) -> str:
     """``exc`` in one line: its type and message, without what only clutters it (aiohttp's
     connection error prints its TLS context object; google-genai's API error ends with the
     answer's whole JSON as a Python dict, its message and details in it again)."""
-    code, status, message = (getattr(exc, name, None) for name in ("code", "status", "message"))
-    if isinstance(code, int) and isinstance(message, str) and message:
-        # google-genai's APIError: its HTTP code, status (NOT_FOUND) and the server's message.
-        head = f"{code} {status}" if isinstance(status, str) and status else str(code)
-        return f"{type(exc).__name__}: {head}: {' '.join(message.split())}"
+    answered = answer_text(exc)
+    if answered is not None:
+        return f"{type(exc).__name__}: {answered}"
     host, port = getattr(exc, "host", None), getattr(exc, "port", None)
     cause = getattr(exc, "os_error", None)
     if host and isinstance(cause, OSError):

@@ -18,7 +18,7 @@ from google.genai.types import GenerateContentConfig
 if TYPE_CHECKING:
     from google import genai
 
-from .._model_errors import BUSY_STATUSES, retry_after, status_of
+from .._model_errors import BUSY_STATUSES, answer_text, retry_after, status_of
 from ..types import Content
 
 
@@ -73,7 +73,7 @@ class GenaiBackend:
             )
         except genai_errors.APIError as exc:
             if exc.code in BUSY_STATUSES:
-                busy = f"{exc.code} {exc.status}: {exc.message}"
+                busy = answer_text(exc) or str(exc)
                 raise RetryableError(busy, retry_after(exc), exc.code) from None
             raise
         usage = response.usage_metadata
