@@ -158,7 +158,7 @@ def main() -> None:
                 env,
             )
             rows.setdefault(ADK, []).append(
-                _Round(elapsed, len(fake.seen) - before, fake.refused - refused, True, elapsed)
+                _Round(elapsed, len(fake.seen) - before, fake.refused - refused, True)
             )
             theirs = adk_scores(folder)
             for concurrency in ["auto", *map(str, args.also_concurrency)]:
@@ -173,7 +173,6 @@ def main() -> None:
                         len(fake.seen) - before,
                         fake.refused - refused,
                         _same(out, theirs),
-                        rows[ADK][-1].seconds,
                     )
                 )
 
@@ -197,7 +196,8 @@ def main() -> None:
             level = concurrency
         calls = sum(r.calls for r in runs)
         refused = sum(r.refused for r in runs)
-        ratio = _spread([r.adk_seconds / r.seconds for r in runs], "x")
+        # Each round's ratio: adk eval's time in that round over this command's.
+        ratio = _spread([a.seconds / r.seconds for a, r in zip(rows[ADK], runs, strict=True)], "x")
         same = all(r.same for r in runs)
         print(
             f"| {command} | {level} | {calls // len(runs)} | {refused} "
@@ -236,8 +236,6 @@ class _Round:
     calls: int
     refused: int
     same: bool
-    #: adk eval's time in the same round: each round's ratio is taken.
-    adk_seconds: float
 
 
 def _spread(values: list[float], unit: str) -> str:
