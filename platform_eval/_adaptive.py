@@ -6,10 +6,11 @@ rate limiter: it starts at ``start`` calls at once; until the first cut, each su
 found the limit full raises it by one (it doubles per round of calls); after it, by one per
 round. A call answered 429 or 503 cuts the calls at once to ``BACKOFF`` of those under way
 (once per round: the calls already under way when it was cut do not cut it again) and, when the
-answer says ``Retry-After``, no new call starts before then. After the first cut, a success
-that took more than twice the fastest call's time holds the limit where it is: the model is
-slowing down before it refuses. Not before: the first calls' times are as much this process
-warming up (imports, connections, a worker process starting beside it) as the model's pace.
+answer says ``Retry-After``, no new call starts before then (``LONGEST_PAUSE`` at the most).
+After the first cut, a success that took more than twice the fastest call's time holds the
+limit where it is: the model is slowing down before it refuses. Not before: the first calls'
+times are as much this process warming up (imports, connections, a worker process starting
+beside it) as the model's pace.
 
 The cut is gentler than TCP's halving (CUBIC's 0.7): a refused call here is not lost, it waits
 a second and is asked again, and a limit halved below the quota leaves the model idle for the
@@ -32,6 +33,10 @@ AUTO = "auto"
 SLOWER = 2.0
 #: A refusal cuts the calls at once to this share of those under way.
 BACKOFF = 0.7
+#: The longest a ``Retry-After`` holds new calls: a server asking for a day (a spent daily
+#: quota) is answered by each call's own deadline and retries, not by a limit that stops
+#: every call for as long as it asks.
+LONGEST_PAUSE = 60.0
 
 
 def parse_concurrency(value: str | int) -> int | str:
@@ -120,7 +125,8 @@ class AdaptiveLimit:
 
     def _refused(self, epoch: int, retry_after: float | None) -> None:
         if retry_after is not None and retry_after > 0:
-            self._paused_until = max(self._paused_until, time.monotonic() + retry_after)
+            pause = min(retry_after, LONGEST_PAUSE)
+            self._paused_until = max(self._paused_until, time.monotonic() + pause)
         if epoch < self._epoch:
             return  # started before the last cut: that cut answered it already
         self._slow_start = False

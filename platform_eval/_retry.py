@@ -16,6 +16,7 @@ above zero and at most 60 s replaces the backoff. No wait passes the call's dead
 from __future__ import annotations
 
 import email.utils
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -71,9 +72,12 @@ def parse_retry_after(value: str | None) -> float | None:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        # "inf" and "nan" parse as floats but are no delay a server can mean: not honoured.
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         parsed = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -439,7 +439,7 @@ class Judging:
                         # answered says it may be down, which the probe finds out: it does
                         # not cut the calls a healthy model will take.
                         if busy.status == 429 or not probe:
-                            place.refused(busy.retry_after)
+                            place.refused(None if self._too_long(busy) else busy.retry_after)
                         raise
                     place.succeeded()
             except TimeoutError:
@@ -452,6 +452,15 @@ class Judging:
                     first=probe,
                 ) from None
             except RetryableError as busy:
+                if self._too_long(busy):
+                    # Waited out, it would hold the case past any deadline the user set.
+                    raise self._failed(
+                        "retry-after",
+                        f"the judge model {model} answered {busy.status} asking to be tried "
+                        f"again in {busy.retry_after:g} s (Retry-After), longer than the "
+                        f"{self.call_timeout:g} s a judge call may take (--judge-timeout): "
+                        "not judged",
+                    ) from None
                 said = f"the judge model {model} stayed busy after {attempt} tries: {busy}"
                 status = str(busy.status)
                 # 429 is a quota saying "slower", not an outage: retried, never counted.
@@ -478,6 +487,10 @@ class Judging:
                 self._answered = True
             return answer
         raise AssertionError("unreachable")
+
+    def _too_long(self, busy: RetryableError) -> bool:
+        """The answer asks for a longer wait than a whole judge call may take."""
+        return busy.retry_after is not None and busy.retry_after > self.call_timeout
 
     def _failed(self, kind: str, message: str, *, first: bool = False) -> JudgeUnavailableError:
         """Counts a failed try; ``stop_after`` in a row failing alike stop judging: an outage

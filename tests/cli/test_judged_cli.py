@@ -7,6 +7,7 @@ import itertools
 import json
 import re
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -365,3 +366,26 @@ def test_the_configs_judge_model_judges_when_no_flag_or_variable_names_one(
     assert main(["--replay-only", *command]) in (0, 1)
     again = json.loads(capsys.readouterr().out)
     assert [r["score"] for r in again["rows"]] == [r["score"] for r in first["rows"]]
+
+
+def test_a_judge_asking_to_wait_a_day_leaves_one_case_not_evaluated_and_the_run_ends(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One 429 with ``Retry-After: 99999``: the run does not wait it out (it sat until killed);
+    the judgement that got it is NOT_EVALUATED with one line naming the cause, the rest are
+    judged."""
+    work.fail_next(429, retry_after="99999")
+    outcome: list[int] = []
+    running = threading.Thread(
+        target=lambda: outcome.append(_run("--judge-timeout", "5", fmt="json")), daemon=True
+    )
+    running.start()
+    running.join(120)  # the judge timeout plus margin for a busy machine
+    assert not running.is_alive(), "the run waited out the Retry-After"
+    assert outcome == [1]  # a result with no score never passes
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    unjudged = [r for r in rows if r["status"] == "NOT_EVALUATED"]
+    assert len(unjudged) == 1, rows
+    assert "Retry-After" in unjudged[0]["explanation"]
+    assert "--judge-timeout" in unjudged[0]["explanation"]
+    assert all(r["score"] is not None for r in rows if r is not unjudged[0])

@@ -250,3 +250,22 @@ def test_the_agent_plugin_reports_a_case_s_slowest_model_call(
         return quota.slowest
 
     assert asyncio.run(case()) == pytest.approx(0.4)
+
+
+def test_a_retry_after_holds_new_calls_no_longer_than_the_longest_pause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model asking for 99999 s (an agent's model out of its daily quota): new calls wait at
+    most LONGEST_PAUSE, then go ahead, where each call's own deadline and tries answer it."""
+    monkeypatch.setattr("platform_eval._adaptive.LONGEST_PAUSE", 0.2)
+
+    async def refused_then_another() -> float:
+        limit = AdaptiveLimit(start=2, cap=2)
+        async with limit.slot() as place:
+            place.refused(99999.0)
+        started = time.monotonic()
+        async with asyncio.timeout(30), limit.slot() as place:
+            place.succeeded()
+        return time.monotonic() - started
+
+    assert asyncio.run(refused_then_another()) >= 0.15  # the pause was kept, only capped

@@ -263,3 +263,42 @@ def test_after_an_answer_a_404_is_one_failure_not_a_stop() -> None:
             judging.run(judging.generate("gemini-test", ASK, None, sample=1, label=LABEL))
         reply = judging.run(judging.generate("gemini-test", ASK, None, sample=2, label=LABEL))
     assert reply.text == "yes"
+
+
+def _two_calls_after_one_429(asked: str) -> list[Any]:
+    """Two calls, one after the other, of a judge whose first answer is a 429 with
+    ``Retry-After: asked``; each call's answer or error."""
+    with model_judges(lambda seen: "yes", call_timeout=5) as (judges, fake):
+        fake.fail_next(429, retry_after=asked)
+        judging = judges.model
+        outcomes: list[Any] = []
+
+        def ask() -> None:
+            for sample in range(2):
+                label = CallLabel("m", f"case-{sample}", "agent")
+                try:
+                    call = judging.generate("gemini-test", ASK, None, sample=sample, label=label)
+                    outcomes.append(judging.run(call).text)
+                except JudgeUnavailableError as exc:
+                    outcomes.append(exc)
+
+        asking = threading.Thread(target=ask, daemon=True)
+        asking.start()
+        # Generous for a busy machine: before the fix the first call waited the whole wait.
+        asking.join(60)
+        assert not asking.is_alive(), "the judge waited out the Retry-After"
+    return outcomes
+
+
+def test_a_retry_after_longer_than_a_judge_call_may_take_fails_that_call_at_once() -> None:
+    """A 429 asking for a day (a spent daily quota): that call is not judged, in one line naming
+    the wait and --judge-timeout, and the next call is not held back by it."""
+    first, second = _two_calls_after_one_429("99999")
+    assert isinstance(first, JudgeUnavailableError)
+    said = str(first)
+    assert "99999 s (Retry-After)" in said and "--judge-timeout" in said and "\n" not in said
+    assert second == "yes"
+
+
+def test_a_retry_after_of_inf_is_no_wait_a_server_can_mean_the_usual_backoff_applies() -> None:
+    assert _two_calls_after_one_429("inf") == ["yes", "yes"]
