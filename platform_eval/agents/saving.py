@@ -17,11 +17,13 @@ _KEPT = 80
 def _clean(eval_id: str) -> str:
     """The eval id as a file name: itself where it is one, else cleaned and marked with a
     digest of the id, so that ids that clean up alike (``a/b``, ``a:b``, ``a_b``, ids sharing
-    their first 80 characters) never share a file."""
+    their first 80 characters) never share a file. A name never starts with a dot: a hidden
+    file is one a folder's reader passes over (``--traces DIR`` among them)."""
     cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in eval_id)[:_KEPT]
-    if cleaned == eval_id and cleaned not in ("", ".", ".."):
+    if cleaned and cleaned == eval_id and not cleaned.startswith("."):
         return cleaned
-    return f"{cleaned or 'case'}~{_digest(eval_id)}"
+    visible = "_" * (len(cleaned) - len(cleaned.lstrip("."))) + cleaned.lstrip(".")
+    return f"{visible or 'case'}~{_digest(eval_id)}"
 
 
 def _digest(eval_id: str) -> str:

@@ -41,7 +41,7 @@ from ..traces import (
     load_traces,
     match_conversations,
 )
-from ..traces.matching import AmbiguousPairingError, split_run
+from ..traces.matching import AmbiguousPairingError, case_session_id, split_run
 from ..types import (
     CANDIDATE_GROUNDING_KEY,
     CandidateResponse,
@@ -538,7 +538,7 @@ def _candidates(matches: MatchReport, candidate: str) -> tuple[Candidates, Groun
     grounding: Grounding = {}
     for eval_id, conversations in grouped.items():
         count = len(conversations)
-        runs = [_run_of(eval_id, c.id, i) for i, c in enumerate(conversations)]
+        runs = [_run_of(eval_id, c.session_id or c.id, i) for i, c in enumerate(conversations)]
         if len(set(runs)) < count:
             runs = list(range(1, count + 1))
         out[eval_id] = []
@@ -556,7 +556,7 @@ def _run_of(eval_id: str, conversation_id: str, index: int) -> int:
     """The run a session of ``run --agent`` was (its id says which), else its place in order:
     the saved runs of an agent are the candidates the agent run had."""
     base, run = split_run(conversation_id)
-    return run if run is not None and base == eval_id else index + 1
+    return run if run is not None and base in (eval_id, case_session_id(eval_id)) else index + 1
 
 
 @overload
@@ -883,9 +883,8 @@ def evaluate(
         assert upload is not None
         journal = upload.open_manifest(async_client)
         evaluation_set = await upload(async_client, journal)
-        metadata = record_not_evaluated(
-            record_thresholds(None, thresholds), ran.not_evaluated if ran else {}
-        )
+        not_evaluated = ran.not_evaluated if ran else _unrecorded(report, candidate)
+        metadata = record_not_evaluated(record_thresholds(None, thresholds), not_evaluated)
         run: EvaluationRun | None = None
         attached = False
         if chosen:
@@ -934,6 +933,20 @@ def evaluate(
         )
 
     return run_or_defer(client, job)
+
+
+def _unrecorded(report: UploadReport, candidate: str) -> dict[str, dict[str, str]]:
+    """The eval cases no recorded conversation was paired with, each NOT_EVALUATED with why:
+    a case left out of the evaluation is a case that did not pass, never one that is not
+    counted."""
+    matches = report.matches
+    if matches is None:
+        return {}
+    why = (
+        "no recorded conversation was paired with this case "
+        "(by its id, its first message or --mapping)"
+    )
+    return {eval_id: {candidate: why} for eval_id in matches.unmatched_cases}
 
 
 async def _agent_upload(

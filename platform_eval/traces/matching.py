@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote, unquote
 
 from ..errors import PlatformEvalError
 from ..formats.adk import EvalCase
@@ -54,6 +55,21 @@ class MatchReport:
         return "\n".join(lines)
 
 
+def case_session_id(eval_id: str) -> str:
+    """The session id that names an eval case: the eval id where a session can carry it
+    whole, else the id percent-encoded (``%20``). google-adk strips a session id, so an id that
+    is empty or has white space at either end would lose what made it its case's, and an id
+    holding ``%`` is encoded too so that no encoded id is another case's plain one."""
+    if eval_id and eval_id == eval_id.strip() and "%" not in eval_id:
+        return eval_id
+    return quote(eval_id, safe="") or "%"
+
+
+def _case_of_session(session_id: str) -> str:
+    """The eval id ``case_session_id`` gave ``session_id``."""
+    return "" if session_id == "%" else unquote(session_id)
+
+
 def split_run(conversation_id: str) -> tuple[str, int | None]:
     """``case#3`` -> (``case``, 3), as ``run --agent`` names the n-th session of a case; any
     other id -> (the id, None)."""
@@ -63,12 +79,18 @@ def split_run(conversation_id: str) -> tuple[str, int | None]:
     return conversation_id, None
 
 
-def _named_case(conversation_id: str, case_ids: set[str]) -> str | None:
-    """The eval case a conversation's id names: the id itself, or ``<eval id>#<n>``."""
-    if conversation_id in case_ids:
-        return conversation_id
-    base, run = split_run(conversation_id)
-    return base if run is not None and base in case_ids else None
+def _named_case(conversation: Conversation, case_ids: set[str]) -> str | None:
+    """The eval case a conversation's id (or the session it was) names: the id itself, or
+    ``<eval id>#<n>``, the eval id as ``case_session_id`` writes it."""
+    for given in (conversation.id, conversation.session_id):
+        if given is None:
+            continue
+        base, run = split_run(given)
+        for candidate in (given, *((base,) if run is not None else ())):
+            for named in (candidate, _case_of_session(candidate)):
+                if named in case_ids:
+                    return named
+    return None
 
 
 def match_conversations(
@@ -96,7 +118,7 @@ def match_conversations(
         if mapping is not None:
             eval_id = mapping.get(conversation.id)
             targets = [eval_id] if eval_id in known else []
-        elif (named := _named_case(conversation.id, known)) is not None:
+        elif (named := _named_case(conversation, known)) is not None:
             targets = [named]
         else:
             targets = by_message.get(_key(conversation.first_user_message), [])

@@ -11,6 +11,7 @@ from platform_eval.agents.saving import save_sessions, save_traces
 #: Ids that clean up to the same file name, that share their first 80 characters, that differ
 #: only in case (one file on a case-blind file system), and names a file cannot have.
 IDS = ["a/b", "a_b", "a:b", "x" * 90 + "1", "x" * 90 + "2", "Paris", "paris", "..", ""]
+IDS += [".", "...", ".hidden", "_hidden", "../../escape"]  # hidden names a folder's reader skips
 
 
 def _report(num_runs: int = 1) -> AgentRunReport:
@@ -37,6 +38,7 @@ def test_every_run_is_its_own_file_and_reads_back_as_its_case(tmp_path: Path) ->
         # Distinct even for a file system that ignores case.
         assert len({path.name.casefold() for path in sessions}) == expected
         assert len(list((folder / "sessions").iterdir())) == expected
+        assert not [path.name for path in sessions + traces if path.name.startswith(".")]
         read_back = sorted(json.loads(path.read_text())["id"] for path in sessions)
         assert read_back == sorted(IDS * num_runs)
         spans = {
