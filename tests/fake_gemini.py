@@ -19,6 +19,7 @@ import re
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -332,3 +333,18 @@ def model_judges(
             yield judges, fake
         finally:
             judges.close()
+
+
+_ADK_CALL_ID = re.compile(r"adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def judge_requests(seen: list[Seen]) -> Counter[str]:
+    """Every judge request (not the agent's, which declare tools), byte for byte but for
+    ADK's random function-call ids, numbered in order of appearance."""
+
+    def stable(body: dict[str, Any]) -> str:
+        text = json.dumps(body, sort_keys=True)
+        ids: dict[str, str] = {}
+        return _ADK_CALL_ID.sub(lambda m: ids.setdefault(m[0], f"adk-call-{len(ids)}"), text)
+
+    return Counter(stable(s.body) for s in seen if not s.body.get("tools"))

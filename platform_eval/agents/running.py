@@ -26,6 +26,8 @@ from .._adaptive import AUTO, DEFAULT_CAP, limit_for, parse_concurrency
 from .._model_errors import failure_text, unusable_model
 from ..errors import PlatformEvalError
 from ..formats import adk
+from ..traces.adk_session import AGENT_CONFIG_KEY
+from ..traces.matching import case_session_id
 from .history import history_events
 from .journal import AgentJournal
 from .loading import LoadedAgent, load_agent
@@ -138,9 +140,11 @@ class AgentRunReport:
 
 
 def session_id_for(eval_id: str, run: int, num_runs: int) -> str:
-    """The id a case's session gets unless the case pins one: the eval id, so that a saved
-    session is matched to its case by id (``#n`` for the n-th of repeated runs)."""
-    return eval_id if num_runs == 1 else f"{eval_id}#{run}"
+    """The id a case's session gets unless the case pins one: the eval id (as a session can
+    carry it: ``case_session_id``), so that a saved session is matched to its case by id
+    (``#n`` for the n-th of repeated runs)."""
+    named = case_session_id(eval_id)
+    return named if num_runs == 1 else f"{named}#{run}"
 
 
 def to_adk_case(case: adk.EvalCase) -> AdkEvalCase:
@@ -196,12 +200,30 @@ def _app_details_recorder_class() -> Any:
             #: The request object itself, read when the run is over: what a later callback
             #: changes in it is what the model was sent, as ADK's interceptor reads it.
             self.requests: dict[str, Any] = {}
+            #: The same per turn: (invocation id, agent) -> its first request in that turn.
+            self.turn_requests: dict[tuple[str, str], Any] = {}
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
             self.requests.setdefault(callback_context.agent_name, llm_request)
+            turn = (callback_context.invocation_id, callback_context.agent_name)
+            self.turn_requests.setdefault(turn, llm_request)
 
         def agents(self) -> dict[str, dict[str, Any]]:
             return {name: _agent_config(name, request) for name, request in self.requests.items()}
+
+        def keep_in(self, session: dict[str, Any]) -> None:
+            """Writes what each agent was given in each turn into the session's events
+            (``AGENT_CONFIG_KEY``), so that a saved session is judged as this run is."""
+            kept: set[tuple[str, str]] = set()
+            for event in session.get("events") or []:
+                turn = (event.get("invocationId"), event.get("author"))
+                request = self.turn_requests.get(turn)
+                if request is None or turn in kept:
+                    continue
+                kept.add(turn)
+                metadata = dict(event.get("customMetadata") or {})
+                metadata[AGENT_CONFIG_KEY] = _agent_config(turn[1], request)
+                event["customMetadata"] = metadata
 
     return AppDetailsRecorder
 
@@ -358,6 +380,7 @@ async def run_case(
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     assert session is not None
     dumped = session.model_dump(mode="json", by_alias=True, exclude_none=True)
+    recorder.keep_in(dumped)
     return dumped, ending, recorder.agents()
 
 

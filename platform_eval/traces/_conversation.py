@@ -15,6 +15,10 @@ class Conversation:
     id: str
     agent_data: AgentData
     source: str | None = None
+    #: The session the recording says the conversation was, where its id is not that session's
+    #: alone (a one-trace session of spans is ``<session id>/<trace id>``): it names the eval
+    #: case as the session id would (``run --agent`` names each session after its case).
+    session_id: str | None = None
     notes: list[str] = field(default_factory=list)
     #: The grounding metadata of events that had it (AgentEvent has no field for it): turn id
     #: -> the event's index in its turn -> the metadata, as the session recorded it.

@@ -57,6 +57,26 @@ def _name(value: Any, default: str, file: str | None, where: str) -> str:
     raise FormatError([Problem(file, where, "expected a string")])
 
 
+#: The key of an event's ``customMetadata`` under which ``run --agent`` saves what its agent
+#: was given in that turn (an AgentConfig: the system instruction as sent, the tool
+#: declarations), on the agent's first event of each turn: ADK's judged criteria read it as
+#: the app details adk eval records, and a saved session is judged as the run was.
+AGENT_CONFIG_KEY = "platform_eval_agent"
+
+
+def _agent_config(raw: dict[str, Any], source: str | None, where: str) -> AgentConfig | None:
+    given = _dict(_get(raw, "custom_metadata")).get(AGENT_CONFIG_KEY)
+    if given is None:
+        return None
+    try:
+        return AgentConfig.model_validate(given)
+    except ValueError as exc:
+        problem = f"expected an AgentConfig ({str(exc).splitlines()[0]})"
+        raise FormatError(
+            [Problem(source, f"{where}.customMetadata.{AGENT_CONFIG_KEY}", problem)]
+        ) from None
+
+
 def session_to_conversation(session: dict[str, Any], *, source: str | None = None) -> Conversation:
     """One ADK session as one conversation."""
     if not isinstance(session, dict) or not isinstance(session.get("events"), list):
@@ -66,6 +86,8 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
     turns: dict[str, list[AgentEvent]] = {}
     grounded: dict[str, dict[str, Any]] = {}
     authors: list[str] = []
+    #: What each agent was given, as the run saved it (its first turn's: ``with_agents``).
+    given: dict[str, AgentConfig] = {}
     notes: list[str] = []
     skipped_partial = 0
     set_by_run: set[str] = set()
@@ -89,6 +111,9 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
         if content is None and not state_delta and not grounding:
             continue
         author = _name(raw.get("author"), "unknown", source, f"{where}.author")
+        config = _agent_config(raw, source, where)
+        if config is not None and author not in given:
+            given[author] = config.model_copy(update={"agent_id": config.agent_id or author})
         if content is not None and author != "user" and author not in authors:
             authors.append(author)
         invocation = _name(
@@ -130,7 +155,7 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
                 "the agent's events; the user's message was in the request)"
             )
     agent_data = AgentData(
-        agents={a: AgentConfig(agent_id=a) for a in authors} or None,
+        agents={a: given.get(a) or AgentConfig(agent_id=a) for a in authors} or None,
         turns=[
             ConversationTurn(turn_index=i, turn_id=invocation_id, events=events)
             for i, (invocation_id, events) in enumerate(turns.items())

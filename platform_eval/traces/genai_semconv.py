@@ -3,7 +3,8 @@
 ``gen_ai.input.messages`` / ``gen_ai.output.messages`` hold ``[{"role", "parts": [...]}]`` with
 parts typed ``text`` (``content``), ``tool_call`` (``id``, ``name``, ``arguments``),
 ``tool_call_response`` (``id``, ``response`` or ``result``), ``reasoning`` and others;
-``gen_ai.system_instructions`` holds the system parts alone. Roles map to genai's: ``assistant``
+``gen_ai.system_instructions`` holds the system parts alone, ``gen_ai.tool.definitions`` the
+tools the model was offered. Roles map to genai's: ``assistant``
 is ``model``; ``tool`` (a tool's answer) and ``user`` are ``user``; ``system`` carries no turn.
 
 A part we cannot read is dropped with a note, never the whole message.
@@ -19,6 +20,7 @@ from google.genai import types as genai_types
 INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 
 _ROLES = {"assistant": "model", "model": "model", "user": "user", "tool": "user"}
 
@@ -127,3 +129,50 @@ def system_text(value: Any) -> str | None:
         p["content"] for p in decoded if isinstance(p, dict) and isinstance(p.get("content"), str)
     ]
     return "\n".join(texts) or None
+
+
+def _schema_kind(parameters: dict[str, Any]) -> str:
+    """``parameters`` for a google-genai Schema (its types are upper-case enum names, as ADK
+    writes a declaration's ``parameters``), else ``parameters_json_schema`` (JSON Schema, what
+    ADK declares Python functions with)."""
+    kind = parameters.get("type")
+    upper = isinstance(kind, str) and kind.isupper()
+    return "parameters" if upper else "parameters_json_schema"
+
+
+def tool_definitions(value: Any) -> list[genai_types.Tool] | None:
+    """The tools a model request offered, from ``gen_ai.tool.definitions`` (``[{"type":
+    "function", "name", "description", "parameters"}, {"type": "google_search", ...}]``), as
+    google-genai's Tools: consecutive functions in one Tool, as ADK declares an agent's
+    functions; None when the attribute is absent or unreadable."""
+    decoded = parse_json(value)
+    if not isinstance(decoded, list):
+        return None
+    tools: list[genai_types.Tool] = []
+    functions: list[genai_types.FunctionDeclaration] = []
+    for definition in decoded:
+        if not isinstance(definition, dict) or not isinstance(definition.get("name"), str):
+            continue
+        kind = definition.get("type")
+        if kind == "function":
+            declared: dict[str, Any] = {"name": definition["name"]}
+            if isinstance(definition.get("description"), str):
+                declared["description"] = definition["description"]
+            parameters = definition.get("parameters")
+            if isinstance(parameters, dict):
+                declared[_schema_kind(parameters)] = parameters
+            try:
+                functions.append(genai_types.FunctionDeclaration.model_validate(declared))
+            except ValueError:
+                functions.append(genai_types.FunctionDeclaration(name=definition["name"]))
+            continue
+        if functions:
+            tools.append(genai_types.Tool(function_declarations=functions))
+            functions = []
+        try:
+            tools.append(genai_types.Tool.model_validate({str(kind): {}}))
+        except ValueError:
+            continue  # a kind of tool google-genai does not know: nothing to declare
+    if functions:
+        tools.append(genai_types.Tool(function_declarations=functions))
+    return tools or None

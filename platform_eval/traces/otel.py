@@ -254,6 +254,7 @@ def _conversations(spans: list[Span], source: str | None) -> list[Conversation]:
         conversations.append(
             Conversation(
                 id=conversation_id,
+                session_id=None if session in by_trace else session,
                 agent_data=AgentData(agents=agents or None, turns=turns),
                 source=source,
                 notes=notes,

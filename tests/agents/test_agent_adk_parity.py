@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from fake_gemini import FakeGemini
+from fake_gemini import FakeGemini, judge_requests
 from paths import SAMPLE_AGENTS
 
 from platform_eval.cli import main
@@ -183,19 +182,6 @@ APP_DETAILS_CONFIG = {
         },
     }
 }
-_ADK_CALL_ID = re.compile(r"adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def _judge_requests(seen: list[Any]) -> Counter[str]:
-    """Every judge request (not the agent's, which declare tools), byte for byte but for
-    ADK's random function-call ids, numbered in order of appearance."""
-
-    def stable(body: dict[str, Any]) -> str:
-        text = json.dumps(body, sort_keys=True)
-        ids: dict[str, str] = {}
-        return _ADK_CALL_ID.sub(lambda m: ids.setdefault(m[0], f"adk-call-{len(ids)}"), text)
-
-    return Counter(stable(s.body) for s in seen if not s.body.get("tools"))
 
 
 def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(
@@ -210,8 +196,8 @@ def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(
     mine = ours("agents/travel.evalset.json", "app_details_config.json", capsys)
     assert len(mine) == 4 * 3 and all(score is not None for score in mine.values())
     assert {key: theirs[key] for key in mine} == pytest.approx(mine)
-    theirs_asked = _judge_requests(model.seen[:adk_calls])
-    assert theirs_asked == _judge_requests(model.seen[adk_calls:])
+    theirs_asked = judge_requests(model.seen[:adk_calls])
+    assert theirs_asked == judge_requests(model.seen[adk_calls:])
     assert any("You help travellers plan trips" in request for request in theirs_asked)
     assert any("book_hotel" in request for request in theirs_asked)
 
@@ -283,6 +269,6 @@ def test_grounding_metadata_reaches_the_judged_criteria_as_in_adk_eval(
     adk_calls = len(model.seen)
     mine = ours("agents/travel.evalset.json", "app_details_config.json", capsys)
     assert {key: theirs[key] for key in mine} == pytest.approx(mine)
-    theirs_asked = _judge_requests(model.seen[:adk_calls])
+    theirs_asked = judge_requests(model.seen[:adk_calls])
     assert any("weather.example" in request for request in theirs_asked)
-    assert theirs_asked == _judge_requests(model.seen[adk_calls:])
+    assert theirs_asked == judge_requests(model.seen[adk_calls:])

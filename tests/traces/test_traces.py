@@ -206,3 +206,33 @@ def test_a_folder_s_hidden_files_are_not_recordings(tmp_path: Path) -> None:
         (tmp_path / hidden).write_text("{}")
     (tmp_path / "sub" / "b.json").write_text("{}")
     assert trace_files([tmp_path]) == [tmp_path / "run.otlp.json", tmp_path / "sub" / "b.json"]
+
+
+def test_tool_definitions_read_as_the_tools_the_model_was_offered() -> None:
+    """``gen_ai.tool.definitions`` -> google-genai Tools: consecutive functions in one Tool (as
+    ADK declares them), a JSON Schema as ``parameters_json_schema``, a google-genai Schema (its
+    types upper-case) as ``parameters``, a built-in tool by its kind; nothing else is made up."""
+    from platform_eval.traces.genai_semconv import tool_definitions
+
+    definitions = [
+        {"type": "function", "name": "f", "description": "d", "parameters": {"type": "object"}},
+        {"type": "function", "name": "g", "parameters": {"type": "OBJECT"}},
+        {"type": "google_search", "name": "google_search"},
+        {"type": "function", "name": "h"},
+        {"type": "no_such_tool", "name": "x"},
+        "not a definition",
+    ]
+    tools = tool_definitions(json.dumps(definitions))
+    assert tools is not None
+    dumped = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    assert dumped == [
+        {
+            "functionDeclarations": [
+                {"description": "d", "name": "f", "parametersJsonSchema": {"type": "object"}},
+                {"name": "g", "parameters": {"type": "OBJECT"}},
+            ]
+        },
+        {"googleSearch": {}},
+        {"functionDeclarations": [{"name": "h"}]},
+    ]
+    assert tool_definitions(None) is None and tool_definitions("[]") is None

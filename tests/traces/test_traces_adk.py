@@ -77,6 +77,33 @@ def test_schema_v2_records_the_agents_instruction_and_tools(tmp_path: Path) -> N
     ]
 
 
+def test_spans_keep_the_call_ids_and_tool_declarations_of_the_run(tmp_path: Path) -> None:
+    """ADK's GenAI spans write a call the model gave no id as ``<name>_<n>``, then run it as
+    ``adk-...``, the id its session's events carry: read back, the calls keep the run's ids and
+    the agent its tools as the model was offered them (with their parameters), so that a judge
+    is shown the same conversation as from the session."""
+    recording = record(schema=2, content=True)
+    (from_spans,) = _from_spans(recording, tmp_path)
+    from_session = session_to_conversation(recording.session)
+
+    def call_ids(conversation: Conversation) -> list[str | None]:
+        return [
+            p.function_call.id
+            for t in conversation.agent_data.turns or []
+            for e in t.events or []
+            for p in (e.content.parts if e.content else None) or []
+            if p.function_call
+        ]
+
+    assert call_ids(from_spans) == call_ids(from_session)
+    assert all((i or "").startswith("adk-") for i in call_ids(from_spans))
+    agent = (from_spans.agent_data.agents or {})["weather_agent"]
+    [declaration] = [d for t in agent.tools or [] for d in t.function_declarations or []]
+    assert declaration.name == "get_weather"
+    schema = declaration.parameters_json_schema or declaration.parameters
+    assert schema is not None and "city" in json.dumps(schema, default=str)
+
+
 @pytest.mark.parametrize("schema", [2, 1], ids=["schema-v2-default", "schema-v1"])
 def test_spans_without_content_are_a_loud_error_not_a_zero_score(
     schema: int, tmp_path: Path

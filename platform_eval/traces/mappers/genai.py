@@ -38,6 +38,9 @@ def read_llm(turn: Turn, span: Span) -> None:
         if turn.user is None:
             turn.user = latest_user_text(reversed(inputs))
     turn.instruction(span, semconv.system_text(span.attributes.get(semconv.SYSTEM_INSTRUCTIONS)))
+    turn.offered_tools(
+        span, semconv.tool_definitions(span.attributes.get(semconv.TOOL_DEFINITIONS))
+    )
     outputs = semconv.messages(
         span.attributes.get(semconv.OUTPUT_MESSAGES), f"{where} output", turn.notes
     )

@@ -155,6 +155,23 @@ class Turn:
         if isinstance(text, str) and author in self.agents and not self.agents[author].instruction:
             self.agents[author].instruction = text
 
+    def offered_tools(self, span: Span, tools: list[genai_types.Tool] | None) -> None:
+        """The tools a model request of the agent offered: what it was given, in place of
+        those known only by their calls (a name and a description, no parameters)."""
+        author = self.author_of(span)
+        config = self.agents.get(author)
+        if tools is None or config is None:
+            return
+        declared = [d for t in config.tools or [] for d in t.function_declarations or []]
+        if any(d.parameters or d.parameters_json_schema for d in declared):
+            return  # an earlier request's, kept as the agent's first
+        if any(
+            t.model_dump(exclude={"function_declarations"}, exclude_none=True)
+            for t in config.tools or []
+        ):
+            return
+        config.tools = tools
+
     # -- what the model said ----------------------------------------------------------------
 
     def model_content(self, span: Span, content: genai_types.Content) -> None:
@@ -205,9 +222,14 @@ class Turn:
         if not found:
             return None
         call, author = self.pending.pop(found[0])
-        if call.id is None and call_id:
-            # The tool span knows the id the model's record left out: pair the two by it.
+        if call_id and call.id != call_id:
+            # The tool span knows the id the call was run under, which the agent's events
+            # carry: a model's record may leave it out, or hold a stand-in (ADK's GenAI spans
+            # write ``<name>_<n>`` for a call the model gave no id, then run it as ``adk-...``).
+            known = self.called.pop(call.id, None) if call.id else None
             call.id = call_id
+            if known is not None:
+                self.called[call_id] = known
         return call, author
 
     def tool(self, span: Span, *, in_order: bool = False) -> None:
