@@ -7,8 +7,10 @@ import http.server
 import socket
 import socketserver
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 #: How often a test's server looks whether it was shut down: socketserver's own half second
 #: is what every shutdown would wait (a fake model torn down after each test).
@@ -59,3 +61,12 @@ def closed(sock: socket.socket) -> bool:
         return sock.recv(1) == b""
     except (ConnectionResetError, TimeoutError):
         return False
+
+
+def until(condition: Callable[[], Any], timeout: float = 60.0, what: str = "") -> None:
+    """Waits for ``condition`` to hold, looking every 10 ms; fails after ``timeout`` seconds (a
+    bound for a hang, not a measure: a busy machine is slow, and a test waits for it)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what or "the condition never held"
+        time.sleep(0.01)

@@ -19,6 +19,7 @@ import pytest
 from conftest import command_env
 from fake_gemini import fake_gemini
 from paths import SAMPLE_AGENTS, SAMPLE_DATA
+from sockets import until
 from test_outages import silent_server
 
 from platform_eval.emulator import Emulator
@@ -29,13 +30,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.serial]  # each a whole command in a
 EXIT_LIMIT = 2.0
 WEATHER = (str(SAMPLE_DATA / "weather.evalset.json"),)
 TRACES = ("--traces", str(SAMPLE_DATA / "weather_traces.otlp.json"))
-
-
-def _until(condition: Callable[[], Any], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the phase to interrupt was never reached"
-        time.sleep(0.02)
 
 
 def _interrupt(
@@ -55,7 +49,7 @@ def _interrupt(
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
-        _until(lambda: under_way() or process.poll() is not None)
+        until(lambda: under_way() or process.poll() is not None)
         assert process.poll() is None, process.communicate()
         time.sleep(0.2)  # well inside the phase
         pressed = time.monotonic()

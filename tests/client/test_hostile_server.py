@@ -244,6 +244,7 @@ def _client(kind: str, url: str, **kwargs: Any) -> Any:
 
 
 @pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
+@pytest.mark.serial  # bounds wall time: runs alone
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_timeout_is_a_deadline_for_a_body_that_trickles(kind: str) -> None:
     # Before: each byte reset the read timeout, and the call went on for minutes.
@@ -257,6 +258,7 @@ def test_timeout_is_a_deadline_for_a_body_that_trickles(kind: str) -> None:
 
 
 @pytest.mark.slow  # seconds of waiting or many runs: CI runs it (.ci/run)
+@pytest.mark.serial  # bounds wall time: runs alone
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_timeout_is_a_deadline_for_headers_that_trickle(kind: str) -> None:
     # Async: the event loop stops an attempt anywhere. Sync: every socket read of our own

@@ -33,7 +33,7 @@ def test_a_delete_answers_with_a_done_operation_of_the_resource(client: Any) -> 
 
     again = client.get_operation(future.name)
     assert again == future.operation
-    assert client.wait_operation(future.name, timeout=1).done
+    assert client.wait_operation(future.name, timeout=60).done
     assert [op.name for op in client.list_operations(item)] == [future.name]
 
     client.delete_operation(future.name)

@@ -9,7 +9,7 @@ import time
 
 import httpx
 import pytest
-from sockets import closed
+from sockets import closed, until
 
 from platform_eval.emulator import Emulator
 
@@ -41,11 +41,9 @@ def test_a_connection_that_sends_nothing_isclosed() -> None:
 def test_beyond_the_cap_the_longest_idle_connections_give_way() -> None:
     with Emulator(max_connections=30) as emulator:
         idle = _idle(emulator, 40)
-        time.sleep(0.3)
-        assert all(closed(sock) for sock in idle[:10])  # the ten opened first
+        until(lambda: all(closed(sock) for sock in idle[:10]))  # the ten opened first
         for sock in idle[:30]:
             sock.close()
-        time.sleep(0.3)
         assert httpx.get(f"{emulator.url}/_emulator/health").status_code == 200
 
 
@@ -65,10 +63,9 @@ def test_a_request_head_sent_a_byte_at_a_time_is_cut_off() -> None:
                 cut = True
                 break
             time.sleep(0.05)
-            if time.monotonic() - started > 3:
-                break
         assert cut or closed(slow)
-        assert time.monotonic() - started < 3
+        # Cut at 0.5 s; the whole head takes 7 s to send: a margin no busy machine uses up.
+        assert time.monotonic() - started < 6
         # A client that sends its requests whole is served, again and again, on one connection.
         with httpx.Client() as client:
             for _ in range(3):

@@ -19,6 +19,7 @@ from factories import agent_data, reply, request_item, user
 from fake_gemini import model_judges
 from google.genai import types
 from paths import SAMPLE_DATA
+from sockets import until
 
 from platform_eval.emulator import Emulator
 from platform_eval.judges.service import PROBE_ATTEMPTS
@@ -53,20 +54,14 @@ async def _at_once(judging: Any, count: int) -> list[Any]:
     return await asyncio.gather(*calls, return_exceptions=True)
 
 
-def _until(condition: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.01)
-
-
 def test_a_call_that_gets_no_answer_fails_at_its_deadline(silence: threading.Event) -> None:
     with model_judges(_silent(silence), call_timeout=0.5) as (judges, _):
         judging = judges.model
         started = time.monotonic()
         with pytest.raises(JudgeUnavailableError, match=r"did not answer within 0.5 s"):
             judging.run(judging.generate("gemini-test", ASK, None, sample=0, label=LABEL))
-        assert time.monotonic() - started < 5
+        # Not the 60 s the silent judge holds the call: a margin no busy machine uses up.
+        assert time.monotonic() - started < 30
 
 
 def test_a_silent_judge_is_waited_for_once_not_once_a_call(silence: threading.Event) -> None:
@@ -74,10 +69,8 @@ def test_a_silent_judge_is_waited_for_once_not_once_a_call(silence: threading.Ev
     stops for all of them, rather than each waiting out its own deadline in turn."""
     with model_judges(_silent(silence), call_timeout=0.5) as (judges, fake):
         judging = judges.model
-        started = time.monotonic()
         failures = judging.run(_at_once(judging, 6))
-        took = time.monotonic() - started
-    assert len(fake.seen) == 1 and took < 2, took
+    assert len(fake.seen) == 1  # the others never waited out a deadline of their own
     assert all(isinstance(f, JudgeUnavailableError) for f in failures)
     assert str(failures[-1]).startswith("judging stopped: the first call to the judge model")
     assert "did not answer within 0.5 s" in str(failures[-1])
@@ -99,7 +92,7 @@ def test_cancelling_an_evaluation_ends_its_calls_and_refuses_more(
 
         asking = threading.Thread(target=ask)
         asking.start()
-        _until(lambda: fake.seen)  # the call is under way
+        until(lambda: fake.seen)  # the call is under way
         judging.cancel("runs/1")
         asking.join(5)
         assert not asking.is_alive() and failures == [
@@ -133,12 +126,13 @@ def test_a_run_whose_judge_is_silent_can_be_cancelled_and_does_not_hold_the_next
         )
         evaluation_set = client.create_set(display_name="s", items=[item])
         stuck = client.create_run(evaluation_set=evaluation_set, metrics=[judged])
-        _until(lambda: fake.seen)  # under way, waiting on the judge
+        until(lambda: fake.seen)  # under way, waiting on the judge
         later = client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
         started = time.monotonic()
         client.cancel_run(stuck)
         cancelled = client.wait_for_run(stuck, poll_interval=0.05, timeout=10)
-        assert cancelled.state == "CANCELLED" and time.monotonic() - started < 5
+        # Not the 60 s the silent judge holds the call: a margin no busy machine uses up.
+        assert cancelled.state == "CANCELLED" and time.monotonic() - started < 30
         assert client.wait_for_run(later, poll_interval=0.05, timeout=10).state == "SUCCEEDED"
 
 
