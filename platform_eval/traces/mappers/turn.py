@@ -125,6 +125,8 @@ class Turn:
         #: The calls made in this turn by id, and the ids whose answer is among the events.
         self.called: dict[str, _Call] = {}
         self.answered: set[str] = set()
+        #: A model record's stand-in id of a call -> the id its tool span ran it under.
+        self.ran_as: dict[str, str] = {}
         #: Tool answers not yet due: each with the time its span ended.
         self.later: list[tuple[int, AgentEvent]] = []
         self.content_seen = False
@@ -196,14 +198,16 @@ class Turn:
                 if part.function_response and part.function_response.id:
                     # The history may hold an earlier turn's call of the same id: the last wins.
                     latest[part.function_response.id] = part.function_response
-        for call_id, response in latest.items():
+        for given_id, response in latest.items():
+            call_id = self.ran_as.get(given_id, given_id)
             call = self.called.get(call_id)
             if call is None or call_id in self.answered:
                 continue
             self.answered.add(call_id)
             self.pending = [(c, a) for c, a in self.pending if c.id != call_id]
-            if not response.name:
-                response = response.model_copy(update={"name": call.name})
+            response = response.model_copy(
+                update={"id": call_id, "name": response.name or call.name}
+            )
             part = genai_types.Part(function_response=response)
             self.events.append(_part_event(call.author, "user", part, span))
 
@@ -226,10 +230,12 @@ class Turn:
             # The tool span knows the id the call was run under, which the agent's events
             # carry: a model's record may leave it out, or hold a stand-in (ADK's GenAI spans
             # write ``<name>_<n>`` for a call the model gave no id, then run it as ``adk-...``).
-            known = self.called.pop(call.id, None) if call.id else None
+            if call.id:
+                self.ran_as[call.id] = call_id
+                known = self.called.pop(call.id, None)
+                if known is not None:
+                    self.called[call_id] = known
             call.id = call_id
-            if known is not None:
-                self.called[call_id] = known
         return call, author
 
     def tool(self, span: Span, *, in_order: bool = False) -> None:
