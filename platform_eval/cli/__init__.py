@@ -242,7 +242,10 @@ def _judge_options(parser: argparse.ArgumentParser, extra: dict[str, Any]) -> No
         **extra,
     )
     judge.add_argument(
-        "--no-judge-cache", action="store_true", help="ask the model every time", **extra
+        "--no-judge-cache",
+        action="store_true",
+        help="ask the model every time; its answers replace those the cache kept",
+        **extra,
     )
     judge.add_argument(
         "--replay-only",

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..formats import load_eval_config
 from ..judges import JudgeSettings
 from ..target import EMBEDDED_DB, Target, connect
+from ._common import UsageError
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,11 @@ def judge_settings(args: argparse.Namespace, db: str | Path | None = EMBEDDED_DB
     """The judge flags over the environment over the eval config's judge model; the cache
     beside ``db`` by default."""
     config = getattr(args, "config", None)
+    if args.no_judge_cache and args.replay_only:
+        raise UsageError(
+            "--no-judge-cache asks the model every time and --replay-only never does: "
+            "give one of them"
+        )
     return JudgeSettings.resolve(
         db=db,
         model=args.judge_model,

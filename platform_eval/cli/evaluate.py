@@ -489,6 +489,18 @@ def run(args: argparse.Namespace, target: Target) -> int:
         raise UsageError(f"{misses[0]}{more}; run without --replay-only to ask the model")
     if judging is not None:
         results.judge = usage_report(judging)
+        if judging.unusable_answers:
+            kept = (
+                "the cache still holds them (--replay-only leaves it as it is): run without "
+                "--replay-only to ask again"
+                if judging.replay_only
+                else "they are not kept, and a next run asks the model again"
+            )
+            note(
+                f"{judging.unusable_answers} judge answers could not be read (no score or "
+                f"verdict in them), and what no readable answer judged is NOT_EVALUATED; {kept}",
+                quiet=args.quiet,
+            )
         refused = judging.budget_refusals
         if refused:
             made = results.judge["calls"] if results.judge else 0

@@ -90,12 +90,12 @@ class JudgeCache:
         except (sqlite3.Error, OSError) as exc:
             raise JudgeCacheError(
                 f"the judge cache {self.path} cannot be used: {exc}; delete it (its answers are "
-                "lost) or run with --no-judge-cache"
+                "lost) or run with --judge-cache off"
             ) from None
         if state != "ok":
             raise JudgeCacheError(
                 f"the judge cache {self.path} is corrupt ({state}); delete it or run with "
-                "--no-judge-cache"
+                "--judge-cache off"
             )
 
     def get(self, key: str) -> tuple[str, dict[str, Any] | None] | None:
@@ -119,14 +119,36 @@ class JudgeCache:
                 f"the judge cache {self.path} holds a damaged entry ({key[:12]}); delete the file"
             ) from None
 
-    def put(self, key: str, model: str, answer: str, usage: dict[str, Any] | None) -> None:
+    def put(
+        self,
+        key: str,
+        model: str,
+        answer: str,
+        usage: dict[str, Any] | None,
+        *,
+        replace: bool = False,
+    ) -> None:
+        """Keeps an answer; one already kept under ``key`` stays unless ``replace`` (a run
+        that asked the model afresh: ``--no-judge-cache``)."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         with self._lock:
             try:
                 self._db.execute(
-                    "INSERT OR IGNORE INTO judge_calls (key, model, answer, usage, created) "
+                    f"{verb} INTO judge_calls (key, model, answer, usage, created) "
                     "VALUES (?,?,?,?,?)",
                     (key, model, answer, json.dumps(usage) if usage else None, time.time()),
                 )
+            except sqlite3.Error as exc:
+                raise JudgeCacheError(
+                    f"the judge cache {self.path} cannot be written: {exc}"
+                ) from None
+
+    def forget(self, key: str) -> None:
+        """Drops an answer kept under ``key`` (one its metric could not read): the next run
+        asks the model again rather than replaying it."""
+        with self._lock:
+            try:
+                self._db.execute("DELETE FROM judge_calls WHERE key=?", (key,))
             except sqlite3.Error as exc:
                 raise JudgeCacheError(
                     f"the judge cache {self.path} cannot be written: {exc}"

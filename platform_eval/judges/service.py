@@ -194,6 +194,14 @@ async def _unwind() -> None:
         await asyncio.wait(tasks, timeout=5)
 
 
+@dataclass(frozen=True)
+class _Mark:
+    """Where an answer is kept (its cache key), and whether it was a replay of it."""
+
+    key: str
+    replayed: bool
+
+
 def _asker(label: CallLabel) -> str:
     """Who asks, as the cache keeps askers apart: the metric, the case and the candidate."""
     return json.dumps([label.metric, label.case, label.candidate])
@@ -213,6 +221,7 @@ class Judging:
         litellm: ModelBackend | None = None,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         stop_after: int = DEFAULT_STOP_AFTER,
+        refresh: bool = False,
     ) -> None:
         concurrency = parse_concurrency(concurrency)
         if max_concurrency < 1:
@@ -240,6 +249,12 @@ class Judging:
         self.max_concurrency = max_concurrency
         self._limit = limit_for(concurrency, max_concurrency)
         self.replay_only = replay_only
+        if refresh and replay_only:
+            raise ValueError("a judge cannot both replay only and ask afresh (--no-judge-cache)")
+        #: Every call asks the model, and its answer replaces the one kept (--no-judge-cache).
+        self.refresh = refresh
+        #: Answers a metric could not read (``unusable``): not kept, never replayed.
+        self.unusable_answers = 0
         self.max_calls = max_calls
         self.usage = UsageBook()
         #: The same, per evaluation (a run's name): what judging that run cost.
@@ -343,11 +358,11 @@ class Judging:
             # askers were kept) reads the first occurrence, the request's key alone.
             if occurrence:
                 key = call_key(model, wire_config, wire_contents, sample, occurrence)
-        recorded = self.cache.get(key) if self.cache is not None else None
+        recorded = self.cache.get(key) if self.cache is not None and not self.refresh else None
         if recorded is not None:
             text, usage = recorded
             self._count(label, usage, cached=True)
-            return ModelReply(text, usage)
+            return ModelReply(text, usage, _Mark(key, replayed=True))
         if self.replay_only:
             miss = (
                 f"--replay-only: no recorded judge answer for {label.metric} on case "
@@ -377,11 +392,27 @@ class Judging:
         self._count(label, answer.usage, cached=False)
         if self.cache is not None:
             try:
-                self.cache.put(key, model, answer.text, answer.usage)
+                self.cache.put(key, model, answer.text, answer.usage, replace=self.refresh)
             except JudgeCacheError as exc:
                 # The answer was paid for: it is used, and only its keeping is lost.
                 _logger.warning("a judge answer is used but not kept: %s", exc)
-        return ModelReply(answer.text, answer.usage)
+        return ModelReply(answer.text, answer.usage, _Mark(key, replayed=False))
+
+    def unusable(self, reply: ModelReply) -> bool:
+        mark = reply.mark
+        if not isinstance(mark, _Mark):
+            return False
+        with self._lock:
+            self.unusable_answers += 1
+        if self.cache is None or self.replay_only:
+            # A replay-only run's cache is the user's record (often committed): kept as it is.
+            return False
+        try:
+            self.cache.forget(mark.key)
+        except JudgeCacheError as exc:
+            _logger.warning("an unreadable judge answer could not be forgotten: %s", exc)
+            return False
+        return mark.replayed
 
     # -- internals ----------------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 ``PLATFORM_EVAL_JUDGE_MODEL`` (or ``--judge-model``) names the model that judges free-text
 rubrics, ADK's judged criteria and custom LLM metrics; without it only the local judge runs
 (rubrics a program can check). The replay cache is ``judge-cache.sqlite`` beside the emulator's
-database (``PLATFORM_EVAL_JUDGE_CACHE`` or ``--judge-cache`` elsewhere, ``off`` or
-``--no-judge-cache`` for none).
+database (``PLATFORM_EVAL_JUDGE_CACHE`` or ``--judge-cache`` elsewhere, ``off`` for none);
+``--no-judge-cache`` asks the model every time and keeps the new answers in place of the old.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ class JudgeSettings:
     #: The most calls at once "auto" raises to.
     max_concurrency: int = DEFAULT_CAP
     replay_only: bool = False
+    #: Every call asks the model; its answer replaces the one kept (``--no-judge-cache``).
+    refresh: bool = False
     max_calls: int | None = None
     #: Seconds one model call may take before it counts as failed.
     call_timeout: float = DEFAULT_CALL_TIMEOUT
@@ -60,7 +62,12 @@ class JudgeSettings:
         emulator in memory, unless one is named)."""
         chosen_model = model or os.environ.get(MODEL_ENV, "").strip() or config_model or None
         named = str(cache) if cache is not None else os.environ.get(CACHE_ENV, "").strip()
-        if no_cache or named.lower() == "off":
+        if no_cache and replay_only:
+            raise ValueError(
+                "--no-judge-cache asks the model every time and --replay-only never does: "
+                "give one of them"
+            )
+        if named.lower() == "off":
             path = None
         elif named:
             path = Path(named)
@@ -72,6 +79,7 @@ class JudgeSettings:
             concurrency=concurrency or DEFAULT_CONCURRENCY,
             max_concurrency=max_concurrency or DEFAULT_CAP,
             replay_only=replay_only,
+            refresh=no_cache,
             max_calls=max_calls,
             call_timeout=call_timeout or DEFAULT_CALL_TIMEOUT,
             allow_code_metrics=allow_code_metrics,
@@ -91,5 +99,6 @@ class JudgeSettings:
             replay_only=self.replay_only,
             max_calls=self.max_calls,
             call_timeout=self.call_timeout,
+            refresh=self.refresh,
         )
         return Judges(model=judging, code=code)

@@ -41,7 +41,7 @@ from ._invocations import Subject
 from ._spec import MetricInfo, MetricSpec, NotApplicableError, NotEvaluatedError
 from .adk_reasons import KeepsReasons
 from .judges import Judges
-from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge
+from .model_judge import CallLabel, JudgeUnavailableError, ModelJudge, ModelReply
 
 #: metric -> (module of google.adk.evaluation, evaluator class, reads)
 _EVALUATORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -263,6 +263,8 @@ class _Call:
         self.model = model
         self.samples: dict[str, int] = {}
         self.failures: list[str] = []
+        #: The judge's reply behind each answer given to ADK, until ADK has read it.
+        self._replies: dict[int, ModelReply] = {}
 
     async def ask(self, llm_request: Any) -> Any:
         from google.adk.models.llm_response import LlmResponse
@@ -285,7 +287,16 @@ class _Call:
             self.failures.append(str(exc))
             raise
         text = genai_types.Part(text=reply.text)
-        return LlmResponse(content=genai_types.Content(role="model", parts=[text]))
+        response = LlmResponse(content=genai_types.Content(role="model", parts=[text]))
+        self._replies[id(response)] = reply
+        return response
+
+    def read(self, llm_response: Any, *, usable: bool) -> None:
+        """ADK read an answer: one it could take no score from is not given again (the judge
+        forgets it, and a next run asks the model)."""
+        reply = self._replies.pop(id(llm_response), None)
+        if reply is not None and not usable:
+            self.judge.unusable(reply)
 
 
 @functools.cache

@@ -37,7 +37,13 @@ class KeepsReasons:
     def convert_auto_rater_response_to_score(self, llm_response: Any) -> Any:
         parts = getattr(getattr(llm_response, "content", None), "parts", None) or []
         _REPLY.set("".join(getattr(p, "text", None) or "" for p in parts) or None)
-        return super().convert_auto_rater_response_to_score(llm_response)  # type: ignore[misc]
+        read = super().convert_auto_rater_response_to_score(llm_response)  # type: ignore[misc]
+        # An answer ADK took no score from (no label, no verdict it could parse) is not
+        # replayed: the judge is told, through the call that asked it (adk_judged._Call).
+        call = getattr(self, "_platform_eval_call", None)
+        if call is not None:
+            call.read(llm_response, usable=getattr(read, "score", None) is not None)
+        return read
 
     async def _evaluate_single_sample(self, llm_request: Any, actual: Any, expected: Any) -> Any:
         _REPLY.set(None)

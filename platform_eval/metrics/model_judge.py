@@ -57,6 +57,9 @@ class ModelReply:
     #: The call's usage metadata as the model gave it (google-genai's GenerateContentResponse
     #: usage_metadata), or None.
     usage: Any = None
+    #: The judge's own mark of the answer (what ``ModelJudge.unusable`` is told of); opaque
+    #: to metrics.
+    mark: object = None
 
 
 class ModelJudge(Protocol):
@@ -91,6 +94,12 @@ class ModelJudge(Protocol):
         ``sample`` tells apart the repeated calls a metric makes for one prompt (its
         ``num_samples``): each has its own recorded answer. Raises JudgeUnavailableError.
         """
+        ...
+
+    def unusable(self, reply: ModelReply) -> bool:
+        """The metric could not read ``reply`` (no verdict, no score in it): the judge does not
+        give it again (a replay cache forgets it). True when asking again reaches the model
+        (the answer was a replay), False when it would give the same answer."""
         ...
 
     def cancel(self, evaluation: str | None = None) -> None:

@@ -134,17 +134,22 @@ def ask_json(
         response_schema=schema,
     )
     asked = [genai_types.Content(role="user", parts=[genai_types.Part(text=contents)])]
-    try:
-        reply = judge.run(judge.generate(model, asked, config, sample=0, label=label))
-    except JudgeUnavailableError as exc:
-        raise JudgeError(str(exc)) from None
-    try:
-        return read(json.loads(reply.text or ""))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise JudgeError(
-            f"the judge model {model} answered something that is not the JSON asked for "
-            f"({type(exc).__name__}: {exc})"
-        ) from None
+    while True:
+        try:
+            reply = judge.run(judge.generate(model, asked, config, sample=0, label=label))
+        except JudgeUnavailableError as exc:
+            raise JudgeError(str(exc)) from None
+        try:
+            return read(json.loads(reply.text or ""))
+        except (ValueError, KeyError, TypeError) as exc:
+            # Not given again; a replayed answer is asked afresh, once (it is forgotten).
+            if judge.unusable(reply):
+                continue
+            raise JudgeError(
+                f"the judge model {model} answered something that is not the JSON asked for "
+                f"({type(exc).__name__}: {exc}); the answer is not kept, and a next run asks "
+                "again"
+            ) from None
 
 
 def decide(

@@ -169,11 +169,16 @@ def _interval(outcomes: list[int], seed: int) -> tuple[float, float]:
 
 async def _ask(judge: ModelJudge, model: str, prompt: str, label: CallLabel) -> tuple[str, str]:
     contents = [genai_types.Content(role="user", parts=[genai_types.Part(text=prompt)])]
-    reply = await judge.generate(model, contents, None, sample=0, label=label)
-    lines = [line.strip() for line in reply.text.strip().splitlines() if line.strip()]
-    found = _VERDICT.match(lines[0]) if lines else None
-    verdict = found.group(1).upper() if found else UNREAD
-    return verdict, " ".join(lines[1:])[:300]
+    for _ in range(2):
+        reply = await judge.generate(model, contents, None, sample=0, label=label)
+        lines = [line.strip() for line in reply.text.strip().splitlines() if line.strip()]
+        found = _VERDICT.match(lines[0]) if lines else None
+        if found:
+            return found.group(1).upper(), " ".join(lines[1:])[:300]
+        # An answer with no verdict is not given again; a replayed one is asked afresh.
+        if not judge.unusable(reply):
+            break
+    return UNREAD, " ".join(lines[1:])[:300]
 
 
 def pairwise(

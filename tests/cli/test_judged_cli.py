@@ -389,3 +389,34 @@ def test_a_judge_asking_to_wait_a_day_leaves_one_case_not_evaluated_and_the_run_
     assert "Retry-After" in unjudged[0]["explanation"]
     assert "--judge-timeout" in unjudged[0]["explanation"]
     assert all(r["score"] is not None for r in rows if r is not unjudged[0])
+
+
+@pytest.mark.slow  # two judged runs: CI runs it (.ci/run)
+def test_an_answer_adk_cannot_read_is_not_replayed_and_the_user_is_told(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """final_response_match_v2's judge answers with no label: those turns are NOT_EVALUATED,
+    stderr says the answers were not kept, and the next run asks the model again (before, the
+    unreadable answers were replayed for ever, --no-judge-cache or not)."""
+    work.rule = lambda seen: (
+        "I would rather not say." if "is_the_agent_response_valid" in (seen.prompt) else rule(seen)
+    )
+    assert _run(fmt="json", quiet=False) == 1
+    out, err = capsys.readouterr()
+    first = {r["metric"]: r for r in json.loads(out)["rows"]}
+    assert first["final_response_match_v2"]["status"] == "NOT_EVALUATED"
+    assert "6 judge answers could not be read" in err and "a next run asks" in err
+    made = len(work.seen)
+    work.rule = rule
+    assert _run(fmt="json") in (0, 1)
+    second = {r["metric"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert len(work.seen) == made + 6  # the six unreadable answers, asked again
+    assert second["final_response_match_v2"]["score"] == pytest.approx(1 / 3)
+
+
+def test_no_judge_cache_with_replay_only_is_a_usage_error(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run("--no-judge-cache", "--replay-only") == 2
+    assert "give one of them" in capsys.readouterr().err
+    assert not work.seen

@@ -116,7 +116,7 @@ def test_replay_only_answers_from_the_cache_or_names_the_case(
 def test_a_corrupt_cache_is_reported_never_used(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite"
     path.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(JudgeCacheError, match=r"cannot be used.*--no-judge-cache"):
+    with pytest.raises(JudgeCacheError, match=r"cannot be used.*--judge-cache off"):
         JudgeCache(path)
     other = tmp_path / "other.sqlite"
     JudgeCache(other).put("k", "m", "answer", None)
@@ -246,3 +246,68 @@ def test_an_answer_the_cache_cannot_keep_is_still_used(tmp_path: Path) -> None:
             other.execute("ROLLBACK")
             other.close()
         assert len(judging.cache) == 0
+
+
+def test_an_answer_a_metric_cannot_read_is_never_replayed(fake: FakeGemini, tmp_path: Path) -> None:
+    """The metric says an answer held no score (``unusable``): the cache forgets it, the next
+    ask reaches the model, and only a readable answer is replayed after it."""
+    cache = tmp_path / "cache.sqlite"
+    fake.rule = lambda seen: "no verdict here"
+    judging = Judging(cache=cache)
+    try:
+        reply = judging.run(judging.generate("gemini-2.5-flash", ASK, None, sample=0, label=LABEL))
+        assert judging.unusable(reply) is False  # asked just now: asking again changes nothing
+        assert judging.unusable_answers == 1
+        fake.rule = lambda seen: "yes"
+        assert _ask(judging) == "yes" and len(fake.seen) == 2
+        assert _ask(judging) == "yes" and len(fake.seen) == 2  # the readable one is replayed
+    finally:
+        judging.close()
+
+
+def test_a_replayed_answer_found_unreadable_is_forgotten_unless_replay_only(
+    fake: FakeGemini, tmp_path: Path
+) -> None:
+    """A cache written before (by an older version, or a judge that answered badly): its
+    unreadable answer, replayed, is forgotten (True: asking again reaches the model); a
+    replay-only run leaves the user's cache as it is."""
+    cache = tmp_path / "cache.sqlite"
+    fake.rule = lambda seen: "no verdict here"
+    writer = Judging(cache=cache)
+    try:
+        _ask(writer)  # kept: the judge cannot tell a readable answer from another
+    finally:
+        writer.close()
+    for replay_only, forgotten in ((True, False), (False, True)):
+        judging = Judging(cache=cache, replay_only=replay_only)
+        try:
+            reply = judging.run(
+                judging.generate("gemini-2.5-flash", ASK, None, sample=0, label=LABEL)
+            )
+            assert reply.text == "no verdict here" and len(fake.seen) == 1
+            assert judging.unusable(reply) is forgotten
+        finally:
+            judging.close()
+    fake.rule = lambda seen: "yes"
+    judging = Judging(cache=cache)
+    try:
+        assert _ask(judging) == "yes" and len(fake.seen) == 2
+    finally:
+        judging.close()
+
+
+def test_no_judge_cache_asks_the_model_and_its_answers_replace_those_kept(
+    fake: FakeGemini, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache.sqlite"
+    fake.rule = lambda seen: "old"
+    for refresh, expected, calls in ((False, "old", 1), (True, "new", 2), (False, "new", 2)):
+        if refresh:
+            fake.rule = lambda seen: "new"
+        judging = Judging(cache=cache, refresh=refresh)
+        try:
+            assert _ask(judging) == expected and len(fake.seen) == calls
+        finally:
+            judging.close()
+    with pytest.raises(ValueError, match="replay only"):
+        Judging(cache=cache, refresh=True, replay_only=True)
