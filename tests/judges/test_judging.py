@@ -311,3 +311,30 @@ def test_no_judge_cache_asks_the_model_and_its_answers_replace_those_kept(
             judging.close()
     with pytest.raises(ValueError, match="replay only"):
         Judging(cache=cache, refresh=True, replay_only=True)
+
+
+def test_a_replayed_answer_that_is_not_the_json_asked_for_is_asked_again_at_once(
+    tmp_path: Path,
+) -> None:
+    from platform_eval.metrics.model_rubrics import JudgeError, ask_json
+
+    cache = tmp_path / "cache.sqlite"
+    schema = {"type": "object"}
+
+    def ask(judges: Any) -> Any:
+        return ask_json(judges.model, "gemini-test", "Rate it", schema, dict, None, LABEL)
+
+    with model_judges(lambda seen: "not json", cache=cache) as (judges, fake):
+        with pytest.raises(JudgeError, match=r"not the JSON asked for.*not kept"):
+            ask(judges)
+        judging = judges.model
+        # Kept by a judge that was never told (an older version): replayed next time.
+        asked = [types.Content(role="user", parts=[types.Part(text="Rate it")])]
+        config = types.GenerateContentConfig(
+            temperature=0.0, response_mime_type="application/json", response_schema=schema
+        )
+        judging.run(judging.generate("gemini-test", asked, config, sample=0, label=LABEL))
+    with model_judges(lambda seen: '{"score": 5}', cache=cache) as (judges, fake):
+        assert ask(judges) == {"score": 5}
+        assert len(fake.seen) == 1  # the replayed answer was not used: the model was asked
+        assert judges.model.unusable_answers == 1 and judges.model.usage.total.cache_hits == 1
