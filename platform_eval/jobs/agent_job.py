@@ -72,8 +72,8 @@ class AgentCandidates:
     #: eval id -> candidate -> why the agent produced nothing to evaluate.
     not_evaluated: dict[str, dict[str, str]]
     journal: AgentJournal | None
-    #: eval id -> candidate -> the grounding metadata of its session's events.
-    grounding: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(default_factory=dict)
+    #: What each session holds of its candidate beside AgentData (``CandidateRecords``).
+    records: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 async def run_for_candidates(
@@ -153,7 +153,7 @@ async def _run_for_candidates(
         save_traces(report, options.save_traces)
     candidates: dict[str, list[CandidateResponse]] = {}
     not_evaluated: dict[str, dict[str, str]] = {}
-    grounding: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    records: dict[str, dict[str, dict[str, Any]]] = {}
     for run in report.runs:
         name = candidate_name(candidate, run.run, report.num_runs)
         if run.session is None:
@@ -169,9 +169,9 @@ async def _run_for_candidates(
                 candidate=name, agent_data=with_agents(conversation.agent_data, run.agents)
             )
         )
-        if conversation.grounding:
-            grounding.setdefault(run.eval_id, {})[name] = conversation.grounding
-    return AgentCandidates(report, candidates, not_evaluated, journal, grounding)
+        for key, kept in conversation.records().items():
+            records.setdefault(run.eval_id, {}).setdefault(key, {})[name] = kept
+    return AgentCandidates(report, candidates, not_evaluated, journal, records)
 
 
 def with_agents(agent_data: AgentData, agents: Mapping[str, Any] | None) -> AgentData:

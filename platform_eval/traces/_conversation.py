@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import AgentData
+from ..types import CANDIDATE_GROUNDING_KEY, CANDIDATE_STATE_KEY, AgentData
 
 
 @dataclass
@@ -29,6 +29,19 @@ class Conversation:
     #: The state keys at the session's end that its own events set: not part of the state it
     #: started from (their earlier values are not recorded).
     state_set_by_run: list[str] = field(default_factory=list)
+    #: The session's state at its end, where the recording holds it (an ADK session's
+    #: ``state``, an empty one included); None where it does not (spans never do).
+    final_state: dict[str, Any] | None = None
+
+    def records(self) -> dict[str, Any]:
+        """What the recording holds of this candidate beside its AgentData, by the item
+        metadata key that keeps it (``CANDIDATE_GROUNDING_KEY``, ``CANDIDATE_STATE_KEY``)."""
+        kept: dict[str, Any] = {}
+        if self.grounding:
+            kept[CANDIDATE_GROUNDING_KEY] = self.grounding
+        if self.final_state is not None:
+            kept[CANDIDATE_STATE_KEY] = self.final_state
+        return kept
 
     @property
     def first_user_message(self) -> str | None:

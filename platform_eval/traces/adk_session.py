@@ -170,6 +170,7 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
         grounding=grounded,
         session_input=_session_input(session, set_by_run),
         state_set_by_run=sorted(k for k in _dict(session.get("state")) if k in set_by_run),
+        final_state=_final_state(session, source),
     )
 
 
@@ -185,3 +186,14 @@ def _session_input(session: dict[str, Any], set_by_run: set[str]) -> dict[str, A
         "user_id": user,
         "state": {k: v for k, v in state.items() if k not in set_by_run},
     }
+
+
+def _final_state(session: dict[str, Any], source: str | None) -> dict[str, Any] | None:
+    """The session's state as recorded (``temp:`` keys are never kept by ADK's services), or
+    None where the export has none."""
+    state = session.get("state")
+    if state is None:
+        return None
+    if not isinstance(state, dict):
+        raise FormatError([Problem(source, "$.state", "expected the session's state object")])
+    return {k: v for k, v in state.items() if not str(k).startswith("temp:")}

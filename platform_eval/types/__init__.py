@@ -78,6 +78,7 @@ from .instances import (
 )
 from .items import (
     CANDIDATE_GROUNDING_KEY,
+    CANDIDATE_STATE_KEY,
     FINAL_SESSION_STATE_KEY,
     SESSION_INPUT_KEY,
     USER_PERSONA_KEY,
@@ -169,6 +170,7 @@ from .status import Status
 
 __all__ = [
     "CANDIDATE_GROUNDING_KEY",
+    "CANDIDATE_STATE_KEY",
     "FINAL_SESSION_STATE_KEY",
     "SESSION_INPUT_KEY",
     "USER_PERSONA_KEY",

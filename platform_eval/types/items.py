@@ -126,6 +126,10 @@ USER_PERSONA_KEY = "userPersona"
 #: for), by candidate name, turn id and the event's index in its turn: ADK's judged criteria
 #: read it (the rubric prompt's <grounding_metadata>, the hallucination check's context).
 CANDIDATE_GROUNDING_KEY = "candidateGrounding"
+#: Each candidate's final session state where its recording holds one (an ADK session's
+#: ``state``; AgentData has no field for it), by candidate name: final_session_state_match
+#: reads it as the candidate's state, an empty one included.
+CANDIDATE_STATE_KEY = "candidateState"
 
 
 class EvaluationItem(WireModel):

@@ -261,3 +261,81 @@ def test_a_metric_that_applied_to_no_case_is_never_passed() -> None:
     ]
     [summary] = RunResults(run, rows).summary()
     assert summary.status == Status.NOT_APPLICABLE and summary.scored == 0
+
+
+@pytest.mark.parametrize(
+    ("state", "score"),
+    [({}, 0.0), ({"booking": {"city": "Rome", "nights": 2, "confirmation": "ROM-2"}}, 1.0)],
+    ids=["explicitly-empty", "as-expected"],
+)
+def test_a_session_exports_recorded_state_is_the_candidates_state(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    state: dict[str, Any],
+    score: float,
+) -> None:
+    """An ADK session export carries its state, an empty one too: that is the candidate's final
+    state (before, ``"state": {}`` with no state deltas was NOT_EVALUATED, explained as if it
+    were an OpenTelemetry trace)."""
+    from conftest import work_offline
+
+    from platform_eval.cli import main
+
+    work_offline(tmp_path, monkeypatch)
+    expected = {"booking": {"city": "Rome", "nights": 2, "confirmation": "ROM-2"}}
+    eval_set = {
+        "eval_set_id": "bookings",
+        "eval_cases": [
+            {
+                "eval_id": "book_rome",
+                "conversation": [
+                    {
+                        "invocation_id": "i1",
+                        "user_content": {"role": "user", "parts": [{"text": "Book Rome"}]},
+                        "final_response": {"role": "model", "parts": [{"text": "Booked."}]},
+                    }
+                ],
+                "final_session_state": expected,
+            }
+        ],
+    }
+    session = {
+        "id": "book_rome",
+        "appName": "travel",
+        "userId": "u",
+        "state": state,
+        "events": [
+            {
+                "author": "user",
+                "invocationId": "i1",
+                "content": {"role": "user", "parts": [{"text": "Book Rome"}]},
+            },
+            {
+                "author": "travel_agent",
+                "invocationId": "i1",
+                "content": {"role": "model", "parts": [{"text": "Booked."}]},
+            },
+        ],
+    }
+    (tmp_path / "set.evalset.json").write_text(json.dumps(eval_set))
+    (tmp_path / "session.json").write_text(json.dumps(session))
+    (tmp_path / "config.json").write_text(
+        json.dumps({"criteria": {"final_session_state_match": 1.0}})
+    )
+    main(
+        [
+            "-q",
+            "run",
+            "set.evalset.json",
+            "--traces",
+            "session.json",
+            "--config",
+            "config.json",
+            "--format",
+            "json",
+        ]
+    )
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["status"] == ("PASSED" if score else "FAILED"), row
+    assert row["score"] == score
