@@ -3,13 +3,10 @@ reads like any session export. Needs google-adk (``pip install 'platform-eval[ad
 
 from .journal import AgentJournal
 from .loading import AdkMissingError, AgentLoadError, AgentSource, LoadedAgent, load_agent
+from .reports import AgentProgress, AgentProgressCallback, AgentRunReport, CaseRun
 from .running import (
     DEFAULT_AGENT_CONCURRENCY,
     AgentModelError,
-    AgentProgress,
-    AgentProgressCallback,
-    AgentRunReport,
-    CaseRun,
     run_agent_cases,
     session_id_for,
 )

@@ -22,7 +22,8 @@ from typing import IO, Any
 
 from .loading import AgentLoadError, load_agent
 from .model_quota import CaseQuota
-from .running import CaseContext, CaseRun, execute_case
+from .reports import CaseRun
+from .running import CaseContext, execute_case
 from .workers import frame, read_frame
 
 

@@ -15,12 +15,10 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..formats import adk
-
-if TYPE_CHECKING:
-    from .running import CaseRun
+from .reports import CaseRun
 
 DEFAULT_JOURNALS = Path(".platform-eval") / "agent-runs"
 
@@ -54,8 +52,6 @@ class AgentJournal:
         return self.path / f"{_safe(case.eval_id)}.{case_digest(case)}.{run}.json"
 
     def finished(self, case: adk.EvalCase, run: int, *, need_spans: bool = False) -> CaseRun | None:
-        from .running import CaseRun
-
         try:
             data = json.loads(self._file(case, run).read_text(encoding="utf-8"))
         except (OSError, ValueError):

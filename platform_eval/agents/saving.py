@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .running import AgentRunReport
+from .reports import AgentRunReport
 
 #: The longest eval id kept whole in a file name.
 _KEPT = 80

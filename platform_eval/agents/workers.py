@@ -36,7 +36,8 @@ from .. import _standby
 from ..formats import adk
 from .loading import AgentLoadError
 from .model_quota import CaseQuota
-from .running import CaseExecutor, CaseRun, CaseSettings
+from .reports import CaseRun
+from .running import CaseExecutor, CaseSettings
 from .tool_mocks import ToolMocks
 
 #: How long a worker has to end once its stdin closes before it is killed.

@@ -12,8 +12,8 @@ from rich.text import Text
 
 from ..results import RunResults, Status
 from ..results._safe_text import printable
-from ..results.model import format_score
 from ..results.render import judge_line
+from ..results.status import format_score
 
 _STYLES = {
     Status.PASSED: "green",

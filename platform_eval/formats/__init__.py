@@ -12,6 +12,7 @@ from .adk import EvalCase, EvalSet, Invocation
 from .config import Criterion, EvalConfig, parse_eval_config
 from .convert import ConversionReport, case_to_item, case_to_request, eval_set_to_items
 from .dataset import DatasetCase, EvaluationDataset
+from .from_dataset import dataset_to_eval_set
 from .load import (
     TRACE_KINDS,
     Kind,
@@ -27,7 +28,6 @@ from .load import (
 )
 from .migrate import (
     MigrationReport,
-    dataset_to_eval_set,
     eval_set_to_dataset,
     migrate_directory,
     migrate_file,

@@ -21,6 +21,7 @@ from .config import EvalConfig, parse_eval_config
 from .convert import EMPTY_CASE
 from .dataset import EvaluationDataset
 from .flat_table import dataset_from_rows, looks_like_rows, read_csv
+from .from_dataset import dataset_to_eval_set
 
 _logger = logging.getLogger("platform_eval.formats")
 
@@ -420,8 +421,6 @@ def dataset_set_id(path: str) -> str:
 def _dataset_eval_set(loaded: LoadedFile) -> adk.EvalSet:
     """An EvaluationDataset read as the eval set it holds; what an eval case cannot hold is
     reported, case by case, never dropped in silence."""
-    from .migrate import dataset_to_eval_set
-
     dataset = EvaluationDataset.model_validate(loaded.data)
     eval_set, reports = dataset_to_eval_set(dataset, dataset_set_id(loaded.path))
     for case, report in zip(dataset.eval_cases, reports, strict=True):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats import adk
-from ..formats.migrate import invocation_from_turn
+from ..formats.from_dataset import invocation_from_turn
 from ..traces import Conversation
 
 #: The file beside a curated eval set that says where each case came from.

@@ -25,8 +25,9 @@ from ..formats import adk
 if TYPE_CHECKING:
     from ..agents import AgentProgressCallback, AgentSource
 from ..formats.dataset import DatasetCase, EvaluationDataset, ResponseCandidate
+from ..formats.from_dataset import dataset_to_eval_set
 from ..formats.load import Kind, dataset_set_id, eval_set_from, load
-from ..formats.migrate import dataset_to_eval_set, eval_set_to_dataset, write_json
+from ..formats.migrate import eval_set_to_dataset, write_json
 from ..types import AgentData, AgentEvent, ConversationTurn
 from .agent_job import AgentOptions, run_for_candidates
 

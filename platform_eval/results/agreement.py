@@ -26,10 +26,13 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..formats._problems import FormatError, Problem
-from .model import Row, RunResults, Status
+from .status import Status
+
+if TYPE_CHECKING:
+    from .model import Row, RunResults
 
 #: Resamples of the bootstrap interval of kappa.
 BOOTSTRAP_ROUNDS = 1000

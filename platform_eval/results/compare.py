@@ -6,9 +6,13 @@ import dataclasses
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .model import Row, RunResults, format_score
 from .significance import DEFAULT_SEED, MetricTest, assess, rule_line
+from .status import format_score
+
+if TYPE_CHECKING:
+    from .model import Row, RunResults
 
 
 @dataclass(frozen=True)
@@ -262,7 +266,9 @@ def merge_runs(runs: Sequence[RunResults]) -> RunResults:
     first = runs[0]
     names = ",".join(r.run_name or "?" for r in runs)
     run = first.run.model_copy(update={"name": names}) if first.run is not None else None
-    return RunResults(run, rows, {k: v for r in runs for k, v in r.conversations.items()})
+    # The class of the runs merged: the results model renders itself through this module.
+    merged = type(first)(run, rows, {k: v for r in runs for k, v in r.conversations.items()})
+    return merged
 
 
 def _higher_is_better(metric: str) -> bool:

@@ -19,8 +19,8 @@ from urllib.parse import quote
 
 from ..types import AgentData
 from ._safe_text import no_bidi, printable
-from .model import Status, format_score
 from .render import judge_line
+from .status import Status, format_score
 
 if TYPE_CHECKING:
     import jinja2

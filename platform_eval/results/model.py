@@ -14,30 +14,15 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from ..errors import PlatformEvalError
 from ..metrics._spec import not_applicable
 from ..types import AgentData, EvaluationItem, EvaluationRun, EvaluationRunState, RubricVerdict
 
-
-class Status(StrEnum):
-    PASSED = "PASSED"
-    FAILED = "FAILED"
-    NOT_EVALUATED = "NOT_EVALUATED"
-    #: Scored, but no threshold was given for the metric: no check was made.
-    NOT_CHECKED = "NOT_CHECKED"
-    #: The metric has nothing to compare for this case (no final state to match): shown as
-    #: such, never counted as a pass or a failure.
-    NOT_APPLICABLE = "NOT_APPLICABLE"
-    #: The name NOT_CHECKED had before it said what it means.
-    SCORED = "NOT_CHECKED"
-
-
-def format_score(value: float | None) -> str:
-    """A score as every report prints it: three decimals, ``-`` for none."""
-    return "-" if value is None else f"{value:.3f}"
+# Status and format_score are this module's too, as they were before they moved.
+from .status import Status as Status
+from .status import format_score as format_score
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .model import CaseSpread, Row, RunResults
 
 from ._safe_text import markdown_text, printable, spreadsheet_cell, xml_text
-from .model import Status, format_score
+from .status import Status, format_score
 
 
 def to_json(results: RunResults, *, indent: int | None = 2) -> str:

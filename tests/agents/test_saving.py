@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from platform_eval.agents.running import AgentRunReport, CaseRun
+from platform_eval.agents.reports import AgentRunReport, CaseRun
 from platform_eval.agents.saving import save_sessions, save_traces
 
 #: Ids that clean up to the same file name, that share their first 80 characters, that differ

@@ -405,7 +405,7 @@ def test_a_mock_file_s_problem_names_the_file_and_where(
 
 
 def test_the_summary_lists_which_calls_were_mocked() -> None:
-    from platform_eval.agents.running import AgentRunReport, CaseRun
+    from platform_eval.agents.reports import AgentRunReport, CaseRun
 
     runs = [
         CaseRun("paris", 1, tool_calls=[("get_weather", '{"city": "Paris"}', "mocked")]),
