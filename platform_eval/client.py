@@ -31,7 +31,14 @@ from ._config import Settings, resolve_settings, shown_url
 from ._env import mebibytes
 from ._gc import collector_paused
 from ._names import EXPERIMENTS, ITEMS, METRICS, RUNS, SETS, ResourceRef
-from ._operations import ITEMS_PAGE_SIZE, RESULTS_PAGE_SIZE, MetricLike, Op, Operations
+from ._operations import (
+    ITEMS_PAGE_SIZE,
+    RESULTS_PAGE_SIZE,
+    MetricLike,
+    Op,
+    Operations,
+    to_metric,
+)
 from ._pagination import AsyncPager, Page, Pager, PageTokens
 from ._result_items import ExpectedResults, is_result, result_set_name
 from ._retry import RetryPolicy
@@ -212,6 +219,23 @@ class _ClientBase:
         url = f"{self.api_endpoint.rstrip('/')}/_emulator/{path}"
         return ApiCall("GET", f"_emulator/{path}", url=url, resource=resource)
 
+    def _metric_refusals(
+        self, metrics: Sequence[MetricLike], rubric_types: Sequence[str | None] | None
+    ) -> Op[list[dict[str, str]]] | None:
+        if not self.is_emulator:
+            return None  # the service answers for its metrics when a run is created
+        body: dict[str, Any] = {"metrics": [to_metric(m).to_wire() for m in metrics]}
+        if rubric_types is not None:
+            body["rubricTypes"] = list(rubric_types)
+        url = f"{self.api_endpoint.rstrip('/')}/_emulator/computable"
+        call = ApiCall("POST", "_emulator/computable", url=url, body=body, resource="metrics")
+
+        def parse(answer: Any) -> list[dict[str, str]]:
+            refused = answer.get("refused") if isinstance(answer, dict) else None
+            return [dict(r) for r in refused or [] if isinstance(r, dict)]
+
+        return Op(call, parse)
+
     def _run_judge_usage(self, run: ResourceRef) -> Op[dict[str, Any] | None] | None:
         if not self.is_emulator:
             return None  # the service reports no judge cost
@@ -359,6 +383,19 @@ class Client(_ClientBase):
         """The OTLP exports the emulator received at ``/v1/traces`` and ``/v1/logs``, in order,
         as OTLP JSON (``traces.records_from_data`` reads them). Emulator only."""
         return self._run(self._recorded_telemetry())
+
+    def metric_refusals(
+        self, metrics: Sequence[MetricLike], rubric_types: Sequence[str | None] | None = None
+    ) -> list[dict[str, str]] | None:
+        """Which of ``metrics`` the emulator cannot compute with the judges it has, each as
+        ``{"metric", "reason", "kind"}`` (kind: ``unknown``, ``service``, ``judge`` or ``code``);
+        [] when it computes them all; None for the service, which answers when a run is
+        created. ``rubric_types``: the types of the rubrics the cases carry, where known.
+        Emulator only: asked before anything is uploaded."""
+        op = self._metric_refusals(metrics, rubric_types)
+        if op is None:
+            return None
+        return self._run(op)
 
     # -- operations -----------------------------------------------------------------------
 
@@ -890,6 +927,15 @@ class AsyncClient(_ClientBase):
     async def recorded_telemetry(self) -> list[dict[str, Any]]:
         """The OTLP exports the emulator received (``Client.recorded_telemetry``)."""
         return await self._run(self._recorded_telemetry())
+
+    async def metric_refusals(
+        self, metrics: Sequence[MetricLike], rubric_types: Sequence[str | None] | None = None
+    ) -> list[dict[str, str]] | None:
+        """Which metrics the emulator cannot compute (``Client.metric_refusals``)."""
+        op = self._metric_refusals(metrics, rubric_types)
+        if op is None:
+            return None
+        return await self._run(op)
 
     # -- operations -----------------------------------------------------------------------
 

@@ -61,28 +61,36 @@ class PlatformEval:
         answers fails its case, or runs the tool with ``unmatched_tools="real"``
         (``agents.tool_mocks``)."""
         from . import jobs
+        from .jobs.metric_check import ADVICE
+        from .metrics.computable import JUDGE
         from .results import fetch_results
 
-        if self.target.emulator is not None:
-            self._refuse_what_cannot_be_computed(metrics, config)
-        evaluation = jobs.evaluate(
-            self.client,
-            eval_set,
-            traces=traces,
-            config=config,
-            metrics=metrics,
-            candidate=candidate,
-            manifest=self._manifests / f"{abs(hash((str(eval_set), candidate)))}.jsonl",
-            poll_interval=self.target.poll_interval,
-            thresholds=thresholds,
-            agent=agent,
-            num_runs=num_runs,
-            mock_tools=mock_tools,
-            real_tools=real_tools,
-            unmatched_tools=unmatched_tools,
-            # A test's agent runs afresh each time: nothing is kept to resume from.
-            resume=False,
-        )
+        try:
+            evaluation = jobs.evaluate(
+                self.client,
+                eval_set,
+                traces=traces,
+                config=config,
+                metrics=metrics,
+                candidate=candidate,
+                manifest=self._manifests / f"{abs(hash((str(eval_set), candidate)))}.jsonl",
+                poll_interval=self.target.poll_interval,
+                thresholds=thresholds,
+                agent=agent,
+                num_runs=num_runs,
+                mock_tools=mock_tools,
+                real_tools=real_tools,
+                unmatched_tools=unmatched_tools,
+                # A test's agent runs afresh each time: nothing is kept to resume from.
+                resume=False,
+            )
+        except jobs.MetricsRefusedError as exc:
+            # Said as the test session's emulator is set up: from the environment.
+            advice = {
+                **ADVICE,
+                JUDGE: "set PLATFORM_EVAL_JUDGE_MODEL for the test session's emulator",
+            }
+            raise ValueError(str(jobs.MetricsRefusedError(exc.refusals, advice))) from None
         return fetch_results(
             self.client,
             evaluation.run,
@@ -90,25 +98,6 @@ class PlatformEval:
             items=evaluation.results,
             case_ids=evaluation.upload.case_ids,
         )
-
-    def _refuse_what_cannot_be_computed(
-        self, chosen: Sequence[Any] | None, config: str | Path | None
-    ) -> None:
-        """Before anything is uploaded, as the command line does: a judged metric with no
-        judge to decide it is an error here, not NOT_EVALUATED case after case."""
-        from . import jobs
-        from . import metrics as engine
-        from ._operations import to_metric
-        from .metrics.computable import why_not_computable
-
-        assert self.target.emulator is not None
-        named, _ = jobs.choose_metrics(chosen, config)
-        for metric in named:
-            why = why_not_computable(engine.resolve(to_metric(metric)), self.target.emulator.judges)
-            if why is not None:
-                raise ValueError(
-                    f"{why}: set PLATFORM_EVAL_JUDGE_MODEL for the test session's emulator"
-                )
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,8 @@
 Scores the sample conversation with `final_response_match_v2` and a free-text rubric through
 google-adk's own evaluators, judged by the model (Gemini through google-genai, or a LiteLLM
 `provider/model`), then evaluates again: the second time every answer comes from the replay
-cache and no model is called. Without a judge model the emulator refuses the judged metrics
-when the run is created, saying why: no score is ever made up.
+cache and no model is called. Without a judge model the judged metrics are refused before
+anything is uploaded, saying why: no score is ever made up.
 """
 
 import argparse
@@ -86,8 +86,13 @@ for attempt in ("first run", "the same run again"):
                 manifest=workdir / f"manifest-{os.getpid()}.jsonl",
                 poll_interval=target.poll_interval,
             )
+        except jobs.MetricsRefusedError as refused:
+            # Asked before anything is uploaded: no judge, no score, and nothing sent.
+            print(f"the target refuses the metrics, nothing was uploaded: {refused}")
+            judges.close()
+            break
         except errors.InvalidArgument as refused:
-            # The cases are uploaded; the run is refused, with the reason: no judge, no score.
+            # The service refuses a run it cannot compute when the run is created.
             print(f"the target refuses the run: {refused.message}")
             judges.close()
             break

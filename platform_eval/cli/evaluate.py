@@ -15,12 +15,12 @@ from .. import jobs, metrics
 from .._adaptive import AUTO
 from .._operations import MetricLike, to_metric
 from ..agents import tool_mocks
-from ..formats import FormatError, adk, load_eval_config
+from ..formats import FormatError, load_eval_config
 from ..formats.config import EvalConfig
 from ..formats.load import eval_set_from, holds_answers, load
+from ..jobs.metric_check import EMULATOR_ONLY, MetricsRefusedError
 from ..judges import Judging, usage_report
-from ..metrics import service_only
-from ..metrics.computable import why_not_computable
+from ..metrics.computable import JUDGE, SERVICE
 from ..results import RunResults, compare, fetch_results, merge_runs
 from ..results.model import NO_RUN, NOT_CHECKED_REASON
 from ..results.pairwise import PairwiseReport, pairwise
@@ -272,77 +272,17 @@ JUDGE_HOW = (
 )
 
 
-def _check_computable(
-    chosen: list[MetricLike], eval_set: adk.EvalSet | None, target: Target
-) -> None:
-    """Before anything is uploaded: every metric must be one this target can compute, and a
-    judged metric must have a judge that can decide it."""
-    if not target.computes_locally:
-        _check_service_metrics(chosen)
-        return
-    rubric_types: list[str | None] = []
-    if eval_set is not None:
-        for case in eval_set.eval_cases:
-            rubric_types += [r.type for r in case.rubrics or []]
-            for invocation in case.conversation or []:
-                rubric_types += [r.type for r in invocation.rubrics or []]
-    for metric in chosen:
-        resolved = to_metric(metric)
-        try:
-            spec = metrics.resolve(resolved)
-        except metrics.MetricError as exc:
-            raise UsageError(
-                f"metric {resolved.metric!r} cannot be computed on the emulator: {exc}"
-            ) from None
-        beyond = service_only.reason(spec.name)
-        if beyond is not None:
-            raise UsageError(f"{beyond}: run against a project (--project)")
-        if target.emulator is None:
-            # A running emulator's judges are its own: it refuses what it cannot compute when
-            # the run is created.
-            continue
-        why = why_not_computable(spec, target.emulator.judges, rubric_types)
-        if why is not None and "evaluation_function" in spec.params:
-            raise UsageError(why)  # a code metric: no judge model would help
-        if why is not None:
-            raise UsageError(f"{why}: {JUDGE_HOW}")
-
-
-#: The service's closest metric to each of ADK's criteria, for the error that names them.
-_SERVICE_EQUIVALENTS = {
-    "tool_trajectory_avg_score": "trajectory_exact_match (or _in_order_ / _any_order_match)",
-    "response_match_score": "rouge_1",
-    "rubric_based_final_response_quality_v1": "final_response_quality_v1",
-    "rubric_based_tool_use_quality_v1": "tool_use_quality_v1",
+#: What the command's user can do about each kind of metric the target refuses.
+_ADVICE = {
+    JUDGE: JUDGE_HOW,
+    SERVICE: "run against a project (--project)",
+    EMULATOR_ONLY: "run without --project",
 }
 
 
-def _check_service_metrics(chosen: list[MetricLike]) -> None:
-    """ADK's criteria are computed by the emulator only; a name we do not know is left to the
-    service, which may know metrics this version does not."""
-    local_only = []
-    for metric in chosen:
-        name = to_metric(metric).metric
-        try:
-            params = metrics.resolve(to_metric(metric)).params
-        except metrics.MetricError:
-            params = {}  # a metric this version does not know: the service judges it
-        rules = sorted(set(params) & {"args_match", "extra_args", "keys_match"})
-        if rules:
-            raise UsageError(
-                f"metric {name!r}: {', '.join(rules)} are platform-eval's own rules, computed "
-                "on the emulator only; the service compares arguments exactly: run without "
-                "--project, or without those rules"
-            )
-        info = metrics.REGISTRY.get(name or "")
-        if info is not None and not info.service_defined:
-            local_only.append(name)
-    if local_only:
-        instead = "; ".join(f"{n} -> {_SERVICE_EQUIVALENTS.get(n or '', '?')}" for n in local_only)
-        raise UsageError(
-            f"the service does not compute {', '.join(map(str, local_only))} (ADK's criteria, "
-            f"computed by the emulator only); its closest metrics: {instead}"
-        )
+def _refused(exc: MetricsRefusedError) -> UsageError:
+    """The target's refusal of metrics, said with this command's flags."""
+    return UsageError(str(MetricsRefusedError(exc.refusals, _ADVICE)))
 
 
 def _render(results: RunResults, fmt: str, rubrics: bool) -> str:
@@ -422,26 +362,28 @@ def run(args: argparse.Namespace, target: Target) -> int:
     if loaded is not None and not agent and not traces and holds_answers(loaded):
         # An agents-cli trace file: its cases hold the agent's answers, graded as they are.
         traces = [str(source)]
-    _check_computable(chosen, eval_set, target)
     client = target.client
     if eval_set is not None:
-        evaluation = jobs.evaluate(
-            client,
-            eval_set,
-            config=config,  # read once, above
-            inference_configs=inference,
-            **agent,
-            traces=None if agent else trace_sources(traces, target),
-            metrics=chosen,
-            candidate=args.candidate,
-            mapping=_mapping(args.mapping),
-            on_progress=_upload_progress(args.quiet),
-            on_run_progress=_run_progress(args.quiet, target),
-            wait=not args.no_wait,
-            poll_interval=target.poll_interval,
-            thresholds=thresholds,
-            timeout=args.timeout,
-        )
+        try:
+            evaluation = jobs.evaluate(
+                client,
+                eval_set,
+                config=config,  # read once, above
+                inference_configs=inference,
+                **agent,
+                traces=None if agent else trace_sources(traces, target),
+                metrics=chosen,
+                candidate=args.candidate,
+                mapping=_mapping(args.mapping),
+                on_progress=_upload_progress(args.quiet),
+                on_run_progress=_run_progress(args.quiet, target),
+                wait=not args.no_wait,
+                poll_interval=target.poll_interval,
+                thresholds=thresholds,
+                timeout=args.timeout,
+            )
+        except MetricsRefusedError as exc:
+            raise _refused(exc) from None
         if evaluation.agent_runs is not None:
             note(evaluation.agent_runs.summary(), quiet=args.quiet)
         note(evaluation.upload.summary(), quiet=args.quiet)
@@ -462,6 +404,10 @@ def run(args: argparse.Namespace, target: Target) -> int:
                 f"{args.config}: its metrics are local code metrics only, computed on the "
                 "eval set file's cases: pass the file, not the name of an uploaded set"
             )
+        try:
+            jobs.check_metrics(client, chosen)
+        except MetricsRefusedError as exc:
+            raise _refused(exc) from None
         started = client.create_run(
             evaluation_set=client.get_set(args.evalset),
             metrics=chosen,

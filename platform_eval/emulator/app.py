@@ -56,6 +56,7 @@ class EmulatorApp:
         judges: Judges = DEFAULT_JUDGES,
     ) -> None:
         self.backend = backend
+        self.judges = judges
         self.executor_health = executor_health
         self.faults = faults
         self.limits = objects.limits
@@ -73,6 +74,7 @@ class EmulatorApp:
             Route("/_emulator/progress/{name:path}", self.progress, methods=["GET"]),
             Route("/_emulator/judge-usage/{name:path}", self.judge_usage, methods=["GET"]),
             Route("/_emulator/faults", self.fault_control, methods=["GET", "POST", "DELETE"]),
+            Route("/_emulator/computable", self.computable, methods=["POST"]),
             *GcsRoutes(objects).routes(),
             *OtlpRoutes(backend.store, self.limits).routes(),
             Route("/{path:path}", self.api.serve, methods=["GET", "POST", "PATCH", "DELETE"]),
@@ -122,6 +124,35 @@ class EmulatorApp:
         if found is None:
             return error_response(ApiError("NOT_FOUND", f"no judge usage recorded for {name}"))
         return JSONResponse(found)
+
+    async def computable(self, request: Request) -> Response:
+        """Which metrics the emulator's engine, with its judges, cannot compute, and why:
+        asked before anything is uploaded (``{"metrics": [...], "rubricTypes": [...]}``, the
+        types of the rubrics the eval set carries where known) -> ``{"refused": [...]}``."""
+        from pydantic import ValidationError
+
+        from ..metrics.computable import refusals
+        from ..types import EvaluationRunMetric
+
+        try:
+            body = parse_json(await read_body(request, self.limits.body_bytes), limits=self.limits)
+            given = body.get("metrics") if isinstance(body, dict) else None
+            types = body.get("rubricTypes") if isinstance(body, dict) else None
+            if not isinstance(given, list) or not (types is None or isinstance(types, list)):
+                raise ValueError('expected {"metrics": [metric, ...], "rubricTypes": [...]}')
+            metrics = []
+            for index, raw in enumerate(given):
+                try:
+                    metrics.append(EvaluationRunMetric.model_validate(raw))
+                except ValidationError as exc:
+                    raise ValueError(f"metrics[{index}]: {exc.errors()[0]['msg']}") from None
+        except ApiError as exc:
+            return error_response(exc)
+        except ValueError as exc:
+            return error_response(ApiError("INVALID_ARGUMENT", str(exc)))
+        rubric_types = None if types is None else [str(t) if t else None for t in types]
+        refused = refusals(metrics, self.judges, rubric_types)
+        return JSONResponse({"refused": [r.to_json() for r in refused]})
 
     async def reset(self, request: Request) -> Response:
         self.backend.store.reset()

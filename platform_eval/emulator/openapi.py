@@ -366,6 +366,28 @@ def _control_paths() -> dict[str, Any]:
             },
         },
     }
+    computable_request = {
+        "type": "object",
+        "required": ["metrics"],
+        "properties": {
+            "metrics": {"type": "array", "items": {"type": "object"}},
+            "rubricTypes": {"type": "array", "items": {"type": ["string", "null"]}},
+        },
+    }
+    refusal = {
+        "type": "object",
+        "required": ["metric", "reason", "kind"],
+        "properties": {
+            "metric": {"type": "string"},
+            "reason": {"type": "string"},
+            "kind": {"type": "string", "enum": ["unknown", "service", "judge", "code"]},
+        },
+    }
+    computable = {
+        "type": "object",
+        "required": ["refused"],
+        "properties": {"refused": {"type": "array", "items": refusal}},
+    }
     health_responses = {
         **_responses(health),
         "503": {"description": "runs cannot execute; the executor says why", **_json(health)},
@@ -381,6 +403,13 @@ def _control_paths() -> dict[str, Any]:
                 "responses": _responses(ok),
             },
             "delete": {"operationId": "clear_faults", "responses": _responses(ok)},
+        },
+        "/_emulator/computable": {
+            "post": {
+                "operationId": "computable",
+                "requestBody": {"required": True, **_json(computable_request)},
+                "responses": _responses(computable),
+            }
         },
     }
 

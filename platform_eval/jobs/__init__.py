@@ -6,6 +6,7 @@ returns a coroutine to await. Pass ``report=UploadReport()`` to an upload for it
 """
 
 from .manifest import Manifest
+from .metric_check import MetricsRefusedError, check_metrics
 from .tasks import (
     Evaluation,
     NothingToEvaluateError,
@@ -22,11 +23,13 @@ __all__ = [
     "Evaluation",
     "Failure",
     "Manifest",
+    "MetricsRefusedError",
     "NothingToEvaluateError",
     "Progress",
     "UploadIncompleteError",
     "UploadReport",
     "UploadResult",
+    "check_metrics",
     "choose_metrics",
     "evaluate",
     "upload_eval_set",

@@ -31,8 +31,8 @@ from ..formats.load import (
     load_eval_set,
     table_dataset,
 )
-from ..formats.stream import EvalCases, InMemoryCases, read_eval_cases
-from ..metrics import threshold_problem
+from ..formats.stream import KEEP_PARSED_BYTES, EvalCases, InMemoryCases, read_eval_cases
+from ..metrics import REGISTRY, threshold_problem
 from ..metrics.arguments import ArgRules
 from ..traces import (
     Conversation,
@@ -43,7 +43,6 @@ from ..traces import (
 )
 from ..traces.matching import AmbiguousPairingError, case_session_id, split_run
 from ..types import (
-    CANDIDATE_GROUNDING_KEY,
     CandidateResponse,
     EvaluationItem,
     EvaluationRun,
@@ -55,6 +54,7 @@ from ..types import (
 from ..types.predefined_metrics import newest_version
 from .code_metrics import code_results, functions_of, not_evaluated_results
 from .manifest import Manifest, key_label
+from .metric_check import MetricsRefusedError, refusals_async, rubric_types
 
 if TYPE_CHECKING:
     from ..agents import AgentSource
@@ -76,8 +76,9 @@ _logger = logging.getLogger("platform_eval.jobs")
 AnyClient = Client | AsyncClient
 #: Each eval case's candidate responses, by eval id.
 Candidates = dict[str, list[CandidateResponse]]
-#: eval id -> candidate -> turn id -> the event's index in its turn -> grounding metadata.
-Grounding = dict[str, dict[str, dict[str, dict[str, Any]]]]
+#: What recordings hold of their candidates beside AgentData, kept in the item's metadata
+#: (``Conversation.records``): eval id -> metadata key -> candidate -> what is kept.
+CandidateRecords = dict[str, dict[str, dict[str, Any]]]
 
 #: An eval set: its file (an ADK eval set, an EvaluationDataset, JSON Lines or CSV of the
 #: SDK's flat form), an EvalSet, or a pandas DataFrame of the flat form.
@@ -244,7 +245,7 @@ def _pending_cases(
     cases: EvalCases,
     report: ConversionReport,
     candidates: Mapping[str, list[CandidateResponse]] | None,
-    grounding: Grounding | None = None,
+    records: CandidateRecords | None = None,
 ) -> list[PendingItem]:
     """(key, builder) of each case to upload. Every case is read once here for its key, and a
     bad one is reported with all the others before anything is sent. The builder keeps the case
@@ -264,11 +265,11 @@ def _pending_cases(
                 continue
             if candidates is not None and eval_case.eval_id not in candidates:
                 continue
-            case_grounding = (grounding or {}).get(eval_case.eval_id)
-            key = _case_key(eval_case, candidates, case_grounding)
+            case_records = (records or {}).get(eval_case.eval_id)
+            key = _case_key(eval_case, candidates, case_records)
             source = eval_case if keep else functools.partial(cases.case, index)
             build = functools.partial(
-                _build, source, cases.eval_set_id, report, candidates, case_grounding
+                _build, source, cases.eval_set_id, report, candidates, case_records
             )
             pending.append((key, build))
     if problems:
@@ -281,7 +282,7 @@ def _build(
     eval_set_id: str,
     report: ConversionReport,
     candidates: Mapping[str, list[CandidateResponse]] | None,
-    grounding: Mapping[str, Any] | None = None,
+    records: Mapping[str, Any] | None = None,
 ) -> EvaluationItem:
     case = source if isinstance(source, adk.EvalCase) else source()
     item, case_report = case_to_item(case, eval_set_id)
@@ -291,9 +292,10 @@ def _build(
             update={"candidate_responses": candidates[case.eval_id]}
         )
         item = item.model_copy(update={"evaluation_request": request})
-    if grounding:
-        # No AgentEvent field holds it: the item's metadata does, for ADK's judged criteria.
-        metadata = {**(item.metadata or {}), CANDIDATE_GROUNDING_KEY: dict(grounding)}
+    if records:
+        # No AgentData field holds them: the item's metadata does, for the metrics reading
+        # them (ADK's judged criteria the grounding, final_session_state_match the state).
+        metadata = {**(item.metadata or {}), **{k: dict(v) for k, v in records.items()}}
         item = item.model_copy(update={"metadata": metadata})
     return item
 
@@ -301,11 +303,11 @@ def _build(
 def _case_key(
     eval_case: adk.EvalCase,
     candidates: Mapping[str, list[CandidateResponse]] | None,
-    grounding: Mapping[str, Any] | None = None,
+    records: Mapping[str, Any] | None = None,
 ) -> str:
     """The key a case's item is uploaded under: an edited case, or the same case with other
     traces, is another item."""
-    return f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates, grounding)}"
+    return f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates, records)}"
 
 
 def _case_of_key(key: str) -> str:
@@ -316,15 +318,15 @@ def _case_of_key(key: str) -> str:
 def _fingerprint(
     eval_case: adk.EvalCase,
     candidates: Mapping[str, list[CandidateResponse]] | None,
-    grounding: Mapping[str, Any] | None = None,
+    records: Mapping[str, Any] | None = None,
 ) -> str:
     digest = hashlib.sha256(CONVERSION_VERSION.encode())
     case = eval_case.model_dump(mode="json", exclude_none=True)
     digest.update(json.dumps(case, sort_keys=True, ensure_ascii=False).encode())
     for candidate in (candidates or {}).get(eval_case.eval_id, []):
         digest.update(json.dumps(candidate.to_wire(), sort_keys=True).encode())
-    if grounding:
-        digest.update(json.dumps(grounding, sort_keys=True, ensure_ascii=False).encode())
+    if records:
+        digest.update(json.dumps(records, sort_keys=True, ensure_ascii=False).encode())
     return digest.hexdigest()[:16]
 
 
@@ -342,8 +344,8 @@ class _Upload:
     report: UploadReport | None
     set_key: str = "eval-set"
     candidates: Mapping[str, list[CandidateResponse]] | None = None
-    #: eval id -> candidate -> the candidate's grounding metadata (``Conversation.grounding``).
-    grounding: Grounding | None = None
+    #: What the recordings hold of each candidate beside its AgentData (``CandidateRecords``).
+    records: CandidateRecords | None = None
     matches: MatchReport | None = None
     bulk_import: bool | str = True
     #: The candidates come from agent runs that started from each case's session state.
@@ -366,7 +368,7 @@ class _Upload:
                 [Problem(self.source, "$.eval_cases", "has no cases: there is nothing to upload")]
             )
         conversion = ConversionReport()
-        pending = _pending_cases(self.cases, conversion, self.candidates, self.grounding)
+        pending = _pending_cases(self.cases, conversion, self.candidates, self.records)
         result = await upload_items_async(
             client,
             pending,
@@ -511,7 +513,7 @@ def _traces_job(
             f"none of {len(conversations)} conversations matched an eval case of "
             f"{eval_set.eval_set_id}, so there is nothing to evaluate:\n{matches.summary()}"
         )
-    candidates, grounding = _candidates(matches, candidate)
+    candidates, records = _candidates(matches, candidate)
     return _Upload(
         cases=InMemoryCases(eval_set),
         source=where,
@@ -524,18 +526,18 @@ def _traces_job(
         bulk_import=bulk_import,
         set_key=f"traces:{candidate}",
         candidates=candidates,
-        grounding=grounding,
+        records=records,
         matches=matches,
     )
 
 
-def _candidates(matches: MatchReport, candidate: str) -> tuple[Candidates, Grounding]:
-    """Each case's candidates, and their grounding metadata where the traces had some."""
+def _candidates(matches: MatchReport, candidate: str) -> tuple[Candidates, CandidateRecords]:
+    """Each case's candidates, and what their recordings hold beside AgentData."""
     grouped: dict[str, list[Conversation]] = {}
     for match in matches.matches:
         grouped.setdefault(match.eval_id, []).append(match.conversation)
     out: Candidates = {}
-    grounding: Grounding = {}
+    records: CandidateRecords = {}
     for eval_id, conversations in grouped.items():
         count = len(conversations)
         runs = [_run_of(eval_id, c.session_id or c.id, i) for i, c in enumerate(conversations)]
@@ -547,9 +549,9 @@ def _candidates(matches: MatchReport, candidate: str) -> tuple[Candidates, Groun
             out[eval_id].append(
                 CandidateResponse(candidate=name, agent_data=conversation.agent_data)
             )
-            if conversation.grounding:
-                grounding.setdefault(eval_id, {})[name] = conversation.grounding
-    return out, grounding
+            for key, kept in conversation.records().items():
+                records.setdefault(eval_id, {}).setdefault(key, {})[name] = kept
+    return out, records
 
 
 def _run_of(eval_id: str, conversation_id: str, index: int) -> int:
@@ -867,8 +869,15 @@ def evaluate(
         )
     )
 
+    types = _rubric_types_of(eval_set_source, chosen)
+
     async def job(async_client: AsyncClient) -> Evaluation:
         nonlocal upload
+        # Before the agent runs or anything is uploaded: a metric the target cannot compute
+        # is refused here, as the command line refuses it, not NOT_EVALUATED case by case.
+        refused = await refusals_async(async_client, chosen, types)
+        if refused:
+            raise MetricsRefusedError(refused)
         ran = None
         if agent_options is not None:
             ran, upload = await _agent_upload(
@@ -935,6 +944,29 @@ def evaluate(
     return run_or_defer(client, job)
 
 
+def _rubric_types_of(
+    source: EvalSetSource, chosen: Sequence[MetricLike]
+) -> list[str | None] | None:
+    """The types of the rubrics the cases carry, where a chosen metric reads rubrics (whether a
+    judge is needed for them): read from an eval set in memory, or from a file small enough
+    that reading it twice costs little; None (not known) otherwise."""
+    reads_rubrics = False
+    for metric in chosen:
+        info = REGISTRY.get(str(to_metric(metric).metric or ""))
+        reads_rubrics = reads_rubrics or (info is not None and "rubrics" in info.reads)
+    if not reads_rubrics:
+        return None
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if not path.is_file() or path.stat().st_size > KEEP_PARSED_BYTES:
+            return None
+    try:
+        eval_set, _ = _eval_set(source)
+    except (FormatError, OSError, ValueError):
+        return None  # the upload says what is wrong with it
+    return rubric_types(eval_set)
+
+
 def _unrecorded(report: UploadReport, candidate: str) -> dict[str, dict[str, str]]:
     """The eval cases no recorded conversation was paired with, each NOT_EVALUATED with why:
     a case left out of the evaluation is a case that did not pass, never one that is not
@@ -981,7 +1013,7 @@ async def _agent_upload(
         bulk_import=bulk_import,
         set_key=f"agent:{candidate}",
         candidates=ran.candidates,
-        grounding=ran.grounding,
+        records=ran.records,
         state_used=True,
     )
     return ran, upload

@@ -8,12 +8,62 @@ NOT_EVALUATED case after case.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from . import service_only
-from ._spec import MetricSpec
+from ._spec import MetricError, MetricSpec
 from .code_execution import ALLOW_FLAG
-from .engine import REGISTRY
+from .engine import REGISTRY, resolve
 from .judges import LOCAL_TYPES, Judges
+
+#: What keeps a metric from being computed, as ``Refusal.kind`` says it.
+UNKNOWN = "unknown"  # no such metric, or a spec the engine refuses
+SERVICE = "service"  # only the service computes it
+JUDGE = "judge"  # a judge model would compute it, and none is configured
+CODE = "code"  # a custom code metric, and code metrics are not allowed
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A metric the local engine, with its judges, cannot compute: which, why, and the kind of
+    cause (``UNKNOWN``, ``SERVICE``, ``JUDGE``, ``CODE``), which says what would help."""
+
+    metric: str
+    reason: str
+    kind: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"metric": self.metric, "reason": self.reason, "kind": self.kind}
+
+
+def refusals(
+    metrics: Sequence[Any], judges: Judges, rubric_types: Sequence[str | None] | None = None
+) -> list[Refusal]:
+    """The metrics of ``metrics`` (EvaluationRunMetrics) that cannot be computed here, in order.
+
+    A registered metric (``metricResourceName``) is looked up when its run is created: it is
+    let through here."""
+    found = []
+    for metric in metrics:
+        if getattr(metric, "metric_resource_name", None):
+            continue
+        name = str(getattr(metric, "metric", None) or "(unnamed)")
+        try:
+            spec = resolve(metric)
+        except MetricError as exc:
+            why = f"metric {name!r} cannot be computed on the emulator: {exc}"
+            found.append(Refusal(name, why, UNKNOWN))
+            continue
+        beyond = service_only.reason(spec.name)
+        if beyond is not None:
+            found.append(Refusal(spec.name, beyond, SERVICE))
+            continue
+        why_not = why_not_computable(spec, judges, rubric_types)
+        if why_not is not None:
+            kind = CODE if "evaluation_function" in spec.params else JUDGE
+            found.append(Refusal(spec.name, why_not, kind))
+    return found
 
 
 def why_not_computable(

@@ -223,18 +223,18 @@ def test_the_services_rubric_metrics_are_judged_through_the_cache_too(
 
 
 def test_safety_v1_is_the_services_to_compute(work: FakeGemini) -> None:
-    from platform_eval import Client, Target
-    from platform_eval.cli._common import UsageError
-    from platform_eval.cli.evaluate import _check_computable
-
-    # On the emulator: refused before anything is uploaded, saying where it is computed.
+    from platform_eval import jobs
+    from platform_eval.jobs.metric_check import service_refusals
+    from platform_eval.metrics.computable import SERVICE
     from platform_eval.target import connect
 
-    with connect(db=None) as embedded, pytest.raises(UsageError, match="--project"):
-        _check_computable(["safety_v1"], None, embedded)
+    # On the emulator: refused before anything is uploaded, saying where it is computed.
+    with connect(db=None) as embedded, pytest.raises(jobs.MetricsRefusedError) as refused:
+        jobs.check_metrics(embedded.client, ["safety_v1"])
+    assert [r.kind for r in refused.value.refusals] == [SERVICE]
+    assert "a project" in str(refused.value)
     # Against a project: the run names it, and the service computes it.
-    with Client("p", api_endpoint="http://127.0.0.1:9") as client:
-        _check_computable(["safety_v1"], None, Target(client, "service", "the service"))
+    assert service_refusals(["safety_v1"]) == []
 
 
 def test_the_progress_line_counts_judge_calls() -> None:
