@@ -128,3 +128,35 @@ def write_travel_agent(folder: Any, extra: str) -> None:
     source = Path("agents/travel_agent/agent.py").read_text()
     (folder / "__init__.py").write_text("from . import agent\n")
     (folder / "agent.py").write_text(source + "\n" + textwrap.dedent(extra))
+
+
+#: Judged criteria that read the agent's instruction and tool declarations (the app details
+#: adk eval gives its judges), one sample each.
+APP_DETAILS_CONFIG = {
+    "criteria": {
+        "rubric_based_final_response_quality_v1": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
+            "rubrics": [
+                {
+                    "rubric_id": "answers",
+                    "rubric_content": {"text_property": "The answer gives what was asked."},
+                }
+            ],
+        },
+        "rubric_based_tool_use_quality_v1": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
+            "rubrics": [
+                {
+                    "rubric_id": "right_tool",
+                    "rubric_content": {"text_property": "The agent calls the tool that fits."},
+                }
+            ],
+        },
+        "hallucinations_v1": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
+        },
+    }
+}

@@ -19,7 +19,6 @@ on. A label with no judged verdict to stand beside is reported, not dropped.
 
 from __future__ import annotations
 
-import html
 import json
 import random
 from collections import Counter, defaultdict
@@ -257,33 +256,29 @@ class AgreementReport:
         lines.insert(1, "  ".join("-" * w for w in widths))
         confusion = self.overall.confusion
         lines += ["", "confusion (all): " + ", ".join(f"{k}: {n}" for k, n in confusion.items())]
-        for v in self.overall.disagreements[:20]:
-            lines.append(
-                f"disagree: {v.case} [{v.candidate}] {v.metric}"
-                + (f" / {v.rubric}" if v.rubric else "")
-                + f": judge {_mark(v.judge)}, people {', '.join(_mark(p) for p in v.people)}"
-            )
+        lines += [f"disagree: {_disagreement(v)}" for v in self.overall.disagreements[:20]]
         lines += [f"unmatched: {why}" for why in self.unmatched]
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
-        cells = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _table_row(g)) + "</tr>"
-            for g in (*self.groups, self.overall)
+        from ._templates import render
+
+        return render(
+            "agreement.html.j2",
+            groups=[_table_row(g) for g in (*self.groups, self.overall)],
+            disagreements=[_disagreement(v) for v in self.overall.disagreements],
+            unmatched=self.unmatched,
         )
-        disagreements = "".join(
-            f"<li>{html.escape(v.case)} [{html.escape(v.candidate)}] {html.escape(v.metric)}"
-            f"{' / ' + html.escape(v.rubric) if v.rubric else ''}: judge {_mark(v.judge)}, "
-            f"people {', '.join(_mark(p) for p in v.people)}</li>"
-            for v in self.overall.disagreements
-        )
-        return (
-            '<!DOCTYPE html><html><head><meta charset="utf-8"><title>judge agreement - '
-            "platform-eval</title></head><body><h1>Judge agreement</h1><table><tr>"
-            "<th>metric / rubric</th><th>verdicts</th><th>accuracy</th><th>kappa</th>"
-            f"<th>95% interval</th><th>alpha</th></tr>{cells}</table>"
-            f"<h2>Disagreements</h2><ul>{disagreements}</ul></body></html>\n"
-        )
+
+
+def _disagreement(verdict: Verdicts) -> str:
+    """One disagreement, as the table and the page say it."""
+    rubric = f" / {verdict.rubric}" if verdict.rubric else ""
+    people = ", ".join(_mark(p) for p in verdict.people)
+    return (
+        f"{verdict.case} [{verdict.candidate}] {verdict.metric}{rubric}: "
+        f"judge {_mark(verdict.judge)}, people {people}"
+    )
 
 
 def _number(value: float | None) -> str:

@@ -168,7 +168,7 @@ class Comparison:
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
-        from .html import render
+        from ._templates import render
 
         rows = [
             {

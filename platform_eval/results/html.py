@@ -13,18 +13,15 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping
-from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..types import AgentData
-from ._safe_text import no_bidi, printable
+from ._templates import render
 from .render import judge_line
 from .status import Status, format_score
 
 if TYPE_CHECKING:
-    import jinja2
-
     from .model import CaseRecord, Row, RunResults
 
 _STYLE = """
@@ -54,35 +51,6 @@ _RANK = {
 }
 #: Lines of the failure message shown before "and N more".
 _PROBLEMS = 10
-
-
-def _printable(value: Any) -> Any:
-    """User text with its control characters written out; the template's own markup kept."""
-    import markupsafe
-
-    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
-        return printable(value)
-    return value
-
-
-@cache
-def _environment() -> jinja2.Environment:
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("platform_eval.results", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        # Control characters of user text (a terminal escape, a bidi override) written out.
-        finalize=_printable,
-    )
-
-
-def render(template: str, **values: Any) -> str:
-    """A page of ``templates/``, every value escaped and its control characters written out."""
-    # A bidi override in a case id or an answer would reverse the page's text around it:
-    # written out, the whole document over (an entity would still be obeyed).
-    return no_bidi(_environment().get_template(template).render(**values) + "\n")
 
 
 def _chart(results: RunResults) -> dict[str, Any]:

@@ -9,7 +9,6 @@ question again), against a project the service does.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -70,23 +69,15 @@ class LossReport:
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
-        def esc(text: str) -> str:
-            return html.escape(printable(text))
+        from ._templates import render
 
-        body = "".join(
-            f"<tr id='cluster-{n}'><td>{esc(c.l1)}</td><td>{esc(c.l2)}</td>"
-            f"<td>{c.count}</td><td>{100 * c.share:.0f}%</td><td>{esc(c.description)}</td>"
-            f"<td>{', '.join(esc(case) for case in c.cases)}</td></tr>"
-            for n, c in enumerate(self.clusters, 1)
-        )
-        return (
-            "<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>Failure analysis: {esc(self.run)}</title></head><body>"
-            f"<h1>Failure analysis</h1><p>Run {esc(self.run)}, metric {esc(self.metric)}: "
-            f"{self.failing} failing item(s).</p>"
-            "<table><thead><tr><th>L1</th><th>L2</th><th>count</th><th>%</th>"
-            "<th>description</th><th>cases</th></tr></thead>"
-            f"<tbody>{body}</tbody></table></body></html>\n"
+        clusters = [{**asdict(c), "percent": f"{100 * c.share:.0f}%"} for c in self.clusters]
+        return render(
+            "loss.html.j2",
+            run=self.run,
+            metric=self.metric,
+            failing=self.failing,
+            clusters=clusters,
         )
 
 

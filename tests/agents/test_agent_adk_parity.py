@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from agent_script import APP_DETAILS_CONFIG
 from fake_gemini import FakeGemini, judge_requests
 from paths import SAMPLE_AGENTS
 
@@ -152,36 +153,6 @@ def test_scenarios_score_as_adk_eval_scores_them_with_the_same_prompts(
     assert len(set(mine.values())) > 1  # the judge's verdicts differ from case to case
     # The judge read the same conversations, prompt for prompt.
     assert _judge_prompts(model.seen[:adk_calls]) == _judge_prompts(model.seen[adk_calls:])
-
-
-APP_DETAILS_CONFIG = {
-    "criteria": {
-        "rubric_based_final_response_quality_v1": {
-            "threshold": 0.5,
-            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
-            "rubrics": [
-                {
-                    "rubric_id": "answers",
-                    "rubric_content": {"text_property": "The answer gives what was asked."},
-                }
-            ],
-        },
-        "rubric_based_tool_use_quality_v1": {
-            "threshold": 0.5,
-            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
-            "rubrics": [
-                {
-                    "rubric_id": "right_tool",
-                    "rubric_content": {"text_property": "The agent calls the tool that fits."},
-                }
-            ],
-        },
-        "hallucinations_v1": {
-            "threshold": 0.5,
-            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
-        },
-    }
-}
 
 
 def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(

@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from agent_script import APP_DETAILS_CONFIG
 from fake_gemini import FakeGemini, judge_requests
 
 from platform_eval.cli import main
@@ -22,30 +23,7 @@ CONFIG = {
     "criteria": {
         "tool_trajectory_avg_score": 1.0,
         "response_match_score": 0.8,
-        "rubric_based_final_response_quality_v1": {
-            "threshold": 0.5,
-            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
-            "rubrics": [
-                {
-                    "rubric_id": "answers",
-                    "rubric_content": {"text_property": "The answer gives what was asked."},
-                }
-            ],
-        },
-        "rubric_based_tool_use_quality_v1": {
-            "threshold": 0.5,
-            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
-            "rubrics": [
-                {
-                    "rubric_id": "right_tool",
-                    "rubric_content": {"text_property": "The agent calls the tool that fits."},
-                }
-            ],
-        },
-        "hallucinations_v1": {
-            "threshold": 0.5,
-            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1},
-        },
+        **APP_DETAILS_CONFIG["criteria"],
     }
 }
 

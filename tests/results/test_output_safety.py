@@ -152,3 +152,27 @@ def test_a_carriage_return_before_a_formula_starts_no_live_cell() -> None:
     assert read["explanation"] == 'ok\n\'=HYPERLINK("http://x")'
     for line in text.splitlines():
         assert not line.startswith(("=", "@", "+")), line
+
+
+def test_the_failure_analysis_and_judge_agreement_pages_show_hostile_text_as_text() -> None:
+    """The two pages that were hand-built strings render through the same autoescaping
+    templates as the report and compare: markup, control characters and bidi overrides in
+    case ids, cluster descriptions and rubric names are text."""
+    from platform_eval.results.agreement import Agreement, AgreementReport, Verdicts
+    from platform_eval.results.loss import LossClusterRow, LossReport
+
+    hostile = '<img src=x onerror="alert(1)">\u202e\x1b[31m'
+    loss = LossReport(
+        run=hostile,
+        metric="<script>m</script>",
+        failing=2,
+        clusters=(LossClusterRow(hostile, "l2", hostile, 2, 1.0, tuple(HOSTILE_IDS)),),
+        recorded=True,
+    )
+    verdicts = (Verdicts(HOSTILE_IDS[0], "agent", "<b>m</b>", hostile, True, (False,)),)
+    group = Agreement("<b>m</b>", hostile, verdicts)
+    agreement = AgreementReport(groups=(group,), overall=group, unmatched=[hostile])
+    for document in (loss.to_html(), agreement.to_html()):
+        assert "<img" not in document and "<script>" not in document and "<b>" not in document
+        assert "\u202e" not in document and "\x1b" not in document
+        assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in document
