@@ -18,15 +18,39 @@ pytest.importorskip("google.adk")
 
 from platform_eval.metrics import adk_judged
 
-#: (module, dotted attribute): the private modules and helpers we use.
+#: (module, dotted attribute): the private modules and names we use, each with where.
 PRIVATE = [
     ("google.adk.evaluation._retry_options_utils", "EnsureRetryOptionsPlugin"),
+    # agents/model_probe.py: adk eval's retry options, read to retry as it does.
+    ("google.adk.evaluation._retry_options_utils", "_RETRY_HTTP_STATUS_CODES"),
+    ("google.adk.evaluation._retry_options_utils", "add_default_retry_options_if_not_present"),
+    # agents/model_quota.py: the default retry options, whose statuses the plugin takes out.
+    ("google.adk.evaluation._retry_options_utils", "_DEFAULT_HTTP_RETRY_OPTIONS"),
     (
         "google.adk.evaluation.evaluation_generator",
         "EvaluationGenerator.convert_events_to_eval_invocations",
     ),
     ("google.adk.evaluation.app_details", "AgentDetails"),
     ("google.adk.plugins.base_plugin", "BasePlugin.before_model_callback"),
+    # agents/describe.py: a tool's declaration as ADK sends it to the model.
+    ("google.adk.tools.function_tool", "FunctionTool._get_declaration"),
+    # metrics/adk_reasons.py: the methods KeepsReasons watches (results returned unchanged).
+    ("google.adk.evaluation.llm_as_judge", "LlmAsJudge._evaluate_single_sample"),
+    ("google.adk.evaluation.llm_as_judge", "LlmAsJudge.convert_auto_rater_response_to_score"),
+    (
+        "google.adk.evaluation.hallucinations_v1",
+        "HallucinationsV1Evaluator._get_steps_to_evaluate",
+    ),
+    (
+        "google.adk.evaluation.hallucinations_v1",
+        "HallucinationsV1Evaluator._evaluate_nl_response",
+    ),
+]
+#: Private attributes of objects made at run time: (module, class, attribute), checked on the
+#: class's fields or, for plain classes, on an instance's attributes as its __init__ sets them.
+PRIVATE_ATTRIBUTES = [
+    # agents/model_quota.py: the agent a failed model call came from.
+    ("google.adk.agents.callback_context", "CallbackContext", "_invocation_context"),
 ]
 
 
@@ -62,3 +86,18 @@ def test_the_installed_google_adk_is_within_the_bound_we_declare() -> None:
     assert declared and all(r.specifier for r in declared)
     assert any("<" in str(s) for r in declared for s in r.specifier), "no upper bound"
     assert all(Version(version("google-adk")) in r.specifier for r in declared)
+
+
+@pytest.mark.parametrize(("module", "class_name", "attribute"), PRIVATE_ATTRIBUTES)
+def test_the_private_attributes_we_read_are_still_set(
+    module: str, class_name: str, attribute: str
+) -> None:
+    import inspect
+
+    cls = getattr(importlib.import_module(module), class_name)
+    sources = "".join(
+        inspect.getsource(c) for c in cls.__mro__ if c.__module__.startswith("google")
+    )
+    assert f"self.{attribute}" in sources or attribute in getattr(cls, "model_fields", {}), (
+        f"google-adk {version('google-adk')}: {class_name}.{attribute} is no longer set"
+    )
