@@ -120,7 +120,7 @@ def test_port_in_use_is_reported_without_traceback() -> None:
 def test_global_flags_are_taken_before_or_after_the_command(
     argv: list[str], expect: dict[str, Any]
 ) -> None:
-    from platform_eval.cli import _parser
+    from platform_eval.cli._arguments import parser as _parser
 
     args = vars(_parser().parse_args(argv))
     assert {key: args[key] for key in expect} == expect
