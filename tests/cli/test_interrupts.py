@@ -123,7 +123,8 @@ def test_ctrl_c_while_judging_then_the_run_again_rejudges_nothing_cached(tmp_pat
     def first_answers_then_silence(seen: Any) -> str:
         if len(fake.seen) > 1:
             released.wait(60)
-        return "yes"
+        # An answer the criterion reads (one it cannot read is not kept, and asked again).
+        return '{"reasoning": "r", "is_the_agent_response_valid": "valid"}'
 
     criteria = {
         "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}
