@@ -46,8 +46,9 @@ def workers_wanted(argv: Sequence[str]) -> int:
     where help is asked for."""
     if not _AGENT_COMMANDS.intersection(argv) or {"-h", "--help"}.intersection(argv):
         return 0
-    if _option(argv, "--agent") is None:
-        return 0
+    agent = _option(argv, "--agent")
+    if agent is None or agent.lower().startswith(("http://", "https://")):
+        return 0  # no agent, or one served elsewhere: no worker here loads it
     choice: int | str = (_option(argv, "--agent-processes") or AUTO).strip().lower()
     if choice != AUTO:
         try:

@@ -12,11 +12,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from served_agents import adk_api_server
 from test_readme import DATA, DOCUMENTS, ROOT, _workspace
 
 from platform_eval.cli import main
 
 README = "\n".join(document.read_text() for document in DOCUMENTS)
+#: The deployed agent's URL in docs/agents.md, served here by google-adk's api_server.
+DEPLOYED = "https://my-agent-abc123-uc.a.run.app"
 
 
 def _shell_blocks(text: str) -> list[str]:
@@ -101,14 +104,17 @@ def test_every_readme_command_line_runs_as_written(
     _project(root)
     monkeypatch.chdir(root)
     ran = []
-    for line in COMMANDS:
-        argv = shlex.split(line, comments=True)[1:]
-        names = _runs(capsys)
-        fill = {"RUN": names[0] if names else "RUN", "RUN_A": names[-1] if names else "RUN_A"}
-        fill["RUN_B"] = names[0] if names else "RUN_B"
-        argv = [fill.get(arg, arg) for arg in argv]
-        code = main(argv)
-        said = capsys.readouterr()
-        assert code in (0, 1), f"{line}\nexit {code}\n{said.err[-2000:]}"
-        ran.append(line)
+    # The docs' deployed agent: google-adk's api_server serving the project's my_agent/ here.
+    with adk_api_server(root) as served:
+        for line in COMMANDS:
+            argv = shlex.split(line, comments=True)[1:]
+            names = _runs(capsys)
+            fill = {"RUN": names[0] if names else "RUN", "RUN_A": names[-1] if names else "RUN_A"}
+            fill["RUN_B"] = names[0] if names else "RUN_B"
+            fill[DEPLOYED] = served
+            argv = [fill.get(arg, arg) for arg in argv]
+            code = main(argv)
+            said = capsys.readouterr()
+            assert code in (0, 1), f"{line}\nexit {code}\n{said.err[-2000:]}"
+            ran.append(line)
     assert len(ran) == len(COMMANDS)

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import PlatformEvalError
+from .remote import ServedAgent
 
 
 class AgentLoadError(PlatformEvalError):
@@ -147,9 +148,10 @@ def _load_dotenv(folder: Path) -> None:
     envs.load_dotenv_for_agent(folder.name, str(folder.parent))
 
 
-#: What names an agent to run: its folder, its ``agent.py``, ``module:attribute``, or the agent
-#: already loaded.
-AgentSource = str | Path | LoadedAgent
+#: What names an agent to run: its folder, its ``agent.py``, ``module:attribute``, the agent
+#: already loaded, or a served agent (its URL as a string, or a ``ServedAgent`` with its app
+#: and headers).
+AgentSource = str | Path | LoadedAgent | ServedAgent
 
 
 async def load_agent(spec: str | Path) -> LoadedAgent:

@@ -52,7 +52,7 @@ DEFAULT_AGENT_CONCURRENCY: int | str = AUTO
 
 #: ADK's defaults for a case without ``session_input``.
 _DEFAULT_APP = "EvaluationGenerator"
-_DEFAULT_USER = "test_user_id"
+DEFAULT_USER = "test_user_id"
 
 
 def session_id_for(eval_id: str, run: int, num_runs: int) -> str:
@@ -83,12 +83,12 @@ def simulator_provider(user_simulator_config: dict[str, Any] | None) -> UserSimu
         config = EvalConfig.model_validate(
             {"criteria": {}, "user_simulator_config": user_simulator_config}
         ).user_simulator_config
-    with _adk_experimental():
+    with adk_experimental():
         return UserSimulatorProvider(user_simulator_config=config)
 
 
 @contextlib.contextmanager
-def _adk_experimental() -> Iterator[None]:
+def adk_experimental() -> Iterator[None]:
     """google-adk warns that its user simulators are experimental, once per case: adk eval
     says it, and a report of 200 cases need not say it 600 times."""
     with warnings.catch_warnings():
@@ -243,7 +243,7 @@ async def run_case(
 
     given = case.session_input
     app_name = given.app_name if given else _DEFAULT_APP
-    user_id = given.user_id if given else _DEFAULT_USER
+    user_id = given.user_id if given else DEFAULT_USER
     session_id = (given.session_id if given else None) or session_id
     service = InMemorySessionService()
     await service.create_session(
@@ -261,7 +261,7 @@ async def run_case(
             await service.append_event(session, event)
     if agent.reset is not None:
         agent.reset()
-    with _adk_experimental():
+    with adk_experimental():
         simulator = provider.provide(case)
     recorder = _app_details_recorder_class()()
     runner = _runner(agent, app_name, service, recorder, probe, mocks, quota)
@@ -471,13 +471,13 @@ async def run_agent_cases(
     execute: CaseExecutor = functools.partial(execute_case, CaseContext.for_agent(agent, settings))
     if workers is not None:
         execute = workers.executor(execute)
-    return await _schedule(
+    return await schedule(
         execute, cases, num_runs, concurrency, max_concurrency, journal, record_spans,
         on_progress, tool_mocks,
     )  # fmt: skip
 
 
-async def _schedule(
+async def schedule(
     execute: CaseExecutor,
     cases: Sequence[adk.EvalCase],
     num_runs: int,

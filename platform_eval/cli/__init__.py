@@ -19,6 +19,7 @@ from google.api_core import exceptions as core
 from google.auth.exceptions import GoogleAuthError
 
 from ..agents import AgentLoadError
+from ..agents.remote import ServedAgentError
 from ..errors import APIConnectionError, ConfigurationError, PlatformEvalError
 from ..formats import FormatError
 from ..traces.matching import AmbiguousPairingError
@@ -96,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (
         UsageError,
         AgentLoadError,
+        ServedAgentError,
         AmbiguousPairingError,
         FormatError,
         ConfigurationError,

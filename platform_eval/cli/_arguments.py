@@ -73,7 +73,21 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         "--agent",
         metavar="AGENT",
         help="run this agent on every case and evaluate its sessions: an agent folder (what "
-        "adk eval takes), an agent.py, or module:attribute",
+        "adk eval takes), an agent.py, module:attribute, or the http(s) URL of a served agent "
+        "(ADK's api_server: adk api_server, adk web, Cloud Run, ADK in Java, Go or TypeScript)",
+    )
+    agent.add_argument(
+        "--app-name",
+        metavar="APP",
+        help="with --agent URL: the app to run (default: the one the server lists)",
+    )
+    agent.add_argument(
+        "--agent-header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="with --agent URL: a header sent with every request (repeatable), e.g. "
+        "'Authorization: Bearer TOKEN'; never shown; without one, a server that asks for "
+        "credentials gets a Google ID token from Application Default Credentials",
     )
     agent.add_argument(
         "--num-runs",

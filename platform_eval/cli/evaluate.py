@@ -15,6 +15,7 @@ from .. import jobs, metrics
 from .._adaptive import AUTO
 from .._operations import MetricLike, to_metric
 from ..agents import tool_mocks
+from ..agents.remote import ServedAgent, ServedAgentError, is_agent_url, parse_headers
 from ..formats import FormatError, load_eval_config
 from ..formats.config import EvalConfig
 from ..formats.load import eval_set_from, holds_answers, load
@@ -115,6 +116,13 @@ def agent_progress(quiet: bool) -> Any:
 def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """What ``run --agent`` passes to ``jobs.evaluate``; nothing without ``--agent``."""
     agent = getattr(args, "agent", None)
+    served = agent is not None and is_agent_url(agent)
+    if not served:
+        for flag in ("app_name", "agent_header"):
+            if getattr(args, flag, None):
+                raise UsageError(
+                    f"--{flag.replace('_', '-')} goes with --agent URL (a served agent)"
+                )
     if agent is None:
         for flag in ("save_sessions", "save_traces"):
             if getattr(args, flag, None):
@@ -136,6 +144,12 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
     if not args.debug:
         # google-adk logs an agent's failure with its traceback; the report says why.
         logging.getLogger("google_adk").setLevel(logging.CRITICAL)
+    if served:
+        try:
+            headers = parse_headers(args.agent_header or [])
+            agent = ServedAgent(agent, app_name=args.app_name, headers=headers)
+        except (ValueError, ServedAgentError) as exc:
+            raise UsageError(str(exc)) from None
     return {
         "agent": agent,
         "num_runs": args.num_runs,

@@ -22,8 +22,10 @@ from ..agents import (
     load_agent,
     run_agent_cases,
 )
+from ..agents.remote import ServedAgent, ServedAgentError, is_agent_url
 from ..agents.running import CaseSettings
 from ..agents.saving import save_sessions, save_traces
+from ..agents.served import connect, run_served_cases
 from ..agents.tool_mocks import plan_mocks
 from ..agents.workers import WorkerPool
 from ..formats import adk
@@ -81,6 +83,10 @@ async def run_for_candidates(
 ) -> AgentCandidates:
     """Runs the agent on every case of ``eval_set`` and turns the sessions into candidates."""
     agent = options.agent
+    if isinstance(agent, ServedAgent) or is_agent_url(agent):
+        _standby.release()  # the agent runs on its server: no worker process here takes part
+        served = agent if isinstance(agent, ServedAgent) else ServedAgent(str(agent))
+        return await _run_served(eval_set, options, candidate, served)
     runs = len(eval_set.eval_cases) * options.num_runs
     # An agent loaded by the caller may hold what they set up in it: it runs here only, unless
     # they ask for processes, which load it again from its spec.
@@ -115,6 +121,7 @@ async def _run_for_candidates(
     workers: WorkerPool | None,
 ) -> AgentCandidates:
     if not isinstance(agent, LoadedAgent):
+        assert not isinstance(agent, ServedAgent)  # run_for_candidates sent it to _run_served
         agent = await load_agent(agent)
     mocks = plan_mocks(
         options.mock_tools,
@@ -147,6 +154,50 @@ async def _run_for_candidates(
         tool_mocks=mocks.for_case if mocks is not None else None,
         workers=workers,
     )
+    return _candidates(report, options, candidate, journal)
+
+
+async def _run_served(
+    eval_set: adk.EvalSet, options: AgentOptions, candidate: str, agent: ServedAgent
+) -> AgentCandidates:
+    """The cases run on a served agent: its tools run there, and its spans stay there."""
+    if options.mock_tools is not None:
+        raise ServedAgentError(
+            f"--mock-tools: the agent at {agent.url} runs its tools on its server, where they "
+            "cannot be answered from here; mock them in the deployment, or run the agent's "
+            "folder (--agent DIR)"
+        )
+    if options.save_traces is not None:
+        raise ServedAgentError(
+            f"--save-traces: the spans of the agent at {agent.url} are recorded on its server "
+            "(its telemetry exporter), not here; --save-sessions keeps its sessions"
+        )
+    cap = options.max_concurrency
+    async with connect(agent, cap) as app:
+        journal = None
+        if options.resume:
+            journal = AgentJournal(
+                agent_fingerprint=app.fingerprint,
+                agent_spec=agent.spec,
+                settings={"simulator": options.user_simulator_config},
+            )
+        report = await run_served_cases(
+            app,
+            eval_set.eval_cases,
+            num_runs=options.num_runs,
+            concurrency=options.concurrency,
+            max_concurrency=cap,
+            user_simulator_config=options.user_simulator_config,
+            journal=journal,
+            on_progress=options.on_progress,
+        )
+    return _candidates(report, options, candidate, journal)
+
+
+def _candidates(
+    report: AgentRunReport, options: AgentOptions, candidate: str, journal: AgentJournal | None
+) -> AgentCandidates:
+    """Each finished session as its case's candidate; a failed run NOT_EVALUATED with why."""
     if options.save_sessions is not None:
         save_sessions(report, options.save_sessions)
     if options.save_traces is not None:

@@ -1,0 +1,65 @@
+"""Where a served agent is: its server's URL, the app, and the headers that go with every
+request (kept out of every repr, log and message, and never sent in clear text off the
+machine). What ``--agent URL`` names; ``served`` runs the cases on it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from ..errors import PlatformEvalError
+
+#: Hosts on this machine: headers may go to them over plain http.
+LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
+#: The longest one user turn may take on the server (its model calls and tools included).
+TURN_TIMEOUT = 600.0
+
+
+class ServedAgentError(PlatformEvalError):
+    """The served agent cannot be used as asked (unreachable, no such app, a refusal)."""
+
+
+def is_agent_url(spec: object) -> bool:
+    """An ``--agent`` that names a served agent: an http(s) URL."""
+    return isinstance(spec, str) and spec.lower().startswith(("http://", "https://"))
+
+
+@dataclass(frozen=True)
+class ServedAgent:
+    """Where a served agent is: its server's base URL, the app (None: the one the server
+    lists), and headers for every request (auth; kept out of every repr, log and message)."""
+
+    url: str
+    app_name: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    turn_timeout: float = TURN_TIMEOUT
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ServedAgentError(f"--agent {self.url}: expected an http(s) URL of a server")
+        if self.headers and parts.scheme == "http" and parts.hostname not in LOOPBACK:
+            # An Authorization header read off the network is a credential given away.
+            raise ServedAgentError(
+                f"--agent {self.url}: headers would travel in clear text to {parts.hostname}; "
+                "use its https URL"
+            )
+        object.__setattr__(self, "url", self.url.rstrip("/"))
+
+    @property
+    def spec(self) -> str:
+        return f"{self.url} (app {self.app_name})" if self.app_name else self.url
+
+
+def parse_headers(given: Sequence[str]) -> dict[str, str]:
+    """``--agent-header 'Name: value'`` options as headers (ValueError naming a bad one, by its
+    name only: its value may be a secret)."""
+    headers: dict[str, str] = {}
+    for raw in given:
+        name, sep, value = raw.partition(":")
+        if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+            shown = name.strip()[:40] or "(empty)"
+            raise ValueError(f"--agent-header {shown}...: expected 'Name: value'")
+        headers[name.strip()] = value.strip()
+    return headers

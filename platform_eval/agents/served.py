@@ -1,0 +1,403 @@
+"""An agent served over HTTP by ADK's ``api_server`` REST API (``adk api_server``, ``adk web``,
+a Cloud Run or Agent Runtime deployment, ADK in Java, Go or TypeScript), run on eval cases as
+an agent loaded here is (``running``): the agent under test is the one that ships.
+
+Per case run: a session made through the API with the case's initial state (and, for a case
+that continues a conversation, its earlier turns as the session's events), each user turn sent
+to ``/run_sse`` (``/run`` where the server has no SSE) and its events read back, the next user
+message from ADK's user simulator as ``adk eval`` makes it, then the session read back whole
+(``GET .../sessions/{id}``): its events and final state are the candidate, as a session saved
+in-process is. What each agent was given (the app details ADK's judged criteria read) is the
+server's ``/apps/{app}/app-info``: the instruction as the agent declares it (a template's
+placeholders unfilled), its tool declarations; a server without that route gives none, and the
+run says so.
+
+Headers (``--agent-header``) go with every request and are never logged or shown; they never
+travel in clear text off the machine. A Cloud Run or Agent Runtime URL that answers 401 or 403
+without them is asked again with a Google ID token from Application Default Credentials.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
+from ..formats import adk
+from .history import history_events
+from .journal import AgentJournal
+from .model_quota import CaseQuota
+from .remote import LOOPBACK, ServedAgent, ServedAgentError
+from .reports import AgentProgressCallback, AgentRunReport, CaseRun
+from .running import (
+    DEFAULT_AGENT_CONCURRENCY,
+    DEFAULT_USER,
+    adk_experimental,
+    schedule,
+    session_id_for,
+    simulator_provider,
+    to_adk_case,
+)
+
+_logger = logging.getLogger("platform_eval.agents")
+
+#: Answers of the server that say "not now" (its own load): tried again, the cases cut.
+_BUSY = (429, 503)
+_TRIES = 5
+
+
+def _loopback(url: str) -> bool:
+    return (urlsplit(url).hostname or "") in LOOPBACK
+
+
+def _id_token(url: str) -> str:
+    """A Google ID token for ``url``'s service, from Application Default Credentials (what Cloud
+    Run and Agent Runtime take)."""
+    import google.auth.exceptions
+    import google.auth.transport.requests
+    import google.oauth2.id_token
+
+    parts = urlsplit(url)
+    audience = f"{parts.scheme}://{parts.netloc}"
+    try:
+        token = google.oauth2.id_token.fetch_id_token(  # type: ignore[no-untyped-call]
+            google.auth.transport.requests.Request(), audience
+        )
+    except google.auth.exceptions.GoogleAuthError as exc:
+        raise ServedAgentError(
+            f"{url} asks for credentials and no Google ID token could be had from Application "
+            f"Default Credentials ({type(exc).__name__}); pass one: --agent-header "
+            "'Authorization: Bearer TOKEN'"
+        ) from None
+    return str(token)
+
+
+@dataclass
+class ServedApp:
+    """A served agent connected: its app, its agents' details and the HTTP client."""
+
+    agent: ServedAgent
+    app_name: str
+    root_name: str
+    #: What each agent is given, as AgentConfig JSON by name (from app-info; {} when the
+    #: server gives none).
+    agents: dict[str, dict[str, Any]]
+    http: httpx.AsyncClient
+    #: Whether the server streams (``/run_sse``); False after it answered that it has none.
+    sse: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fingerprint(self) -> str:
+        """What decides the runs: the server, the app and what its agents declare (a redeploy
+        that changes them is another agent, whose runs are not resumed from this one's)."""
+        document = json.dumps([self.agent.url, self.app_name, self.agents], sort_keys=True)
+        return hashlib.sha256(document.encode()).hexdigest()
+
+    async def call(self, method: str, path: str, body: Any = None) -> Any:
+        """A JSON request to the server; ServedAgentError naming the URL on a failure."""
+        for attempt in range(1, _TRIES + 1):
+            try:
+                response = await self.http.request(method, path, json=body)
+            except httpx.HTTPError as exc:
+                raise ServedAgentError(_unreachable(self.agent.url, exc)) from None
+            if response.status_code in _BUSY and attempt < _TRIES:
+                await _backoff(attempt, response)
+                continue
+            _raise_for(self.agent.url, method, path, response)
+            return response.json() if response.content else None
+        raise AssertionError("unreachable")
+
+    async def run_turn(self, user_id: str, session_id: str, message: Any) -> list[dict[str, Any]]:
+        """One user message sent; the events the agent answered with, in order."""
+        body = {
+            "appName": self.app_name,
+            "userId": user_id,
+            "sessionId": session_id,
+            "newMessage": message.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "streaming": False,
+        }
+        if self.sse:
+            try:
+                return await self._run_sse(body)
+            except _NoSseError:
+                self.sse = False
+                self.notes.append(f"{self.agent.url} has no /run_sse: turns sent to /run")
+        answered = await self.call("POST", "/run", body)
+        if not isinstance(answered, list):
+            raise ServedAgentError(f"{self.agent.url}/run answered {type(answered).__name__}")
+        return [_event(e, self.agent.url) for e in answered]
+
+    async def _run_sse(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        for attempt in range(1, _TRIES + 1):
+            events: list[dict[str, Any]] = []
+            try:
+                async with self.http.stream("POST", "/run_sse", json=body) as response:
+                    if response.status_code in (404, 405):
+                        raise _NoSseError
+                    if response.status_code in _BUSY and attempt < _TRIES:
+                        await _backoff(attempt, response)
+                        continue
+                    if response.status_code >= 400:
+                        await response.aread()
+                        _raise_for(self.agent.url, "POST", "/run_sse", response)
+                    async for line in response.aiter_lines():
+                        if line.startswith("data:"):
+                            events.append(_event(_json(line[5:], self.agent.url), self.agent.url))
+            except httpx.HTTPError as exc:
+                raise ServedAgentError(_unreachable(self.agent.url, exc)) from None
+            return events
+        raise AssertionError("unreachable")
+
+
+class _NoSseError(Exception):
+    """The server answered /run_sse 404 or 405."""
+
+
+def _json(text: str, url: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ServedAgentError(f"{url}/run_sse sent an event that is not JSON") from None
+
+
+def _event(raw: Any, url: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ServedAgentError(f"{url} sent an event that is not an object")
+    if "error" in raw and "author" not in raw:
+        # ADK's server reports a failed run as an event of its own: the case fails with it.
+        raise ServedAgentError(f"the agent at {url} failed: {raw['error']}")
+    return raw
+
+
+async def _backoff(attempt: int, response: httpx.Response) -> None:
+    import asyncio
+
+    from .._retry import parse_retry_after
+
+    asked = parse_retry_after(response.headers.get("retry-after"))
+    await asyncio.sleep(min(asked if asked is not None else 0.5 * 2**attempt, 30.0))
+
+
+def _unreachable(url: str, exc: httpx.HTTPError) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        return f"the served agent at {url} did not answer in time ({type(exc).__name__})"
+    return f"the served agent at {url} cannot be reached: {type(exc).__name__}: {exc}"
+
+
+def _raise_for(url: str, method: str, path: str, response: httpx.Response) -> None:
+    if response.status_code < 400:
+        return
+    detail = ""
+    with contextlib.suppress(ValueError):
+        found = response.json()
+        detail = str(found.get("detail") if isinstance(found, dict) else found)
+    detail = detail or response.text[:200]
+    raise ServedAgentError(
+        f"{url}{path} answered {method} with {response.status_code}: {detail[:300]}".rstrip(": ")
+    )
+
+
+@contextlib.asynccontextmanager
+async def connect(agent: ServedAgent, concurrency: int = DEFAULT_CAP) -> AsyncIterator[ServedApp]:
+    """The served agent, its app chosen and its agents' details read."""
+    headers = dict(agent.headers)
+    limits = httpx.Limits(max_connections=concurrency + 2, max_keepalive_connections=concurrency)
+    timeout = httpx.Timeout(agent.turn_timeout, connect=30.0)
+    async with httpx.AsyncClient(
+        base_url=agent.url, headers=headers, timeout=timeout, limits=limits
+    ) as http:
+        app = ServedApp(agent, agent.app_name or "", "", {}, http)
+        listed = await _list_apps(app, headers)
+        app.app_name = _chosen_app(agent, listed)
+        app.root_name, app.agents = await _app_details(app)
+        for note in app.notes:
+            _logger.warning("%s", note)
+        yield app
+
+
+async def _list_apps(app: ServedApp, headers: dict[str, str]) -> list[str]:
+    try:
+        response = await app.http.get("/list-apps")
+    except httpx.HTTPError as exc:
+        raise ServedAgentError(_unreachable(app.agent.url, exc)) from None
+    if response.status_code in (401, 403) and not headers and not _loopback(app.agent.url):
+        # Cloud Run and Agent Runtime take a Google ID token for the service's URL.
+        app.http.headers["Authorization"] = f"Bearer {_id_token(app.agent.url)}"
+        try:
+            response = await app.http.get("/list-apps")
+        except httpx.HTTPError as exc:
+            raise ServedAgentError(_unreachable(app.agent.url, exc)) from None
+    if response.status_code == 404 and app.agent.app_name:
+        return [app.agent.app_name]  # a server that lists no apps: the one named is taken
+    _raise_for(app.agent.url, "GET", "/list-apps", response)
+    listed = response.json() if response.content else []
+    if isinstance(listed, dict):  # ?detailed=true's shape, from newer servers
+        listed = [a.get("name") for a in listed.get("apps") or [] if isinstance(a, dict)]
+    if not isinstance(listed, list):
+        raise ServedAgentError(f"{app.agent.url}/list-apps answered no list of apps")
+    return [str(name) for name in listed if name]
+
+
+def _chosen_app(agent: ServedAgent, listed: list[str]) -> str:
+    if agent.app_name:
+        if agent.app_name not in listed:
+            raise ServedAgentError(
+                f"{agent.url} serves no app {agent.app_name!r}; it serves: "
+                f"{', '.join(listed) or 'none'}"
+            )
+        return agent.app_name
+    if len(listed) == 1:
+        return listed[0]
+    raise ServedAgentError(
+        f"{agent.url} serves {len(listed)} apps ({', '.join(listed) or 'none'}): name the one "
+        "to evaluate with --app-name"
+    )
+
+
+async def _app_details(app: ServedApp) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The root agent's name and every agent's AgentConfig JSON, from ``app-info``."""
+    path = f"/apps/{quote(app.app_name, safe='')}/app-info"
+    try:
+        response = await app.http.get(path)
+    except httpx.HTTPError as exc:
+        raise ServedAgentError(_unreachable(app.agent.url, exc)) from None
+    info = response.json() if response.status_code == 200 and response.content else None
+    if not isinstance(info, dict):
+        app.notes.append(
+            f"{app.agent.url}{path} answered {response.status_code}: the server gives no app "
+            "details, so judged criteria are shown no agent instruction or tools"
+        )
+        return app.app_name, {}
+    agents: dict[str, dict[str, Any]] = {}
+    for name, given in (info.get("agents") or {}).items():
+        if not isinstance(given, dict):
+            continue
+        config: dict[str, Any] = {"agentId": str(name)}
+        for key in ("description", "instruction"):
+            if isinstance(given.get(key), str) and given[key]:
+                config[key] = given[key]
+        if isinstance(given.get("tools"), list) and given["tools"]:
+            config["tools"] = given["tools"]
+        if isinstance(given.get("subAgents"), list) and given["subAgents"]:
+            config["subAgents"] = given["subAgents"]
+        agents[str(name)] = config
+    return str(info.get("rootAgentName") or app.app_name), agents
+
+
+async def run_case(
+    app: ServedApp,
+    case: Any,
+    history: Sequence[adk.Invocation],
+    session_id: str,
+    provider: Any,
+    on_turn: Callable[[], None] | None = None,
+) -> tuple[dict[str, Any], str]:
+    """Runs one ADK eval case (google-adk's EvalCase) on the served agent; its session as the
+    server keeps it, and why the conversation ended."""
+    from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
+    from google.adk.evaluation.simulation.user_simulator import Status
+    from google.adk.events.event import Event
+
+    given = case.session_input
+    user_id = (given.user_id if given else None) or DEFAULT_USER
+    session_id = (given.session_id if given else None) or session_id
+    body: dict[str, Any] = {"sessionId": session_id, "state": dict(given.state) if given else {}}
+    if history:
+        body["events"] = [
+            e.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for e in history_events(history, app.root_name)
+        ]
+    sessions = f"/apps/{quote(app.app_name, safe='')}/users/{quote(user_id, safe='')}/sessions"
+    created = await app.call("POST", sessions, body)
+    if isinstance(created, dict) and created.get("id"):
+        session_id = str(created["id"])
+    with adk_experimental():
+        simulator = provider.provide(case)
+    reads_events = not isinstance(simulator, StaticUserSimulator)
+    events: list[Any] = []
+    while True:
+        seen = copy.deepcopy(events) if reads_events else list(events)
+        following = await simulator.get_next_user_message(seen)
+        if following.status != Status.SUCCESS:
+            ending = str(following.status.value)
+            break
+        message = following.user_message
+        answered = await app.run_turn(user_id, session_id, message)
+        invocation = next((e.get("invocationId") for e in answered if e.get("invocationId")), "")
+        events.append(Event(content=message, author="user", invocation_id=invocation))
+        events += [Event.model_validate(e) for e in answered]
+        if on_turn is not None:
+            on_turn()
+    session = await app.call("GET", f"{sessions}/{quote(session_id, safe='')}")
+    if not isinstance(session, dict) or not isinstance(session.get("events"), list):
+        raise ServedAgentError(f"{app.agent.url}{sessions}/{session_id} answered no session")
+    return session, ending
+
+
+async def run_served_cases(
+    app: ServedApp,
+    cases: Sequence[adk.EvalCase],
+    *,
+    num_runs: int = 1,
+    concurrency: int | str = DEFAULT_AGENT_CONCURRENCY,
+    max_concurrency: int = DEFAULT_CAP,
+    user_simulator_config: dict[str, Any] | None = None,
+    journal: AgentJournal | None = None,
+    on_progress: AgentProgressCallback | None = None,
+) -> AgentRunReport:
+    """Every case ``num_runs`` times on the served agent, as ``run_agent_cases`` runs them
+    in-process: the same session ids, the same adaptive limit of cases at once (a 429 or 503 of
+    the server cuts it), a run that fails reported with its error while the others go on."""
+    if num_runs < 1:
+        raise ValueError(f"num_runs must be at least 1, got {num_runs}")
+    provider = simulator_provider(user_simulator_config)
+
+    async def execute(
+        case: adk.EvalCase, run: int, quota: CaseQuota, mocks: Any, on_turn: Callable[[], None]
+    ) -> tuple[CaseRun, str | None]:
+        result = CaseRun(case.eval_id, run, agents=dict(app.agents) or None)
+        history = (case.conversation or [])[: case.history_turns]
+        asked = (
+            case.model_copy(update={"conversation": (case.conversation or [])[len(history) :]})
+            if history
+            else case
+        )
+        try:
+            result.session, result.ending = await run_case(
+                app,
+                to_adk_case(asked),
+                history,
+                session_id_for(case.eval_id, run, num_runs),
+                provider,
+                on_turn,
+            )
+        except ServedAgentError as exc:
+            result.error = str(exc)
+            if "cannot be reached" in result.error:
+                return result, result.error  # every other case would meet it: said once
+        except Exception as exc:  # one case's failure must not stop the others
+            result.error = f"{type(exc).__name__}: {exc}"
+            _logger.debug("%s: the served agent failed", result.key, exc_info=True)
+        return result, None
+
+    return await schedule(
+        execute,
+        cases,
+        num_runs,
+        parse_concurrency(concurrency) if concurrency != AUTO else AUTO,
+        max_concurrency,
+        journal,
+        False,
+        on_progress,
+        None,
+    )

@@ -1,0 +1,59 @@
+"""google-adk's own api_server (``get_fast_api_app``, what ``adk api_server`` serves), serving
+an agents folder on loopback in a thread of this process: the served agent the tests run cases
+against, speaking ADK's REST API with ADK's own code."""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+@contextmanager
+def adk_api_server(agents_dir: Path, wrap: Callable[[Any], Any] | None = None) -> Iterator[str]:
+    """The server's base URL while it serves ``agents_dir`` (``wrap``: middleware around its
+    app, a token check say)."""
+    import uvicorn
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # google-adk's experimental notices
+        from google.adk.cli.fast_api import get_fast_api_app
+
+        app = get_fast_api_app(agents_dir=str(agents_dir), web=False, use_local_storage=False)
+    served = wrap(app) if wrap is not None else app
+    config = uvicorn.Config(served, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="adk-api-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the api_server did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def bearer_required(token: str) -> Callable[[Any], Any]:
+    """Middleware that answers 401 to a request without ``Authorization: Bearer <token>``."""
+
+    def wrap(app: Any) -> Any:
+        async def checked(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                given = dict(scope.get("headers") or []).get(b"authorization", b"")
+                if given != f"Bearer {token}".encode():
+                    await send({"type": "http.response.start", "status": 401, "headers": []})
+                    await send({"type": "http.response.body", "body": b"{}"})
+                    return
+            await app(scope, receive, send)
+
+        return checked
+
+    return wrap
