@@ -57,3 +57,25 @@ def bearer_required(token: str) -> Callable[[Any], Any]:
         return checked
 
     return wrap
+
+
+def answering_first(path: str, status: int, times: int | None = None) -> Callable[[Any], Any]:
+    """Middleware that answers ``status`` to requests of ``path`` (the first ``times`` of them;
+    None: all), and lets every other request through."""
+
+    def wrap(app: Any) -> Any:
+        left = [times]
+
+        async def answered(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and scope["path"] == path and left[0] != 0:
+                if left[0] is not None:
+                    left[0] -= 1
+                headers = [(b"retry-after", b"0")] if status in (429, 503) else []
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": b'{"detail": "not here"}'})
+                return
+            await app(scope, receive, send)
+
+        return answered
+
+    return wrap

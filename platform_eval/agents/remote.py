@@ -4,14 +4,26 @@ machine). What ``--agent URL`` names; ``served`` runs the cases on it."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ..errors import PlatformEvalError
 
-#: Hosts on this machine: headers may go to them over plain http.
-LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
+
+def on_this_machine(url: str) -> bool:
+    """A loopback host (``localhost``, 127.0.0.0/8, ``::1``): what goes there in plain http
+    never leaves the machine."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 #: The longest one user turn may take on the server (its model calls and tools included).
 TURN_TIMEOUT = 600.0
 
@@ -39,7 +51,7 @@ class ServedAgent:
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ServedAgentError(f"--agent {self.url}: expected an http(s) URL of a server")
-        if self.headers and parts.scheme == "http" and parts.hostname not in LOOPBACK:
+        if self.headers and parts.scheme == "http" and not on_this_machine(self.url):
             # An Authorization header read off the network is a credential given away.
             raise ServedAgentError(
                 f"--agent {self.url}: headers would travel in clear text to {parts.hostname}; "

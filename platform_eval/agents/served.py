@@ -35,8 +35,8 @@ from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
 from ..formats import adk
 from .history import history_events
 from .journal import AgentJournal
-from .model_quota import CaseQuota
-from .remote import LOOPBACK, ServedAgent, ServedAgentError
+from .model_quota import CURRENT_CASE, CaseQuota
+from .remote import ServedAgent, ServedAgentError
 from .reports import AgentProgressCallback, AgentRunReport, CaseRun
 from .running import (
     DEFAULT_AGENT_CONCURRENCY,
@@ -53,10 +53,6 @@ _logger = logging.getLogger("platform_eval.agents")
 #: Answers of the server that say "not now" (its own load): tried again, the cases cut.
 _BUSY = (429, 503)
 _TRIES = 5
-
-
-def _loopback(url: str) -> bool:
-    return (urlsplit(url).hostname or "") in LOOPBACK
 
 
 def _id_token(url: str) -> str:
@@ -185,6 +181,11 @@ async def _backoff(attempt: int, response: httpx.Response) -> None:
     from .._retry import parse_retry_after
 
     asked = parse_retry_after(response.headers.get("retry-after"))
+    case = CURRENT_CASE.get()
+    if case is not None:
+        # The server's own "not now": fewer cases at once, as a model's 429 cuts them.
+        case.refused += 1
+        case.place.refused_now(asked)
     await asyncio.sleep(min(asked if asked is not None else 0.5 * 2**attempt, 30.0))
 
 
@@ -230,8 +231,9 @@ async def _list_apps(app: ServedApp, headers: dict[str, str]) -> list[str]:
         response = await app.http.get("/list-apps")
     except httpx.HTTPError as exc:
         raise ServedAgentError(_unreachable(app.agent.url, exc)) from None
-    if response.status_code in (401, 403) and not headers and not _loopback(app.agent.url):
-        # Cloud Run and Agent Runtime take a Google ID token for the service's URL.
+    if response.status_code in (401, 403) and not headers and app.agent.url.startswith("https:"):
+        # Cloud Run and Agent Runtime take a Google ID token for the service's URL (only ever
+        # over https: a token is a credential).
         app.http.headers["Authorization"] = f"Bearer {_id_token(app.agent.url)}"
         try:
             response = await app.http.get("/list-apps")
@@ -372,6 +374,7 @@ async def run_served_cases(
             if history
             else case
         )
+        token = CURRENT_CASE.set(quota)
         try:
             result.session, result.ending = await run_case(
                 app,
@@ -388,6 +391,8 @@ async def run_served_cases(
         except Exception as exc:  # one case's failure must not stop the others
             result.error = f"{type(exc).__name__}: {exc}"
             _logger.debug("%s: the served agent failed", result.key, exc_info=True)
+        finally:
+            CURRENT_CASE.reset(token)
         return result, None
 
     return await schedule(

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("google.adk")
 
 from fake_gemini import FakeGemini
-from served_agents import adk_api_server, bearer_required
+from served_agents import adk_api_server, answering_first, bearer_required
 
 from platform_eval.cli import main
 
@@ -122,3 +122,113 @@ def test_judged_criteria_are_shown_the_served_agents_instruction_and_tools(
     asked = judge_requests(agent_project.seen)
     assert any("The traveller's name is {user_name?}" in request for request in asked)
     assert any("book_hotel" in request for request in asked)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "wrap",
+    [answering_first("/run_sse", 404), answering_first("/run_sse", 429, times=2)],
+    ids=["no-sse-so-run", "busy-twice"],
+)
+def test_a_server_without_sse_or_busy_for_a_while_gives_the_same_rows(
+    agent_project: FakeGemini, tmp_path: Path, capsys: pytest.CaptureFixture[str], wrap: Any
+) -> None:
+    (tmp_path / "eval_config.json").write_text(json.dumps(CONFIG))
+    assert _run("--agent", "agents/travel_agent") == 1
+    here = _rows(capsys)
+    with adk_api_server(tmp_path / "agents", wrap) as url:
+        assert _run("--agent", url) == 1
+    assert _rows(capsys) == here
+
+
+CONTINUED = {
+    "eval_cases": [
+        {
+            "eval_case_id": "continued",
+            "agent_data": {
+                "turns": [
+                    {"turn_index": 0, "turn_id": "t0", "events": [
+                        {"author": "user", "content": {"role": "user", "parts": [
+                            {"text": "What is the weather in Paris?"}]}},
+                        {"author": "travel_agent", "content": {"role": "model", "parts": [
+                            {"text": "The weather in Paris is sunny."}]}},
+                    ]},
+                    {"turn_index": 1, "turn_id": "t1", "events": [
+                        {"author": "user", "content": {"role": "user", "parts": [
+                            {"text": "What is the weather in Oslo?"}]}},
+                    ]},
+                ]
+            },
+            "reference": {"response": {"role": "model", "parts": [
+                {"text": "The weather in Oslo is snowing."}]}},
+        }
+    ]
+}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_scenario_and_a_continued_conversation_run_there_as_here(
+    served: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scenario case's user is ADK's simulator, here, as adk eval makes it; a case that
+    continues a conversation starts from its earlier turns, given to the server as the
+    session's events: the same rows either way."""
+    Path("continued-dataset.json").write_text(json.dumps(CONTINUED))
+    scenario = ["--judge-model", "gemini-2.5-flash", "run", "agents/scenario.evalset.json"]
+    Path("scenario.json").write_text(
+        json.dumps({"criteria": {"per_turn_user_simulator_quality_v1": {"threshold": 0.5}}})
+    )
+    for command, config in ((scenario, "scenario.json"),
+                            (["run", "continued-dataset.json"], "eval_config.json")):  # fmt: skip
+        rows = []
+        for agent in ("agents/travel_agent", served):
+            main(["-q", *command, "--agent", agent, "--config", config, "--format", "json"])
+            rows.append(_rows(capsys))
+        assert rows[0] == rows[1] and all(r["score"] is not None for r in rows[0]), rows
+
+
+def test_a_cloud_run_url_that_asks_for_credentials_gets_a_google_id_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No Application Default Credentials exist here: the token is the one mocked part. Over
+    https only, for the service's URL as its audience, and only where no header was given."""
+    import asyncio
+
+    import httpx
+
+    from platform_eval.agents import served
+
+    audiences: list[str] = []
+
+    def fetch_id_token(request: Any, audience: str) -> str:
+        audiences.append(audience)
+        return "id-token"
+
+    monkeypatch.setattr("google.oauth2.id_token.fetch_id_token", fetch_id_token)
+
+    def cloud_run(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("authorization") != "Bearer id-token":
+            return httpx.Response(403, json={"detail": "forbidden"})
+        if request.url.path == "/list-apps":
+            return httpx.Response(200, json=["my_agent"])
+        return httpx.Response(404, json={"detail": "no app-info"})
+
+    real_client = httpx.AsyncClient
+
+    def client(**kwargs: Any) -> httpx.AsyncClient:
+        return real_client(transport=httpx.MockTransport(cloud_run), **kwargs)
+
+    monkeypatch.setattr(served.httpx, "AsyncClient", client)
+
+    async def connected(agent: Any) -> Any:
+        async with served.connect(agent) as app:
+            return app.app_name, app.agents, app.notes
+
+    url = "https://my-agent-abc123-uc.a.run.app"
+    name, agents, notes = asyncio.run(connected(served.ServedAgent(url)))
+    assert (name, agents, audiences) == ("my_agent", {}, [url])
+    assert "gives no app details" in notes[0]
+    # A header given is the caller's choice: no token is asked for in its place.
+    with pytest.raises(served.ServedAgentError, match="answered GET with 403"):
+        asyncio.run(connected(served.ServedAgent(url, headers={"X-Api-Key": "k"})))
+    assert audiences == [url]
