@@ -48,9 +48,47 @@ _SCORE_SCHEMA = {
 }
 
 
+#: Images, sounds and files of a conversation a judge is shown at most, and their bytes in all
+#: (Gemini takes 20 MB of inline data a request); beyond, the transcript names them.
+MAX_ATTACHMENTS = 16
+MAX_ATTACHED_BYTES = 16 * 2**20
+
+
+def attachments(subject: JudgeInput) -> list[Any]:
+    """The media parts of the conversation (``inline_data``, ``file_data``) the judge is shown
+    beside its transcript, in the order they were said, within the bounds above."""
+    found: list[Any] = []
+    size = 0
+    agent_data = subject.candidate.agent_data
+    for turn in (agent_data.turns or []) if agent_data else []:
+        for event in turn.events or []:
+            for part in (event.content.parts if event.content else None) or []:
+                if not (part.inline_data or part.file_data):
+                    continue
+                weight = len(part.inline_data.data or b"") if part.inline_data else 0
+                if len(found) >= MAX_ATTACHMENTS or size + weight > MAX_ATTACHED_BYTES:
+                    return found
+                found.append(part)
+                size += weight
+    return found
+
+
+def _media_line(author: str | None, part: Any, shown: list[Any]) -> str:
+    given = part.inline_data or part.file_data
+    what = f"{given.mime_type or 'data'}" + (
+        f" {given.display_name}" if getattr(given, "display_name", None) else ""
+    )
+    if any(part is other for other in shown):
+        number = next(i for i, other in enumerate(shown, 1) if part is other)
+        return f"{author} ATTACHES {what} (attachment {number}, given after this text)"
+    return f"{author} ATTACHES {what} (not shown: beyond what a judge is given)"
+
+
 def transcript(subject: JudgeInput) -> str:
-    """The conversation as the judge reads it: the prompt, each call, result and message."""
+    """The conversation as the judge reads it: the prompt, each call, result and message, and
+    where an image, a sound or a file was attached (``attachments`` gives them)."""
     lines: list[str] = []
+    shown = attachments(subject)
     prompt = subject.request.prompt
     if prompt is not None and prompt.text:
         lines.append(f"USER PROMPT: {prompt.text}")
@@ -71,6 +109,8 @@ def transcript(subject: JudgeInput) -> str:
                         f"TOOL {part.function_response.name} RETURNS "
                         f"{json.dumps(part.function_response.response)[:2000]}"
                     )
+                elif part.inline_data or part.file_data:
+                    lines.append(_media_line(event.author, part, shown))
             text = content_text(content)
             if text:
                 lines.append(f"{event.author}: {text}")
@@ -122,6 +162,7 @@ def ask_json(
     read: Callable[[Any], T],
     system_instruction: str | None,
     label: CallLabel,
+    media: Sequence[Any] = (),
 ) -> T:
     """The model's JSON answer to ``contents``, read by ``read``; any failure of the call or
     of the reading is a JudgeError."""
@@ -133,7 +174,8 @@ def ask_json(
         response_mime_type="application/json",
         response_schema=schema,
     )
-    asked = [genai_types.Content(role="user", parts=[genai_types.Part(text=contents)])]
+    parts = [genai_types.Part(text=contents), *media]
+    asked = [genai_types.Content(role="user", parts=parts)]
     while True:
         try:
             reply = judge.run(judge.generate(model, asked, config, sample=0, label=label))
@@ -171,6 +213,7 @@ def decide(
         lambda data: list(data["verdicts"]),
         None,
         label,
+        media=attachments(subject),
     )
     by_id = {r.rubric_id: r for r in rubrics}
     verdicts = []

@@ -10,6 +10,7 @@ autoescaping (``templates/report.html.j2``): every value is text, never markup.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ overflow-wrap:break-word}th{background:#f6f8fa}
 white-space:pre-wrap;background:#f6f8fa;padding:2px 4px}.author,.id{color:#57606a;font-size:12px}
 details{margin:8px 0;border:1px solid #d0d7de;border-radius:6px;padding:6px 10px}
 summary{cursor:pointer;font-weight:600}.verdict{margin:2px 0;overflow-wrap:anywhere}
+img.media{max-width:320px;max-height:240px;vertical-align:top;border:1px solid #d0d7de}
 """
 #: Cases by how badly they went: failing ones first.
 _RANK = {
@@ -121,8 +123,36 @@ def _turns(data: AgentData | str | None) -> list[list[dict[str, str]]] | str | N
                     )
                 elif part.text and not part.thought:
                     lines.append({"kind": "text", "author": author, "text": part.text})
+                elif part.inline_data or part.file_data:
+                    lines.append(_media(author, part))
         turns.append(lines)
     return turns
+
+
+#: Media the page shows inline (never SVG, which can hold a script), up to MEDIA_BYTES each.
+_SHOWN_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_PLAYED_AUDIO = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg"})
+MEDIA_BYTES = 512 * 1024
+
+
+def _media(author: str, part: Any) -> dict[str, str]:
+    """An image, a sound or a file of the conversation: shown or played inline as a data URI
+    where it is an image or sound of a known type and small enough, else named."""
+    if part.file_data:
+        given = part.file_data
+        what = f"{given.mime_type or 'a file'}: {given.file_uri or ''}".rstrip(": ")
+        return {"kind": "file", "author": author, "text": what}
+    blob = part.inline_data
+    mime = (blob.mime_type or "").lower().split(";")[0].strip()
+    data = blob.data or b""
+    size = f"{len(data) / 1024:.0f} KiB" if len(data) >= 1024 else f"{len(data)} bytes"
+    label = ", ".join(x for x in (blob.display_name, mime or "data", size) if x)
+    kind = "image" if mime in _SHOWN_IMAGES else "audio" if mime in _PLAYED_AUDIO else "file"
+    if kind == "file" or len(data) > MEDIA_BYTES:
+        shown = label if kind == "file" else f"{label}: larger than the report shows"
+        return {"kind": "file", "author": author, "text": shown}
+    uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    return {"kind": kind, "author": author, "text": label, "uri": uri}
 
 
 def _worst(rows: list[Row]) -> Status:

@@ -232,3 +232,27 @@ def test_a_cloud_run_url_that_asks_for_credentials_gets_a_google_id_token(
     with pytest.raises(served.ServedAgentError, match="answered GET with 403"):
         asyncio.run(connected(served.ServedAgent(url, headers={"X-Api-Key": "k"})))
     assert audiences == [url]
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAACAAEA4iG8MwAAAABJRU5ErkJggg=="
+
+
+@pytest.mark.slow
+def test_an_image_in_a_case_reaches_the_agents_model_on_both_routes(
+    agent_project: FakeGemini, served: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    eval_set = json.loads(Path("agents/travel.evalset.json").read_text())
+    case = eval_set["eval_cases"][0]
+    image = {"inline_data": {"mime_type": "image/png", "data": PNG}}
+    case["conversation"][0]["user_content"]["parts"].append(image)
+    eval_set["eval_cases"] = [case]
+    Path("image.evalset.json").write_text(json.dumps(eval_set))
+    rows = []
+    for agent in ("agents/travel_agent", served):
+        before = len(agent_project.seen)
+        main(["-q", "run", "image.evalset.json", "--agent", agent, "--config", "eval_config.json",
+              "--format", "json"])  # fmt: skip
+        rows.append(_rows(capsys))
+        asked = [json.dumps(s.body) for s in agent_project.seen[before:] if s.body.get("tools")]
+        assert asked and all(PNG in request for request in asked), agent
+    assert rows[0] == rows[1]
