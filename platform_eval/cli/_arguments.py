@@ -189,7 +189,17 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", help="write the report to this file")
     parser.add_argument("--rubrics", action="store_true", help="list every rubric verdict")
     parser.add_argument(
-        "--threshold", action="append", metavar="METRIC=X", help="minimum score (repeatable)"
+        "--threshold",
+        action="append",
+        metavar="METRIC=X",
+        help="minimum score (repeatable); pass@K=X or pass^K=X: the least share of cases that "
+        "pass at least once, or every time, in K of their --num-runs (these then are the gate)",
+    )
+    parser.add_argument(
+        "--quarantine",
+        metavar="FILE",
+        help="eval case ids, one a line (# comments), whose failures are reported and fail no "
+        "gate: flaky cases kept out of CI's verdict while they are fixed",
     )
 
 

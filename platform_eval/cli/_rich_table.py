@@ -119,6 +119,9 @@ def print_results(results: RunResults, *, rubrics: bool, console: Console | None
     console.print(_summary(results))
     if results.judge is not None:
         console.print(Text(judge_line(results.judge)))
+    found = results.reliability()
+    if found is not None:
+        console.print(Text(printable(found.line())))
     verdict = results.verdict
     style = {Status.PASSED: "bold green", Status.NOT_CHECKED: "bold"}.get(verdict, "bold red")
     console.print(Text(printable(results.verdict_line()), style=style))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -311,7 +312,24 @@ def _render(results: RunResults, fmt: str, rubrics: bool) -> str:
     }[fmt]()
 
 
+def _quarantined(path: str, results: RunResults) -> frozenset[str]:
+    """The case ids of a ``--quarantine`` file; ids that name no case of the run are said."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--quarantine {path}: cannot be read ({exc})") from None
+    ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    named = frozenset(i for i in ids if i)
+    unknown = sorted(named - set(results.cases))
+    if unknown:
+        more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
+        note(f"--quarantine {path}: no case of this run is {', '.join(unknown[:5])}{more}")
+    return named
+
+
 def _finish(args: argparse.Namespace, results: RunResults) -> int:
+    if getattr(args, "quarantine", None):
+        results = dataclasses.replace(results, quarantine=_quarantined(args.quarantine, results))
     fmt = output_format(args.format, args.output)
     rubrics = getattr(args, "rubrics", False)
     if fmt == "table" and args.output is None and sys.stdout.isatty():
@@ -345,6 +363,13 @@ def _wait(
 
 def run(args: argparse.Namespace, target: Target) -> int:
     chosen, thresholds, config = _chosen_metrics(args)
+    for name in thresholds:
+        parsed = metrics.reliability_name(name)
+        if parsed is not None and getattr(args, "agent", None) and parsed[1] > args.num_runs:
+            raise UsageError(
+                f"--threshold {name}: it needs {parsed[1]} runs of each case or more, and "
+                f"--num-runs is {args.num_runs}"
+            )
     source = Path(args.evalset)
     is_file = source.exists()
     looks_like_file = args.evalset.endswith((".json", ".yaml")) or (

@@ -17,7 +17,7 @@ from .engine import (
 from .judges import JudgeError, Judges, LocalJudge, RubricJudge
 from .model_judge import ModelJudge
 from .text import exact_match, response_match_score, tokenize
-from .thresholds import threshold_problem
+from .thresholds import reliability_name, threshold_problem
 from .trajectory import MatchType
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "evaluate_stored_request",
     "exact_match",
     "not_applicable",
+    "reliability_name",
     "resolve",
     "response_match_score",
     "score",

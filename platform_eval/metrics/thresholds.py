@@ -8,9 +8,20 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Collection
 
 from .engine import REGISTRY
+
+#: A threshold on repeated runs' reliability (``--num-runs N``): ``pass@k`` (the case passes at
+#: least once in k runs) or ``pass^k`` (every time in k runs), k from 1.
+_RELIABILITY = re.compile(r"^pass(?P<kind>[@^])(?P<k>[1-9][0-9]{0,3})$")
+
+
+def reliability_name(name: str) -> tuple[str, int] | None:
+    """``pass@3`` -> ("@", 3), ``pass^2`` -> ("^", 2); None for a metric's name."""
+    found = _RELIABILITY.match(name)
+    return (found["kind"], int(found["k"])) if found else None
 
 
 def threshold_problem(metric: str, value: object, run_metrics: Collection[str] = ()) -> str | None:
@@ -24,6 +35,9 @@ def threshold_problem(metric: str, value: object, run_metrics: Collection[str] =
         return f"the threshold must be a number, not {type(value).__name__}"
     if not math.isfinite(value):
         return f"the threshold {value} is not a finite number"
+    if reliability_name(metric) is not None:
+        # A share of cases: it judges the runs of every metric together.
+        return None if 0 <= value <= 1 else f"{value:g} is outside [0, 1], the range of {metric}"
     if run_metrics and metric not in run_metrics:
         return f"no metric {metric!r} in this run{_did_you_mean(metric, run_metrics)}"
     info = REGISTRY.get(metric)

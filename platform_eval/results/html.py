@@ -307,11 +307,38 @@ def _view(results: RunResults) -> Mapping[str, Any]:
             }
             for s in results.spreads()
         ],
+        "reliability": _reliability(results),
         "clusters": _clusters(results),
         "metrics": metrics,
         "cases": [
             _case(case, rows, metrics, results.conversations.get(case)) for case, rows in ordered
         ],
+    }
+
+
+def _reliability(results: RunResults) -> dict[str, Any] | None:
+    """pass@k and pass^k of repeated runs, and each case's runs that passed."""
+    found = results.reliability()
+    if found is None:
+        return None
+    names = found.names()
+    return {
+        "line": found.line(),
+        "names": names,
+        "cases": [
+            {
+                "case": c.eval_case_id,
+                "passed": f"{c.passed} of {c.runs}",
+                "flaky": c.flaky,
+                "quarantined": c.quarantined,
+                "figures": [
+                    format_score(c.pass_at(int(n[5:])) if n[4] == "@" else c.pass_hat(int(n[5:])))
+                    for n in names
+                ],
+            }
+            for c in found.cases
+        ],
+        "missed": results.reliability_misses(),
     }
 
 

@@ -18,9 +18,11 @@ from typing import Any
 
 from ..errors import PlatformEvalError
 from ..metrics._spec import not_applicable
+from ..metrics.thresholds import reliability_name
 from ..types import AgentData, EvaluationItem, EvaluationRun, EvaluationRunState, RubricVerdict
 
 # Status and format_score are this module's too, as they were before they moved.
+from .reliability import Reliability, reliability
 from .status import Status as Status
 from .status import format_score as format_score
 
@@ -202,6 +204,11 @@ class RunResults:
     #: calls, cacheHits, promptTokens, candidatesTokens, thoughtsTokens, and the same per
     #: metric (byMetric) and per eval case and metric (byCase).
     judge: dict[str, Any] | None = None
+    #: Thresholds on repeated runs' reliability (``pass@k``, ``pass^k``): when given, they
+    #: are the gate, and a single run's miss is counted in them (``reliability``).
+    reliability_thresholds: dict[str, float] = field(default_factory=dict)
+    #: Eval cases whose failures are reported and fail no gate (``--quarantine``).
+    quarantine: frozenset[str] = frozenset()
 
     @property
     def run_failed(self) -> bool:
@@ -283,12 +290,39 @@ class RunResults:
         return {(s.eval_case_id, s.metric): s for s in self.spreads()}
 
     def with_thresholds(self, thresholds: Mapping[str, float]) -> RunResults:
-        """The same results judged against ``thresholds`` (metric -> minimum score)."""
+        """The same results judged against ``thresholds`` (metric -> minimum score; ``pass@k``
+        and ``pass^k`` -> the least reliability of the repeated runs)."""
+        by_metric, on_reliability = split_thresholds(thresholds)
         rows = [
-            dataclasses.replace(r, threshold=thresholds.get(r.metric, r.threshold))
+            dataclasses.replace(r, threshold=by_metric.get(r.metric, r.threshold))
             for r in self.rows
         ]
-        return RunResults(self.run, rows, self.conversations, self.judge)
+        return dataclasses.replace(
+            self,
+            rows=rows,
+            reliability_thresholds={**self.reliability_thresholds, **on_reliability},
+        )
+
+    def reliability(self) -> Reliability | None:
+        """pass@k, pass^k and the flaky cases, where cases ran several times."""
+        return reliability(self)
+
+    def reliability_misses(self) -> list[str]:
+        """Each reliability threshold missed (or that cannot be computed), said."""
+        if not self.reliability_thresholds:
+            return []
+        found = self.reliability()
+        if found is None:
+            names = ", ".join(self.reliability_thresholds)
+            return [
+                f"{names}: cannot be computed: no case ran more than once with a threshold "
+                "to pass (run --agent --num-runs N, with thresholds on its metrics)"
+            ]
+        return found.misses(self.reliability_thresholds)
+
+    def gating_failures(self) -> list[Row]:
+        """The failures that fail the run: not those of quarantined cases."""
+        return [r for r in self.failures() if r.eval_case_id not in self.quarantine]
 
     def failures(self) -> list[Row]:
         """Rows that miss their threshold, and rows that could not be evaluated."""
@@ -306,13 +340,19 @@ class RunResults:
     @property
     def checked(self) -> bool:
         """True when at least one result has a threshold to be judged by."""
-        return any(r.threshold is not None for r in self.rows)
+        return bool(self.reliability_thresholds) or any(r.threshold is not None for r in self.rows)
 
     @property
     def verdict(self) -> Status:
         """FAILED (the run failed, or a threshold was missed), NOT_EVALUATED (no score at all),
         NOT_CHECKED (scores, but no threshold to judge them by) or PASSED."""
-        if self.run_failed or self.failures():
+        if self.run_failed:
+            return Status.FAILED
+        if self.reliability_thresholds:
+            # Repeated runs are judged by their reliability: one run's miss is counted in it.
+            if self.reliability_misses():
+                return Status.FAILED
+        elif self.gating_failures():
             return Status.FAILED
         if not self.evaluated_anything:
             return Status.NOT_EVALUATED
@@ -355,7 +395,14 @@ class RunResults:
         if not self.evaluated_anything:
             reasons = sorted({r.explanation or "no reason given" for r in self.rows})
             return "nothing could be evaluated: " + "; ".join(reasons[:5])
-        failures = self.failures()
+        missed = self.reliability_misses()
+        if missed:
+            found = self.reliability()
+            lines = [f"{len(missed)} reliability thresholds missed:", *(f"  {m}" for m in missed)]
+            if found is not None:
+                lines.append(f"  ({found.line()})")
+            return "\n".join(lines)
+        failures = self.gating_failures()
         lines = [f"{len(failures)} of {len(self.rows)} results miss their threshold:"]
         for row in failures[:20]:
             score = "NOT_EVALUATED" if row.score is None else f"{row.score:.3f}"
@@ -368,6 +415,9 @@ class RunResults:
                 for v in row.verdicts
                 if v.verdict is not True
             ]
+        quarantined = len(self.failures()) - len(failures)
+        if quarantined:
+            lines.append(f"({quarantined} failures of quarantined cases fail no gate)")
         return "\n".join(lines)
 
     def compare(self, after: RunResults, **options: Any) -> Any:
@@ -465,7 +515,7 @@ def build(
 ) -> RunResults:
     """Rows from a run's RESULT items; ``case_ids`` maps request item names to eval case ids."""
     case_ids = case_ids or {}
-    thresholds = thresholds or {}
+    thresholds, on_reliability = split_thresholds(thresholds or {})
     rows: list[Row] = []
     conversations: dict[str, CaseRecord] = {}
     for item in results:
@@ -494,7 +544,15 @@ def build(
             )
     if run is not None:
         rows += _not_evaluated_rows(run, rows, thresholds)
-    return RunResults(run, rows, conversations)
+    return RunResults(run, rows, conversations, reliability_thresholds=on_reliability)
+
+
+def split_thresholds(
+    thresholds: Mapping[str, float],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(metric thresholds, reliability thresholds: ``pass@k`` and ``pass^k``)."""
+    by_metric = {m: v for m, v in thresholds.items() if reliability_name(m) is None}
+    return by_metric, {m: v for m, v in thresholds.items() if m not in by_metric}
 
 
 def _not_evaluated_rows(

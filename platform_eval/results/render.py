@@ -10,6 +10,7 @@ from xml.etree import ElementTree as ET
 
 if TYPE_CHECKING:
     from .model import CaseSpread, Row, RunResults
+    from .reliability import CaseReliability
 
 from ._safe_text import markdown_text, printable, spreadsheet_cell, xml_text
 from .status import Status, format_score
@@ -54,6 +55,13 @@ def to_json(results: RunResults, *, indent: int | None = 2) -> str:
             }
             for s in spreads
         ]
+    found = results.reliability()
+    if found is not None:
+        document["reliability"] = {
+            **found.as_dict(),
+            "thresholds": results.reliability_thresholds,
+            "missed": results.reliability_misses(),
+        }
     if results.judge is not None:
         document["judge"] = results.judge
     return json.dumps(document, indent=indent, ensure_ascii=False)
@@ -80,6 +88,8 @@ CSV_COLUMNS = [
     "rubricVerdicts",
     "caseMean",
     "caseStdev",
+    "caseRuns",
+    "casePassed",
 ]
 
 
@@ -96,18 +106,27 @@ def to_csv(results: RunResults) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     spread = results.spread_of()
+    runs = _case_runs(results)
     for row in results.rows:
         case = spread.get((row.eval_case_id, row.metric))
+        ran = runs.get(row.eval_case_id)
         record = {
             **row.as_dict(),
             "rubricVerdicts": _verdicts_cell(row),
             "caseMean": case.mean if case else None,
             "caseStdev": case.stdev if case else None,
+            "caseRuns": ran.runs if ran else None,
+            "casePassed": ran.passed if ran else None,
         }
         writer.writerow(
             ["" if record[c] is None else spreadsheet_cell(record[c]) for c in CSV_COLUMNS]
         )
     return out.getvalue()
+
+
+def _case_runs(results: RunResults) -> dict[str, CaseReliability]:
+    found = results.reliability()
+    return {c.eval_case_id: c for c in found.cases} if found is not None else {}
 
 
 def _case_name(row: Row) -> str:
@@ -158,6 +177,15 @@ def to_junit(results: RunResults) -> str:
             )
         ),
     )
+    found = results.reliability()
+    if found is not None:
+        properties = ET.SubElement(suite, "properties")
+        for name in found.names():
+            value = found.value(name)
+            if value is not None:
+                ET.SubElement(properties, "property", name=name, value=f"{value:.6g}")
+        ET.SubElement(properties, "property", name="flaky", value=",".join(found.flaky))
+        ET.SubElement(properties, "property", name="quarantined", value=",".join(found.quarantined))
     spread = results.spread_of()
     for row in results.rows:
         case = ET.SubElement(suite, "testcase", classname=row.eval_case_id, name=_case_name(row))
@@ -222,6 +250,9 @@ def to_markdown(results: RunResults) -> str:
         )
     if results.judge is not None:
         lines += ["", judge_line(results.judge)]
+    found = results.reliability()
+    if found is not None:
+        lines += ["", _md(found.line())]
     spreads = results.spreads()
     if spreads:
         lines += ["", "| case | metric | candidates | mean | stdev | min | max |"]
@@ -318,5 +349,8 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
         )
     if results.judge is not None:
         lines.append(judge_line(results.judge))
+    found = results.reliability()
+    if found is not None:
+        lines.append(printable(found.line()))
     lines.append(printable(results.verdict_line()))
     return "\n".join(lines) + "\n"

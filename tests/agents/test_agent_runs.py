@@ -438,3 +438,26 @@ def test_auto_concurrency_keeps_under_the_model_s_quota_and_every_run_finishes(
         assert score == pytest.approx(EXPECTED[(case, metric)]), (case, metric)
     assert model.refused > 0  # the quota was reached, and its 429s retried
     assert model.most_in_flight <= 3 + 1  # the quota's, and the one it refused
+
+
+@pytest.mark.slow  # three runs of every case: CI runs it (.ci/run)
+def test_repeated_runs_gate_on_pass_hat_k_and_quarantine_keeps_a_case_out_of_the_gate(
+    model: FakeGemini, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """weather_oslo misses its thresholds on every run, the three other cases pass every run:
+    pass^3 is 0.75. A threshold under it passes the run, one over it fails it; recorded with
+    the run, `results RUN` judges alike; a quarantined case fails no gate."""
+    base = ["--agent", "agents/travel_agent", "--config", "eval_config.json", "--num-runs", "3"]
+    assert _run(*base, "--threshold", "pass^3=0.7", "--format", "json") == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["reliability"]["pass^3"] == pytest.approx(0.75)
+    assert document["reliability"]["flaky"] == [] and document["verdict"] == "PASSED"
+    run = document["run"]
+    assert main(["-q", "results", run]) == 0  # the recorded pass^3 threshold judges again
+    assert main(["-q", "results", run, "--threshold", "pass^3=0.8"]) == 1
+    assert "pass^3: 0.750 < 0.8" in capsys.readouterr().out
+    (tmp_path / "quarantine.txt").write_text("# known bad, fixed in PR 12\nweather_oslo\n")
+    assert main(["-q", "results", run, "--ignore-run-thresholds", "--config", "eval_config.json",
+                 "--quarantine", "quarantine.txt"]) == 0  # fmt: skip
+    assert _run(*base, "--threshold", "pass^4=0.5") == 2
+    assert "needs 4 runs of each case or more" in capsys.readouterr().err
