@@ -82,6 +82,8 @@ class FakeGemini:
     quota_retry_after: str | None = None
     #: Calls answered 429 for the quota.
     refused: int = 0
+    #: The usageMetadata of each answer given, with the request it answered.
+    answered: list[tuple[Seen, dict[str, int]]] = field(default_factory=list)
 
     def fail_next(self, status: int, count: int = 1, retry_after: str | None = "0") -> None:
         with self._lock:
@@ -136,6 +138,14 @@ class FakeGemini:
             content = answered
             text = json.dumps(answered)
         prompt_tokens, answer_tokens = tokens(seen.prompt), tokens(text)
+        usage = {
+            "promptTokenCount": prompt_tokens,
+            "candidatesTokenCount": answer_tokens,
+            "thoughtsTokenCount": 3,
+            "totalTokenCount": prompt_tokens + answer_tokens + 3,
+        }
+        with self._lock:
+            self.answered.append((seen, usage))
         return (
             200,
             {
@@ -147,12 +157,7 @@ class FakeGemini:
                         **extra,
                     }
                 ],
-                "usageMetadata": {
-                    "promptTokenCount": prompt_tokens,
-                    "candidatesTokenCount": answer_tokens,
-                    "thoughtsTokenCount": 3,
-                    "totalTokenCount": prompt_tokens + answer_tokens + 3,
-                },
+                "usageMetadata": usage,
                 "modelVersion": seen.model,
             },
             {},

@@ -196,6 +196,12 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         "pass at least once, or every time, in K of their --num-runs (these then are the gate)",
     )
     parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help='JSON: model -> {"input": USD, "output": USD} per million tokens, over the '
+        "built-in list prices, for the agent's cost per case",
+    )
+    parser.add_argument(
         "--quarantine",
         metavar="FILE",
         help="eval case ids, one a line (# comments), whose failures are reported and fail no "

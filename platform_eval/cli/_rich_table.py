@@ -122,6 +122,9 @@ def print_results(results: RunResults, *, rubrics: bool, console: Console | None
     found = results.reliability()
     if found is not None:
         console.print(Text(printable(found.line())))
+    spent = results.usage()
+    if spent is not None:
+        console.print(Text(printable(spent.line())))
     verdict = results.verdict
     style = {Status.PASSED: "bold green", Status.NOT_CHECKED: "bold"}.get(verdict, "bold red")
     console.print(Text(printable(results.verdict_line()), style=style))

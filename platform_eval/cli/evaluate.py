@@ -28,6 +28,7 @@ from ..results.model import NO_RUN, NOT_CHECKED_REASON
 from ..results.pairwise import PairwiseReport, pairwise
 from ..results.render import judge_line
 from ..results.significance import DEFAULT_SEED
+from ..results.usage import load_prices
 from ..target import Target
 from ..types import EvaluationItem, EvaluationRun, InferenceConfig, record_thresholds
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
@@ -330,6 +331,11 @@ def _quarantined(path: str, results: RunResults) -> frozenset[str]:
 def _finish(args: argparse.Namespace, results: RunResults) -> int:
     if getattr(args, "quarantine", None):
         results = dataclasses.replace(results, quarantine=_quarantined(args.quarantine, results))
+    if getattr(args, "prices", None):
+        try:
+            results = dataclasses.replace(results, prices=load_prices(args.prices))
+        except ValueError as exc:
+            raise UsageError(f"--prices {exc}") from None
     fmt = output_format(args.format, args.output)
     rubrics = getattr(args, "rubrics", False)
     if fmt == "table" and args.output is None and sys.stdout.isatty():

@@ -27,6 +27,7 @@ from ..agents.running import CaseSettings
 from ..agents.saving import save_sessions, save_traces
 from ..agents.served import connect, run_served_cases
 from ..agents.tool_mocks import plan_mocks
+from ..agents.usage import session_usage
 from ..agents.workers import WorkerPool
 from ..formats import adk
 from ..metrics.arguments import ArgRules
@@ -76,6 +77,8 @@ class AgentCandidates:
     journal: AgentJournal | None
     #: What each session holds of its candidate beside AgentData (``CandidateRecords``).
     records: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: eval id -> candidate -> what its run cost and took (``agents.usage``).
+    usage: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 async def run_for_candidates(
@@ -205,6 +208,7 @@ def _candidates(
     candidates: dict[str, list[CandidateResponse]] = {}
     not_evaluated: dict[str, dict[str, str]] = {}
     records: dict[str, dict[str, dict[str, Any]]] = {}
+    usage: dict[str, dict[str, dict[str, Any]]] = {}
     for run in report.runs:
         name = candidate_name(candidate, run.run, report.num_runs)
         if run.session is None:
@@ -212,6 +216,7 @@ def _candidates(
                 f"the agent failed on this case: {run.error}"
             )
             continue
+        usage.setdefault(run.eval_id, {})[name] = session_usage(run.session)
         conversation = session_to_conversation(run.session, source=f"agent run {run.key}")
         for note in conversation.notes:
             _logger.warning("agent run %s: %s", run.key, note)
@@ -222,7 +227,7 @@ def _candidates(
         )
         for key, kept in conversation.records().items():
             records.setdefault(run.eval_id, {}).setdefault(key, {})[name] = kept
-    return AgentCandidates(report, candidates, not_evaluated, journal, records)
+    return AgentCandidates(report, candidates, not_evaluated, journal, records, usage)
 
 
 def with_agents(agent_data: AgentData, agents: Mapping[str, Any] | None) -> AgentData:

@@ -48,6 +48,7 @@ from ..types import (
     EvaluationRun,
     EvaluationRunState,
     EvaluationSet,
+    record_agent_usage,
     record_not_evaluated,
     record_thresholds,
 )
@@ -894,6 +895,7 @@ def evaluate(
         evaluation_set = await upload(async_client, journal)
         not_evaluated = ran.not_evaluated if ran else _unrecorded(report, candidate)
         metadata = record_not_evaluated(record_thresholds(None, thresholds), not_evaluated)
+        metadata = record_agent_usage(metadata, ran.usage if ran else {})
         run: EvaluationRun | None = None
         attached = False
         if chosen:

@@ -18,6 +18,10 @@ from .engine import REGISTRY
 _RELIABILITY = re.compile(r"^pass(?P<kind>[@^])(?P<k>[1-9][0-9]{0,3})$")
 
 
+#: Upper bounds on what the agent's runs took and cost (``results.usage``).
+USAGE_THRESHOLDS = ("latency_p50_s", "latency_p95_s", "cost_per_case_usd")
+
+
 def reliability_name(name: str) -> tuple[str, int] | None:
     """``pass@3`` -> ("@", 3), ``pass^2`` -> ("^", 2); None for a metric's name."""
     found = _RELIABILITY.match(name)
@@ -35,6 +39,8 @@ def threshold_problem(metric: str, value: object, run_metrics: Collection[str] =
         return f"the threshold must be a number, not {type(value).__name__}"
     if not math.isfinite(value):
         return f"the threshold {value} is not a finite number"
+    if metric in USAGE_THRESHOLDS:
+        return None if value >= 0 else f"{value:g} is below 0: {metric} is at least 0"
     if reliability_name(metric) is not None:
         # A share of cases: it judges the runs of every metric together.
         return None if 0 <= value <= 1 else f"{value:g} is outside [0, 1], the range of {metric}"

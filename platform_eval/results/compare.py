@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .significance import DEFAULT_SEED, MetricTest, assess, rule_line
 from .status import format_score
@@ -70,6 +70,31 @@ class Comparison:
         """How each metric's verdict was reached, on how many paired cases (one line each)."""
         return [rule_line(test) for test in self.tests.values()]
 
+    def usage_lines(self) -> list[str]:
+        """What the agent's runs cost and took, before and after, and the trade-off in a line
+        (``same quality, 30% cheaper``); none where either run recorded no usage."""
+        before, after = self.before.usage(), self.after.usage()
+        if before is None or after is None:
+            return []
+        lines = []
+        changed: list[str] = []
+        for name, unit, less, more in (
+            ("cost_per_case_usd", "USD a case", "cheaper", "dearer"),
+            ("latency_p95_s", "s p95", "faster", "slower"),
+        ):
+            a, b = before.value(name), after.value(name)
+            if a is None or b is None:
+                continue
+            share = f" ({(b - a) / a:+.0%})" if a else ""
+            lines.append(f"agent {name}: {a:.6g} -> {b:.6g} {unit}{share}")
+            if a and abs(b - a) / a >= 0.05:
+                changed.append(f"{abs(b - a) / a:.0%} {less if b < a else more}")
+        regressed = bool(self.regressed_metrics)
+        improved = any(t.verdict == "improved" for t in self.tests.values())
+        quality = "worse" if regressed else "better" if improved else "same quality"
+        lines.append(f"trade-off: {quality}, " + (", ".join(changed) or "same cost and speed"))
+        return lines
+
     def _coverage(self) -> list[str]:
         lines = []
         if self.only_before:
@@ -122,6 +147,9 @@ class Comparison:
                 lines.append(f"\n{title}:")
                 lines += [f"  {_describe(c)}" for c in changes]
         lines += ["", *self.decisions()]
+        spent = self.usage_lines()
+        if spent:
+            lines += ["", *spent]
         coverage = self._coverage()
         if coverage:
             lines += ["", *coverage]
@@ -147,9 +175,21 @@ class Comparison:
                 "onlyBefore": self.only_before,
                 "onlyAfter": self.only_after,
                 "unpaired": self.unpaired,
+                "agentUsage": self._usage_json(),
             },
             indent=2,
         )
+
+    def _usage_json(self) -> dict[str, Any] | None:
+        before, after = self.before.usage(), self.after.usage()
+        if before is None or after is None:
+            return None
+        names = ("cost_per_case_usd", "latency_p50_s", "latency_p95_s")
+        return {
+            "before": {n: before.value(n) for n in names},
+            "after": {n: after.value(n) for n in names},
+            "tradeOff": self.usage_lines()[-1],
+        }
 
     def to_markdown(self) -> str:
         lines = [
@@ -162,6 +202,9 @@ class Comparison:
             if changes:
                 lines += ["", f"**{title}**", ""] + [f"- {_describe(c)}" for c in changes]
         lines += ["", *(f"- {line}" for line in self.decisions())]
+        spent = self.usage_lines()
+        if spent:
+            lines += ["", *(f"- {line}" for line in spent)]
         coverage = self._coverage()
         if coverage:
             lines += ["", *(f"- {line}" for line in coverage)]

@@ -308,6 +308,8 @@ def _view(results: RunResults) -> Mapping[str, Any]:
             for s in results.spreads()
         ],
         "reliability": _reliability(results),
+        "usage_line": spent.line() if (spent := results.usage()) is not None else None,
+        "usage_missed": results.usage_misses(),
         "clusters": _clusters(results),
         "metrics": metrics,
         "cases": [

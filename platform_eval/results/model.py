@@ -18,13 +18,14 @@ from typing import Any
 
 from ..errors import PlatformEvalError
 from ..metrics._spec import not_applicable
-from ..metrics.thresholds import reliability_name
+from ..metrics.thresholds import USAGE_THRESHOLDS, reliability_name
 from ..types import AgentData, EvaluationItem, EvaluationRun, EvaluationRunState, RubricVerdict
 
 # Status and format_score are this module's too, as they were before they moved.
 from .reliability import Reliability, reliability
 from .status import Status as Status
 from .status import format_score as format_score
+from .usage import Usage, usage
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,12 @@ class RunResults:
     reliability_thresholds: dict[str, float] = field(default_factory=dict)
     #: Eval cases whose failures are reported and fail no gate (``--quarantine``).
     quarantine: frozenset[str] = frozenset()
+    #: What each case run of the agent cost and took, by (eval case, candidate), as recorded
+    #: with the run (``agents.usage``); upper bounds on it (``latency_p95_s``, ...).
+    agent_usage: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    usage_thresholds: dict[str, float] = field(default_factory=dict)
+    #: The price table costs are computed with (None: ``usage.PRICES``).
+    prices: Mapping[str, tuple[float, float]] | None = None
 
     @property
     def run_failed(self) -> bool:
@@ -292,7 +299,7 @@ class RunResults:
     def with_thresholds(self, thresholds: Mapping[str, float]) -> RunResults:
         """The same results judged against ``thresholds`` (metric -> minimum score; ``pass@k``
         and ``pass^k`` -> the least reliability of the repeated runs)."""
-        by_metric, on_reliability = split_thresholds(thresholds)
+        by_metric, on_reliability, on_usage = split_thresholds(thresholds)
         rows = [
             dataclasses.replace(r, threshold=by_metric.get(r.metric, r.threshold))
             for r in self.rows
@@ -301,7 +308,22 @@ class RunResults:
             self,
             rows=rows,
             reliability_thresholds={**self.reliability_thresholds, **on_reliability},
+            usage_thresholds={**self.usage_thresholds, **on_usage},
         )
+
+    def usage(self) -> Usage | None:
+        """What the agent's runs cost and took, where it was recorded."""
+        return usage(self)
+
+    def usage_misses(self) -> list[str]:
+        """Each cost or latency bound missed (or that cannot be computed), said."""
+        if not self.usage_thresholds:
+            return []
+        found = self.usage()
+        if found is None:
+            names = ", ".join(self.usage_thresholds)
+            return [f"{names}: cannot be computed: no agent run of this run recorded its usage"]
+        return found.misses(self.usage_thresholds)
 
     def reliability(self) -> Reliability | None:
         """pass@k, pass^k and the flaky cases, where cases ran several times."""
@@ -340,13 +362,17 @@ class RunResults:
     @property
     def checked(self) -> bool:
         """True when at least one result has a threshold to be judged by."""
-        return bool(self.reliability_thresholds) or any(r.threshold is not None for r in self.rows)
+        return (
+            bool(self.reliability_thresholds)
+            or bool(self.usage_thresholds)
+            or any(r.threshold is not None for r in self.rows)
+        )
 
     @property
     def verdict(self) -> Status:
         """FAILED (the run failed, or a threshold was missed), NOT_EVALUATED (no score at all),
         NOT_CHECKED (scores, but no threshold to judge them by) or PASSED."""
-        if self.run_failed:
+        if self.run_failed or self.usage_misses():
             return Status.FAILED
         if self.reliability_thresholds:
             # Repeated runs are judged by their reliability: one run's miss is counted in it.
@@ -395,6 +421,13 @@ class RunResults:
         if not self.evaluated_anything:
             reasons = sorted({r.explanation or "no reason given" for r in self.rows})
             return "nothing could be evaluated: " + "; ".join(reasons[:5])
+        over = self.usage_misses()
+        if over:
+            found_usage = self.usage()
+            lines = [f"{len(over)} cost or latency bounds missed:", *(f"  {m}" for m in over)]
+            if found_usage is not None:
+                lines.append(f"  ({found_usage.line()})")
+            return "\n".join(lines)
         missed = self.reliability_misses()
         if missed:
             found = self.reliability()
@@ -515,7 +548,7 @@ def build(
 ) -> RunResults:
     """Rows from a run's RESULT items; ``case_ids`` maps request item names to eval case ids."""
     case_ids = case_ids or {}
-    thresholds, on_reliability = split_thresholds(thresholds or {})
+    thresholds, on_reliability, on_usage = split_thresholds(thresholds or {})
     rows: list[Row] = []
     conversations: dict[str, CaseRecord] = {}
     for item in results:
@@ -542,17 +575,32 @@ def build(
                     verdicts=_verdicts(result.rubric_verdicts or []),
                 )
             )
+    recorded: dict[tuple[str, str], dict[str, Any]] = {}
     if run is not None:
         rows += _not_evaluated_rows(run, rows, thresholds)
-    return RunResults(run, rows, conversations, reliability_thresholds=on_reliability)
+        for case, by_candidate in run.recorded_agent_usage.items():
+            recorded.update(((case, c), u) for c, u in by_candidate.items())
+    return RunResults(
+        run,
+        rows,
+        conversations,
+        reliability_thresholds=on_reliability,
+        agent_usage=recorded,
+        usage_thresholds=on_usage,
+    )
 
 
 def split_thresholds(
     thresholds: Mapping[str, float],
-) -> tuple[dict[str, float], dict[str, float]]:
-    """(metric thresholds, reliability thresholds: ``pass@k`` and ``pass^k``)."""
-    by_metric = {m: v for m, v in thresholds.items() if reliability_name(m) is None}
-    return by_metric, {m: v for m, v in thresholds.items() if m not in by_metric}
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """(metric thresholds, reliability thresholds: ``pass@k`` and ``pass^k``, cost and latency
+    bounds: ``latency_p95_s``, ...)."""
+    on_usage = {m: v for m, v in thresholds.items() if m in USAGE_THRESHOLDS}
+    on_reliability = {m: v for m, v in thresholds.items() if reliability_name(m) is not None}
+    by_metric = {
+        m: v for m, v in thresholds.items() if m not in on_usage and m not in on_reliability
+    }
+    return by_metric, on_reliability, on_usage
 
 
 def _not_evaluated_rows(

@@ -62,6 +62,13 @@ def to_json(results: RunResults, *, indent: int | None = 2) -> str:
             "thresholds": results.reliability_thresholds,
             "missed": results.reliability_misses(),
         }
+    spent = results.usage()
+    if spent is not None:
+        document["agentUsage"] = {
+            **spent.as_dict(),
+            "thresholds": results.usage_thresholds,
+            "missed": results.usage_misses(),
+        }
     if results.judge is not None:
         document["judge"] = results.judge
     return json.dumps(document, indent=indent, ensure_ascii=False)
@@ -186,6 +193,13 @@ def to_junit(results: RunResults) -> str:
                 ET.SubElement(properties, "property", name=name, value=f"{value:.6g}")
         ET.SubElement(properties, "property", name="flaky", value=",".join(found.flaky))
         ET.SubElement(properties, "property", name="quarantined", value=",".join(found.quarantined))
+    spent = results.usage()
+    if spent is not None:
+        kept = suite.find("properties")
+        properties = kept if kept is not None else ET.SubElement(suite, "properties")
+        for name, value in spent.as_dict().items():
+            if isinstance(value, int | float):
+                ET.SubElement(properties, "property", name=name, value=f"{value:.6g}")
     spread = results.spread_of()
     for row in results.rows:
         case = ET.SubElement(suite, "testcase", classname=row.eval_case_id, name=_case_name(row))
@@ -253,6 +267,9 @@ def to_markdown(results: RunResults) -> str:
     found = results.reliability()
     if found is not None:
         lines += ["", _md(found.line())]
+    spent = results.usage()
+    if spent is not None:
+        lines += ["", _md(spent.line())]
     spreads = results.spreads()
     if spreads:
         lines += ["", "| case | metric | candidates | mean | stdev | min | max |"]
@@ -352,5 +369,8 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
     found = results.reliability()
     if found is not None:
         lines.append(printable(found.line()))
+    spent = results.usage()
+    if spent is not None:
+        lines.append(printable(spent.line()))
     lines.append(printable(results.verdict_line()))
     return "\n".join(lines) + "\n"

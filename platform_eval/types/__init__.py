@@ -154,6 +154,7 @@ from .runs import (
     RubricBasedMetricSpec,
     SamplingConfig,
     SummaryMetrics,
+    record_agent_usage,
     record_not_evaluated,
     record_thresholds,
 )
@@ -325,6 +326,7 @@ __all__ = [
     "VulnerableTool",
     "WireModel",
     "is_terminal_state",
+    "record_agent_usage",
     "record_not_evaluated",
     "record_thresholds",
     "request_mode_problem",

@@ -156,6 +156,17 @@ def record_not_evaluated(metadata: Any, not_evaluated: dict[str, dict[str, str]]
     return {**base, METADATA_KEY: ours}
 
 
+def record_agent_usage(metadata: Any, usage: dict[str, dict[str, dict[str, Any]]]) -> Any:
+    """``metadata`` with what each candidate's agent run cost and took (model calls, tokens by
+    model, seconds per turn), by eval case id and candidate: the results' cost and latency."""
+    if not usage:
+        return metadata
+    base = dict(metadata) if isinstance(metadata, dict) else {}
+    ours = dict(base.get(METADATA_KEY) or {})
+    ours["agentUsage"] = {case: dict(by) for case, by in usage.items()}
+    return {**base, METADATA_KEY: ours}
+
+
 class EvaluationRun(WireModel):
     name: str | None = None
     display_name: str | None = None
@@ -207,6 +218,20 @@ class EvaluationRun(WireModel):
             str(case): {str(c): str(why) for c, why in candidates.items()}
             for case, candidates in recorded.items()
             if isinstance(candidates, dict)
+        }
+
+    @property
+    def recorded_agent_usage(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Eval case id -> candidate -> its agent run's usage, as ``record_agent_usage`` keeps
+        it in the run's ``metadata``."""
+        ours = self.metadata.get(METADATA_KEY) if isinstance(self.metadata, dict) else None
+        recorded = ours.get("agentUsage") if isinstance(ours, dict) else None
+        if not isinstance(recorded, dict):
+            return {}
+        return {
+            str(case): {str(c): dict(u) for c, u in by.items() if isinstance(u, dict)}
+            for case, by in recorded.items()
+            if isinstance(by, dict)
         }
 
     @property

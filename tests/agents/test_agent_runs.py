@@ -461,3 +461,39 @@ def test_repeated_runs_gate_on_pass_hat_k_and_quarantine_keeps_a_case_out_of_the
                  "--quarantine", "quarantine.txt"]) == 0  # fmt: skip
     assert _run(*base, "--threshold", "pass^4=0.5") == 2
     assert "needs 4 runs of each case or more" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # two runs of every case: CI runs it (.ci/run)
+def test_the_agents_tokens_cost_and_latency_are_results_and_can_be_bounds(
+    model: FakeGemini, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Token counts are the sums of the fake model's usageMetadata for the agent's calls; the
+    cost is those tokens at the table's price; a bound missed fails the run."""
+    base = ["--agent", "agents/travel_agent", "--config", "eval_config.json", "--num-runs", "2"]
+    assert _run(*base, "--threshold", "latency_p95_s=3600", "--format", "json") == 1
+    usage = json.loads(capsys.readouterr().out)["agentUsage"]
+    agent_calls = [u for seen, u in model.answered if seen.body.get("tools")]
+    assert usage["modelCalls"] == len(agent_calls) == 18
+    for ours, theirs in (("promptTokens", "promptTokenCount"),
+                         ("outputTokens", "candidatesTokenCount"),
+                         ("thinkingTokens", "thoughtsTokenCount")):  # fmt: skip
+        assert usage[ours] == sum(u[theirs] for u in agent_calls), ours
+    price_in, price_out = 0.30, 2.50  # gemini-2.5-flash, the sample agent's model
+    cost = (
+        usage["promptTokens"] * price_in
+        + (usage["outputTokens"] + usage["thinkingTokens"]) * price_out
+    ) / 1e6
+    assert usage["cost_per_case_usd"] == pytest.approx(cost / 8)  # 4 cases x 2 runs
+    assert usage["latency_p95_s"] is not None and usage["missed"] == []
+    assert {c["evalCaseId"] for c in usage["perCase"]} == set(EXPECTED_CASES)
+    assert _run(*base, "--threshold", "cost_per_case_usd=0") == 1
+    assert "cost_per_case_usd:" in capsys.readouterr().out
+    (tmp_path / "prices.json").write_text(
+        json.dumps({"gemini-2.5-flash": {"input": 0, "output": 0}})
+    )
+    main(["-q", "run", "agents/travel.evalset.json", *base, "--prices", "prices.json",
+          "--format", "json"])  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["agentUsage"]["cost_per_case_usd"] == 0
+
+
+EXPECTED_CASES = ("weather_paris", "weather_then_booking", "who_am_i", "weather_oslo")
