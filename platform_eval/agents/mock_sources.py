@@ -148,7 +148,8 @@ def _entry(raw: Any, file: str, where: str) -> MockEntry:
 
 def read_mock_file(path: str | Path) -> MockFile:
     """A mock file's answers; FormatError naming the file and the JSON path of a problem."""
-    from ..formats.load import read_data, read_text
+    from ..formats.load import read_data
+    from ..formats.reading import read_text
 
     file = str(path)
     text = read_text(path)

@@ -23,7 +23,11 @@ from ..types import (
     RubricBasedMetricSpec,
 )
 from ..types.predefined_metrics import newest_version
-from ._problems import Problem
+from ._problems import FormatError, Problem
+from .reading import read_bytes
+
+#: The largest custom metric file read (a metric is a function, not a library).
+MAX_CODE_BYTES = 2**20
 
 #: Options whose keys are the user's own names (tools, arguments, state keys): kept as written.
 VERBATIM_OPTIONS = ("args_match", "keys_match")
@@ -341,9 +345,11 @@ def _code_source(
         path = Path(named) if Path(named).is_absolute() else Path(file or ".").parent / named
         name = str(entry["name"])
         try:
-            source = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            why = f"cannot read {path}: {exc.strerror or exc}"
+            # A regular file of bounded size: /dev/zero would be read until memory ran out,
+            # and a FIFO with no writer would hang the command without a word.
+            source = read_bytes(path, MAX_CODE_BYTES).decode("utf-8")
+        except FormatError as exc:
+            why = f"cannot read {path}: {exc.problems[0].message}"
             return CodeMetricSource(name, "", str(path), Problem(file, where, why))
         except UnicodeDecodeError:
             why = f"{path} is not UTF-8 text"

@@ -21,7 +21,8 @@ from .._json_limits import limit_problem
 from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .convert import EMPTY_CASE
-from .load import load_eval_set, read_text
+from .load import load_eval_set
+from .reading import read_text
 
 #: The eval set text up to which an upload keeps every case it has read (see keeps_parsed_cases).
 KEEP_PARSED_BYTES = 8 * 2**20

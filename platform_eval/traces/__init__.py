@@ -17,7 +17,8 @@ from pydantic import ValidationError
 
 from ..formats._problems import FormatError, Problem, problems_from_validation
 from ..formats.dataset import EvaluationDataset
-from ..formats.load import TRACE_KINDS, Kind, detect, max_file_bytes, read_bytes, read_data
+from ..formats.load import TRACE_KINDS, Kind, detect, read_data
+from ..formats.reading import max_file_bytes, read_bytes
 from ._conversation import Conversation
 from .adk_session import session_to_conversation
 from .containers import (

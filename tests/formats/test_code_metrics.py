@@ -5,6 +5,7 @@ failure that case's alone."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -87,13 +88,26 @@ def test_a_function_that_raises_leaves_that_case_not_evaluated_with_its_last_lin
             "$.custom_metrics[0].custom_function",
             "does not parse: line 1",
         ),
+        # Read until memory ran out, and a FIFO with no writer hung the command.
+        (
+            "    custom_function_file: /dev/zero\n",
+            "$.custom_metrics[0].custom_function_file",
+            "is a device: platform-eval reads only regular files",
+        ),
+        (
+            "    custom_function_file: metric.fifo\n",
+            "$.custom_metrics[0].custom_function_file",
+            "is a FIFO: platform-eval reads only regular files",
+        ),
     ],
+    ids=["missing", "no-evaluate", "syntax", "device", "fifo"],
 )
 def test_a_code_metric_that_cannot_run_is_refused_before_anything_is_uploaded(
     work: Path, capsys: pytest.CaptureFixture[str], entry: str, where: str, said: str
 ) -> None:
     config = "metrics_to_run:\n  - mine\ncustom_metrics:\n  - name: mine\n" + entry
     (work / "eval_config.yaml").write_text(config)
+    os.mkfifo(work / "metric.fifo")
     for command in (
         ["validate", "eval_config.yaml"],
         ["run", "data/weather.evalset.json", "--config", "eval_config.yaml"],
