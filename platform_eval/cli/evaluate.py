@@ -31,6 +31,7 @@ from ..results.significance import DEFAULT_SEED
 from ..results.usage import load_prices
 from ..target import Target
 from ..types import EvaluationItem, EvaluationRun, InferenceConfig, record_thresholds
+from ..types.predefined_metrics import newest_version
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
 from ._target import judge_settings
 from ._traces import trace_sources
@@ -239,7 +240,9 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
             raise UsageError(f"--threshold {pair!r}: expected METRIC=NUMBER") from None
         if not name.strip():
             raise UsageError(f"--threshold {pair!r}: expected METRIC=NUMBER")
-        out[name.strip()] = number
+        # An unversioned predefined name (general_quality) is its newest version, as it is
+        # in --metrics: the two name one metric.
+        out[newest_version(name.strip())] = number
     return out
 
 

@@ -280,6 +280,38 @@ _LEGACY_CASES = TypeAdapter(list[adk.LegacyCase])
 
 
 def _eval_set_problems(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Problem]]:
+    eval_set, problems = _read_eval_set(loaded)
+    if eval_set is None:
+        return None, problems
+    problems = _whole_set_problems(eval_set, loaded)
+    return (None, problems) if problems else (eval_set, [])
+
+
+def _whole_set_problems(eval_set: adk.EvalSet, loaded: LoadedFile) -> list[Problem]:
+    """What no single case shows: a set with no case (nothing to evaluate), and two cases of
+    one id (their results could not be told apart)."""
+    data = loaded.data if isinstance(loaded.data, dict) else {}
+    key = "evalCases" if "evalCases" in data else "eval_cases"
+    if not eval_set.eval_cases:
+        return [Problem(loaded.path, f"$.{key}", "has no cases: there is nothing to evaluate")]
+    field = "eval_case_id" if loaded.kind == Kind.DATASET else "eval_id"
+    first: dict[str, int] = {}
+    problems = []
+    for index, case in enumerate(eval_set.eval_cases):
+        earlier = first.setdefault(case.eval_id, index)
+        if earlier != index:
+            problems.append(
+                Problem(
+                    loaded.path,
+                    f"$.{key}[{index}].{field}",
+                    f"{case.eval_id!r} is the id of $.{key}[{earlier}] too: each case needs an "
+                    "id of its own (results are kept by it)",
+                )
+            )
+    return problems
+
+
+def _read_eval_set(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Problem]]:
     try:
         if loaded.kind == Kind.EVAL_SET:
             eval_set = adk.EvalSet.model_validate(loaded.data)

@@ -7,6 +7,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+from paths import SAMPLE_DATA
 
 from platform_eval.cli import main
 
@@ -187,3 +188,32 @@ def test_a_reader_that_goes_away_is_no_error() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 1
     assert done.stderr == ""
+
+
+def test_validate_refuses_what_run_would_fail_on_an_empty_set_and_duplicate_case_ids(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both passed validate, then failed run (a dangling colon; a trace pairing error)."""
+    Path("empty.evalset.json").write_text('{"eval_set_id": "e", "eval_cases": []}')
+    weather = json.loads((SAMPLE_DATA / "weather.evalset.json").read_text())
+    weather["eval_cases"] = weather["eval_cases"] * 2
+    Path("twice.evalset.json").write_text(json.dumps(weather))
+    twice = "twice.evalset.json: $.eval_cases[1].eval_id: 'paris-then-oslo' is the id of"
+    for name, said in (
+        ("empty.evalset.json", "empty.evalset.json: $.eval_cases: has no cases"),
+        ("twice.evalset.json", f"{twice} $.eval_cases[0] too"),
+    ):
+        for command in (["validate", name], ["run", name, "--metrics", "rouge_1"]):
+            assert main(["-q", *command]) == 2
+            captured = capsys.readouterr()
+            assert said in captured.out + captured.err, command
+
+
+def test_a_threshold_on_an_unversioned_predefined_metric_is_its_newest_version(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = ["run", str(SAMPLE_DATA / "weather.evalset.json"), "--traces",
+           str(SAMPLE_DATA / "weather_traces.otlp.json"), "--metrics", "general_quality"]  # fmt: skip
+    assert main(["-q", *run, "--threshold", "general_quality=0.5", "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["metric"].startswith("general_quality_v") and row["threshold"] == 0.5

@@ -58,9 +58,8 @@ def _same_as_whole(path: Path) -> None:
         "\ufeff" + json.dumps(EVAL_SET, indent="\t"),
         # The cases before the id, and camelCase keys, as some writers have them.
         json.dumps({"evalCases": EVAL_SET["eval_cases"], "evalSetId": "streamed"}),
-        json.dumps({**EVAL_SET, "eval_cases": []}),
     ],
-    ids=["compact", "indented", "tight", "bom-tabs", "camel-first", "no-cases"],
+    ids=["compact", "indented", "tight", "bom-tabs", "camel-first"],
 )
 def test_every_json_spelling_reads_as_the_whole_file_loader_reads_it(
     tmp_path: Path, text: str
@@ -68,6 +67,17 @@ def test_every_json_spelling_reads_as_the_whole_file_loader_reads_it(
     path = tmp_path / "set.evalset.json"
     path.write_text(text, encoding="utf-8")
     _same_as_whole(path)
+
+
+def test_a_set_with_no_cases_streams_none_and_the_whole_loader_refuses_it(tmp_path: Path) -> None:
+    """Nothing to evaluate: refused by the loader that validate and run use, naming the file;
+    the reader an upload streams cases with reads none (the upload refuses it too)."""
+    path = tmp_path / "set.evalset.json"
+    path.write_text(json.dumps({**EVAL_SET, "eval_cases": []}), encoding="utf-8")
+    streamed = open_eval_set(path)
+    assert streamed is not None and list(streamed) == []
+    with pytest.raises(FormatError, match=r"\$\.eval_cases: has no cases"):
+        load_eval_set(path)
 
 
 def test_the_shipped_sample_reads_the_same() -> None:
