@@ -381,8 +381,12 @@ class Backend:
             self.cancel_run(parent, rid, quiet=True)
         if not self.store.delete(parent, collection, rid):
             raise ApiError("NOT_FOUND", f"{parent}/{collection}/{rid} not found")
+        # v1's discovery document has no per-resource operations: its clients poll
+        # projects.locations.operations, so the operation is named under the location.
         return self.finished_operation(
-            f"{parent}/{collection}/{rid}", metadata=type_url(version, "DeleteOperationMetadata")
+            f"{parent}/{collection}/{rid}",
+            metadata=type_url(version, "DeleteOperationMetadata"),
+            named_under=parent if version == "v1" else None,
         )
 
     # -- long-running operations ----------------------------------------------------------
@@ -394,10 +398,15 @@ class Backend:
         metadata: str,
         response: dict[str, Any] | None = None,
         error: Status | None = None,
+        named_under: str | None = None,
     ) -> dict[str, Any]:
         """Records an operation of ``owner`` that is already done (the emulator does the work
-        before answering) and returns it. ``metadata`` is the metadata message's ``@type``."""
+        before answering) and returns it. ``metadata`` is the metadata message's ``@type``;
+        ``named_under``: the location its name is under, where the API version names
+        operations by location (v1), not by resource."""
         rid, body = operation_body(owner, metadata=metadata, response=response, error=error)
+        if named_under is not None:
+            body["name"] = f"{named_under}/{OPERATIONS}/{rid}"
         self.store.insert(owner, OPERATIONS, rid, body, None, None)
         return body
 

@@ -286,3 +286,42 @@ def test_a_discovery_built_client_calls_every_method(
 
     missing = _documented(version) - call.called
     assert not missing, f"methods of the {version} document not called: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("collection", ["evaluationItems", "evaluationSets", "evaluationRuns"])
+def test_a_v1_client_polls_a_deletes_operation_by_the_name_it_is_given(
+    services: dict[str, Any], project: str, collection: str
+) -> None:
+    """v1's document has only projects.locations.operations: a delete's operation is named
+    under the location, so the v1 client polls what it was given (it refused the resource-level
+    name before sending anything)."""
+    call = Calls(services["v1"], "v1", project)
+    item = call("evaluationItems.create", parent=call.parent, body=_item("bye"))
+    created = item
+    if collection == "evaluationSets":
+        created = call(
+            "evaluationSets.create",
+            parent=call.parent,
+            body={"displayName": "s", "evaluationItems": [item["name"]]},
+        )
+    elif collection == "evaluationRuns":
+        evaluation_set = call(
+            "evaluationSets.create",
+            parent=call.parent,
+            body={"displayName": "s", "evaluationItems": [item["name"]]},
+        )
+        created = call(
+            "evaluationRuns.create",
+            parent=call.parent,
+            body={
+                "displayName": "r",
+                "evaluationSetSnapshot": evaluation_set["name"],
+                "dataSource": {"evaluationSet": evaluation_set["name"]},
+                "evaluationConfig": {"metrics": [{"metric": "exact_match"}]},
+            },
+        )
+    operation = call(f"{collection}.delete", name=created["name"])
+    assert operation["name"].startswith(f"{call.parent}/operations/")
+    polled = call("operations.get", name=operation["name"])
+    assert polled == operation and polled["done"] is True
+    assert call("operations.wait", name=operation["name"], timeout="5s")["done"] is True
