@@ -483,6 +483,10 @@ def run(args: argparse.Namespace, target: Target) -> int:
         raise UsageError(f"{misses[0]}{more}; run without --replay-only to ask the model")
     if judging is not None:
         results.judge = usage_report(judging)
+        if judging.stopped is not None:
+            # An outage, said once: the table repeats it on every result it left unjudged.
+            unjudged = sum(1 for r in results.rows if r.status.value == "NOT_EVALUATED")
+            note(f"{judging.stopped}; {unjudged} results NOT_EVALUATED", quiet=args.quiet)
         if judging.unusable_answers:
             kept = (
                 "the cache still holds them (--replay-only leaves it as it is): run without "

@@ -519,6 +519,11 @@ class Judging:
             return answer
         raise AssertionError("unreachable")
 
+    @property
+    def stopped(self) -> str | None:
+        """Why judging stopped (an outage: every call after it refused), or None."""
+        return self._stopped
+
     def _too_long(self, busy: RetryableError) -> bool:
         """The answer asks for a longer wait than a whole judge call may take."""
         return busy.retry_after is not None and busy.retry_after > self.call_timeout

@@ -420,3 +420,13 @@ def test_no_judge_cache_with_replay_only_is_a_usage_error(
     assert _run("--no-judge-cache", "--replay-only") == 2
     assert "give one of them" in capsys.readouterr().err
     assert not work.seen
+
+
+def test_a_judge_outage_is_said_once_at_the_end_with_what_it_left_unjudged(
+    work: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work.fail_next(503, count=10_000, retry_after="0")
+    assert _run(quiet=False) == 1
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "judging stopped" in line]
+    assert len(said) == 1 and said[0].endswith("results NOT_EVALUATED"), err
