@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 
 from .. import jobs, metrics
 from .._adaptive import AUTO
+from .._env import positive_number
 from .._operations import MetricLike, to_metric
 from ..agents import tool_mocks
 from ..agents.remote import ServedAgent, ServedAgentError, is_agent_url, parse_headers
@@ -36,20 +38,41 @@ from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
 from ._target import judge_settings
 from ._traces import trace_sources
 
+#: Without a terminal (a CI log), a progress line at most this often, in seconds.
+PROGRESS_EVERY_ENV = "PLATFORM_EVAL_PROGRESS_SECONDS"
+DEFAULT_PROGRESS_EVERY = 30.0
+
+
+class _Every:
+    """True once per interval: a log's progress lines, not one per item."""
+
+    def __init__(self) -> None:
+        self.seconds = positive_number(PROGRESS_EVERY_ENV, DEFAULT_PROGRESS_EVERY)
+        self.last = time.monotonic()
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if now - self.last < self.seconds:
+            return False
+        self.last = now
+        return True
+
 
 def _upload_progress(quiet: bool) -> Any:
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         return None
+    tty = sys.stderr.isatty()
+    every = _Every()
 
     def show(progress: jobs.Progress) -> None:
-        end = "\n" if progress.done + progress.failed >= progress.total else ""
-        print(
-            f"\ruploading: {progress.done}/{progress.total} items"
-            + (f", {progress.failed} failed" if progress.failed else ""),
-            end=end,
-            file=sys.stderr,
-            flush=True,
+        finished = progress.done + progress.failed >= progress.total
+        line = f"uploading: {progress.done}/{progress.total} items" + (
+            f", {progress.failed} failed" if progress.failed else ""
         )
+        if tty:
+            print(f"\r{line}", end="\n" if finished else "", file=sys.stderr, flush=True)
+        elif every.due() and not finished:
+            print(line, file=sys.stderr, flush=True)
 
     return show
 
@@ -79,16 +102,20 @@ def _run_progress(quiet: bool, target: Target) -> Any:
     seen: set[str] = set()
     judging = _judging(target)
 
+    every = _Every()
+
     def show(run: EvaluationRun) -> None:
-        # Only a tty shows the count, and only the emulator reports it (a request per poll).
-        counted = tty and target.computes_locally and not run.done
+        # A tty shows the count at every poll, a log at intervals; only the emulator reports
+        # it (a request per poll).
+        due = not tty and every.due()
+        counted = (tty or due) and target.computes_locally and not run.done
         done, total = (target.client.run_progress(run) if counted else None) or (0, 0)
-        line = progress_line(run, done, total, judging if tty else None)
+        line = progress_line(run, done, total, judging if tty or due else None)
         if tty:
             print(f"\r{line}", end="\n" if run.done else "", file=sys.stderr, flush=True)
-        elif str(run.state) not in seen:
+        elif str(run.state) not in seen or (due and not run.done):
             seen.add(str(run.state))
-            print(line, file=sys.stderr)
+            print(line, file=sys.stderr, flush=True)
 
     return show
 
@@ -98,6 +125,7 @@ def agent_progress(quiet: bool) -> Any:
     if quiet:
         return None
     tty = sys.stderr.isatty()
+    every = _Every()
 
     def show(progress: Any) -> None:
         line = f"running the agent: {progress.done}/{progress.total} runs, {progress.turns} turns"
@@ -110,8 +138,8 @@ def agent_progress(quiet: bool) -> Any:
         if tty:
             end = "\n" if progress.done >= progress.total else ""
             print(f"\r{line}", end=end, file=sys.stderr, flush=True)
-        elif progress.done >= progress.total:
-            print(line, file=sys.stderr)
+        elif progress.done >= progress.total or every.due():
+            print(line, file=sys.stderr, flush=True)
 
     return show
 

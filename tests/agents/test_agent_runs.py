@@ -497,3 +497,17 @@ def test_the_agents_tokens_cost_and_latency_are_results_and_can_be_bounds(
 
 
 EXPECTED_CASES = ("weather_paris", "weather_then_booking", "who_am_i", "weather_oslo")
+
+
+def test_without_a_terminal_progress_is_a_line_at_intervals(
+    model: FakeGemini, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI log (no terminal) saw nothing until the end of a long run; now a line at most every
+    PLATFORM_EVAL_PROGRESS_SECONDS (30 unless set; here, every event)."""
+    monkeypatch.setenv("PLATFORM_EVAL_PROGRESS_SECONDS", "0.000001")
+    main(["run", "agents/travel.evalset.json", "--agent", "agents/travel_agent",
+          "--config", "eval_config.json"])  # fmt: skip
+    err = capsys.readouterr().err
+    agent_lines = [line for line in err.splitlines() if line.startswith("running the agent:")]
+    assert len(agent_lines) >= 3 and "\r" not in err, err
+    assert agent_lines[-1].startswith("running the agent: 4/4 runs")
