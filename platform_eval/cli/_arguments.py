@@ -327,7 +327,7 @@ def _with_global_options(parser: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    from . import curate, data, evaluate, generate, generation, judges, resources
+    from . import curate, data, evaluate, generate, generation, judges, optimize, resources
     from .emulator import emulator_start
 
     parser = _Parser(
@@ -423,6 +423,41 @@ def parser() -> argparse.ArgumentParser:
         help="cases at once (auto: adapted to the model's quota)",
     )
     p.add_argument("--config", metavar="FILE", help="eval config (its user_simulator_config)")
+
+    p = _add(
+        commands,
+        "optimize",
+        "a better root instruction for the agent, accepted only when it improved beyond noise",
+        "platform-eval optimize tests/eval/evalsets/basic.evalset.json --agent app/ "
+        "--config tests/eval/eval_config.json -o optimized/",
+        optimize.optimize_command,
+    )
+    p.add_argument("evalset", metavar="EVALSET", help="the training cases (an eval set file)")
+    p.add_argument("--agent", required=True, metavar="AGENT", help="an agent folder")
+    p.add_argument("--config", required=True, metavar="FILE", help="the eval config to score by")
+    p.add_argument(
+        "--validation",
+        metavar="EVALSET",
+        help="the validation cases (default: 30%% of EVALSET, held out by --seed)",
+    )
+    p.add_argument(
+        "--budget",
+        type=_positive,
+        default=4,
+        metavar="N",
+        help="candidate instructions the reflection model is asked for (default 4)",
+    )
+    p.add_argument(
+        "--reflection-model",
+        default="gemini-2.5-flash",
+        metavar="MODEL",
+        help="the model that proposes instructions (default gemini-2.5-flash)",
+    )
+    p.add_argument("--num-runs", type=_positive, default=1, metavar="N", help="runs per case")
+    p.add_argument("--seed", type=int, default=0, help="the validation split's seed (default 0)")
+    p.add_argument(
+        "--output", "-o", required=True, metavar="DIR", help="instruction.txt, optimize.json/html"
+    )
 
     p = _add(
         commands,

@@ -1,0 +1,112 @@
+"""``optimize``: google-adk's optimizer proposes instructions through a reflection model, every
+candidate run and scored here; what it finds is accepted only when the paired comparison on the
+validation cases says it improved. The agent's fake model answers right only when its
+instruction holds a phrase; the fake reflection model proposes that phrase, or only rewords."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("google.adk")
+
+from conftest import work_offline
+from fake_gemini import Seen, fake_gemini
+
+from platform_eval.cli import main
+
+PHRASE = "Always answer in French."
+AGENT = """from google.adk.agents import Agent
+
+root_agent = Agent(name="greeter", model="gemini-2.5-flash", instruction={instruction!r})
+"""
+
+
+def _system(seen: Seen) -> str:
+    parts = (seen.body.get("systemInstruction") or {}).get("parts") or []
+    return " ".join(p.get("text", "") for p in parts)
+
+
+def _rule(proposal: str) -> Any:
+    def answer(seen: Seen) -> str:
+        if "You are an expert prompt engineer" in seen.prompt:
+            return proposal
+        return "Bonjour !" if PHRASE in _system(seen) else "Hello!"
+
+    return answer
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    work_offline(tmp_path, monkeypatch)
+    (tmp_path / "greeter").mkdir()
+    (tmp_path / "greeter" / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "greeter" / "agent.py").write_text(AGENT.format(instruction="Greet the user."))
+    cases = [
+        {
+            "eval_id": f"hello_{n}",
+            "conversation": [
+                {
+                    "invocation_id": f"i{n}",
+                    "user_content": {"role": "user", "parts": [{"text": f"Hi, I am guest {n}"}]},
+                    "final_response": {"role": "model", "parts": [{"text": "Bonjour !"}]},
+                }
+            ],
+        }
+        for n in range(6)
+    ]
+    (tmp_path / "greet.evalset.json").write_text(
+        json.dumps({"eval_set_id": "greet", "eval_cases": cases})
+    )
+    (tmp_path / "config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.5}}))
+    return tmp_path
+
+
+def _optimize(proposal: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, Any]]:
+    with fake_gemini(_rule(proposal)) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        code = main(["-q", "optimize", "greet.evalset.json", "--agent", "greeter", "--config",
+                     "config.json", "--budget", "2", "-o", "out"])  # fmt: skip
+    return code, json.loads(Path("out/optimize.json").read_text())
+
+
+@pytest.mark.slow  # agent runs of several candidates: CI runs it (.ci/run)
+def test_an_instruction_that_helps_is_accepted_and_scores_as_claimed(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    improved = f"Greet the user. {PHRASE}"
+    code, report = _optimize(improved, monkeypatch)
+    assert code == 0 and report["accepted"] is True
+    assert Path("out/instruction.txt").read_text().strip() == improved
+    assert report["statistic"]["verdict"] == "improved" and "paired" in report["statistic"]["rule"]
+    assert report["best"]["validation"]["meanScore"] == 1.0
+    assert report["baseline"]["validation"]["meanScore"] == 0.0
+    assert len(report["split"]["validation"]) == 2 and "seed" in report["split"]["how"]
+    assert report["modelCalls"]["reflection"] == 2
+    page = Path("out/optimize.html").read_text()
+    assert "accepted" in page and "Always answer in French." in page
+    # The instruction written, run again with `run`, scores what optimize.json claims.
+    (project / "greeter" / "agent.py").write_text(AGENT.format(instruction=improved))
+    capsys.readouterr()
+    with fake_gemini(_rule(improved)) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        assert main(["-q", "run", "greet.evalset.json", "--agent", "greeter", "--config",
+                     "config.json", "--format", "json"]) == 0  # fmt: skip
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    scored = {r["evalCaseId"]: r["score"] for r in rows}
+    assert all(scored[case] == 1.0 for case in report["split"]["validation"])
+
+
+@pytest.mark.slow
+def test_rewordings_are_not_accepted_and_the_original_is_written(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, report = _optimize("Please greet the user warmly.", monkeypatch)
+    assert code == 0 and report["accepted"] is False
+    assert Path("out/instruction.txt").read_text().strip() == "Greet the user."
+    assert report["decision"].startswith("kept the original")
+    assert report["statistic"]["rule"]
