@@ -219,6 +219,33 @@ def _span_content_config() -> Any:
     return RunConfig(telemetry=TelemetryConfig(capture_message_content=mode))
 
 
+async def converse(
+    simulator: Any,
+    turn: Callable[[Any], Awaitable[list[Any]]],
+    on_turn: Callable[[], None] | None = None,
+) -> str:
+    """A case's conversation, driven by its user simulator: each message it gives is sent by
+    ``turn`` (which answers with the turn's events, the user's message first), until it stops;
+    why it stopped. Wherever the agent runs, here or on a server."""
+    from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
+    from google.adk.evaluation.simulation.user_simulator import Status
+
+    events: list[Any] = []
+    # adk eval gives the simulator a deep copy of the conversation. The recorded conversation's
+    # simulator reads none of it, and the copy was 7% of the CPU of a run of 200 cases.
+    reads_events = not isinstance(simulator, StaticUserSimulator)
+    while True:
+        # The simulator sees the conversation as adk eval shows it: each turn's user message,
+        # then the agent's events.
+        seen = copy.deepcopy(events) if reads_events else list(events)
+        following = await simulator.get_next_user_message(seen)
+        if following.status != Status.SUCCESS:
+            return str(following.status.value)
+        events += await turn(following.user_message)
+        if on_turn is not None:
+            on_turn()
+
+
 async def run_case(
     agent: LoadedAgent,
     case: AdkEvalCase,
@@ -236,8 +263,6 @@ async def run_case(
     put into the session before the case's own are asked. ``probe``: whether the model
     answered yet in this run (``model_probe``); ``mocks``: the case's golden tool answers
     (``tool_mocks``), None for the real tools."""
-    from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
-    from google.adk.evaluation.simulation.user_simulator import Status
     from google.adk.events.event import Event
     from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
@@ -265,32 +290,21 @@ async def run_case(
         simulator = provider.provide(case)
     recorder = _app_details_recorder_class()()
     runner = _runner(agent, app_name, service, recorder, probe, mocks, quota)
-    events: list[Any] = []
-    # adk eval gives the simulator a deep copy of the conversation. The recorded conversation's
-    # simulator reads none of it, and the copy was 7% of the CPU of a run of 200 cases.
-    reads_events = not isinstance(simulator, StaticUserSimulator)
+
+    async def turn(message: Any) -> list[Any]:
+        said: list[Any] = []
+        async for event in runner.run_async(
+            user_id=user_id, session_id=session_id, new_message=message, run_config=run_config
+        ):
+            if not said:
+                said.append(
+                    Event(content=message, author="user", invocation_id=event.invocation_id)
+                )
+            said.append(event)
+        return said
+
     try:
-        while True:
-            # The simulator sees the conversation as adk eval shows it: each turn's user
-            # message, then the agent's events.
-            seen = copy.deepcopy(events) if reads_events else list(events)
-            following = await simulator.get_next_user_message(seen)
-            if following.status != Status.SUCCESS:
-                ending = str(following.status.value)
-                break
-            message = following.user_message
-            invocation_id = None
-            async for event in runner.run_async(
-                user_id=user_id, session_id=session_id, new_message=message, run_config=run_config
-            ):
-                if invocation_id is None:
-                    invocation_id = event.invocation_id
-                    events.append(
-                        Event(content=message, author="user", invocation_id=invocation_id)
-                    )
-                events.append(event)
-            if on_turn is not None:
-                on_turn()
+        ending = await converse(simulator, turn, on_turn)
     finally:
         await runner.close()
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)

@@ -20,7 +20,6 @@ without them is asked again with a Google ID token from Application Default Cred
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import json
 import logging
@@ -42,6 +41,7 @@ from .running import (
     DEFAULT_AGENT_CONCURRENCY,
     DEFAULT_USER,
     adk_experimental,
+    converse,
     schedule,
     session_id_for,
     simulator_provider,
@@ -306,8 +306,6 @@ async def run_case(
 ) -> tuple[dict[str, Any], str]:
     """Runs one ADK eval case (google-adk's EvalCase) on the served agent; its session as the
     server keeps it, and why the conversation ended."""
-    from google.adk.evaluation.simulation.static_user_simulator import StaticUserSimulator
-    from google.adk.evaluation.simulation.user_simulator import Status
     from google.adk.events.event import Event
 
     given = case.session_input
@@ -325,21 +323,14 @@ async def run_case(
         session_id = str(created["id"])
     with adk_experimental():
         simulator = provider.provide(case)
-    reads_events = not isinstance(simulator, StaticUserSimulator)
-    events: list[Any] = []
-    while True:
-        seen = copy.deepcopy(events) if reads_events else list(events)
-        following = await simulator.get_next_user_message(seen)
-        if following.status != Status.SUCCESS:
-            ending = str(following.status.value)
-            break
-        message = following.user_message
+
+    async def turn(message: Any) -> list[Any]:
         answered = await app.run_turn(user_id, session_id, message)
         invocation = next((e.get("invocationId") for e in answered if e.get("invocationId")), "")
-        events.append(Event(content=message, author="user", invocation_id=invocation))
-        events += [Event.model_validate(e) for e in answered]
-        if on_turn is not None:
-            on_turn()
+        said = [Event(content=message, author="user", invocation_id=invocation)]
+        return said + [Event.model_validate(e) for e in answered]
+
+    ending = await converse(simulator, turn, on_turn)
     session = await app.call("GET", f"{sessions}/{quote(session_id, safe='')}")
     if not isinstance(session, dict) or not isinstance(session.get("events"), list):
         raise ServedAgentError(f"{app.agent.url}{sessions}/{session_id} answered no session")
