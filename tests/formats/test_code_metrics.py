@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -372,3 +373,49 @@ def test_a_yaml_syntax_error_is_one_line_naming_the_file_and_where(
         assert "eval_config.yaml: line 3 column 2: invalid YAML: expected <block end>" in line
     assert main(["-q", "runs", "list"]) == 0
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.slow  # processes of their own, and waits: CI runs it (.ci/run)
+def test_a_metric_that_prints_without_end_forks_or_writes_fd_1_costs_bounded_and_ends() -> None:
+    """Prints for a second hold 64 KiB of them, not gigabytes; a process the metric starts ends
+    with the call; a line written straight to file descriptor 1 is never taken for the answer
+    (it was a 500, now the score is read from the child's own descriptor)."""
+    import time
+
+    from platform_eval.judges.code_runner import PRINTS_KEPT, SubprocessCodeRunner
+    from platform_eval.metrics.judges import CodeRunError
+
+    runner = SubprocessCodeRunner(timeout=2, memory_mb=256)
+    writes_fd_1 = (
+        "import os\n"
+        "def evaluate(instance):\n"
+        "    os.write(1, b'not the answer\\n')\n"
+        "    return 0.75\n"
+    )
+    assert runner.run(writes_fd_1, {}) == (0.75, None)
+    floods = (
+        "import sys, time\n"
+        "def evaluate(instance):\n"
+        "    end = time.monotonic() + 1\n"
+        "    while time.monotonic() < end:\n"
+        "        sys.stderr.write('x' * 65536)\n"
+        "    raise ValueError('flooded')\n"
+    )
+    with pytest.raises(CodeRunError, match="ValueError: flooded"):
+        runner.run(floods, {})
+    assert PRINTS_KEPT <= 65536
+    marker = f"pe-orphan-{time.monotonic_ns()}"
+    forks = (
+        "import subprocess, sys\n"
+        "def evaluate(instance):\n"
+        f"    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}])\n"
+        "    return 1.0\n"
+    )
+    assert runner.run(forks, {}) == (1.0, None)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        alive = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+        if not alive.strip():
+            break
+        time.sleep(0.05)
+    assert not alive.strip(), "a process the metric started outlived the call"
