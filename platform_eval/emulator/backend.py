@@ -25,6 +25,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from .. import metrics
 from .._names import EXPERIMENTS, ITEMS, METRICS, REVISIONS, RUNS, SETS
 from ..errors import RPC_CODES
+from ..metrics import service_only
 from ..types import (
     EvaluationExperiment,
     EvaluationItem,
@@ -701,6 +702,14 @@ class Backend:
                 raise ApiError(
                     "INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {exc}"
                 ) from None
+            beyond = service_only.reason(spec.name)
+            if beyond is not None:
+                # A metric the request names rightly, that only the service computes: not the
+                # request's fault (400), the emulator's limit (501), as for COMET and MetricX.
+                raise ApiError(
+                    "UNIMPLEMENTED",
+                    f"evaluationConfig.metrics[{index}]: {beyond}: run it on the service",
+                )
             why = self.why_not_computable(spec) if self.why_not_computable else None
             if why is not None:
                 raise ApiError("INVALID_ARGUMENT", f"evaluationConfig.metrics[{index}]: {why}")

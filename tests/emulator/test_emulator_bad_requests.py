@@ -314,3 +314,21 @@ def test_a_run_without_a_display_name_is_refused_and_our_client_gives_one(
         )
         run = client.create_run(body)
         assert (run.display_name or "").startswith("platform-eval ")
+
+
+def test_a_run_of_a_metric_only_the_service_computes_is_501_naming_why(
+    emulator: Emulator, project: str
+) -> None:
+    """safety_v1 is a right name the emulator cannot compute: UNIMPLEMENTED, as for COMET and
+    MetricX, not a bad request."""
+    from factories import request_item
+
+    from google.api_core import exceptions as core
+
+    with emulator.client(project) as client:
+        item = client.create_item(request_item("x", golden={"text": "x"},
+                                               candidates=[{"candidate": "a", "text": "x"}]))  # fmt: skip
+        evaluation_set = client.create_set(display_name="s", items=[item])
+        with pytest.raises(core.MethodNotImplemented) as refused:
+            client.create_run(evaluation_set=evaluation_set, metrics=["safety_v1"])
+    assert "safety_v1" in str(refused.value) and "on the service" in str(refused.value)
