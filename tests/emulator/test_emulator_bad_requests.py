@@ -322,7 +322,6 @@ def test_a_run_of_a_metric_only_the_service_computes_is_501_naming_why(
     """safety_v1 is a right name the emulator cannot compute: UNIMPLEMENTED, as for COMET and
     MetricX, not a bad request."""
     from factories import request_item
-
     from google.api_core import exceptions as core
 
     with emulator.client(project) as client:
