@@ -79,3 +79,43 @@ def answering_first(path: str, status: int, times: int | None = None) -> Callabl
         return answered
 
     return wrap
+
+
+@contextmanager
+def a2a_peer(agent_folder: Path) -> Iterator[str]:
+    """google-adk's ``to_a2a`` serving the agent of ``agent_folder`` as an A2A peer (the
+    a2a-sdk's server) on loopback in a thread; yields its agent card's URL."""
+    import importlib.util
+    import socket
+    import sys
+
+    import uvicorn
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from google.adk.a2a.utils.agent_to_a2a import to_a2a
+
+        name = f"a2a_peer_{agent_folder.name}"
+        spec = importlib.util.spec_from_file_location(
+            name, agent_folder / "__init__.py", submodule_search_locations=[str(agent_folder)]
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        app = to_a2a(module.agent.root_agent, host="127.0.0.1", port=port)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name="a2a-peer", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the A2A peer did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/.well-known/agent-card.json"
+    finally:
+        server.should_exit = True
+        thread.join(10)

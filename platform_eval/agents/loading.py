@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import PlatformEvalError
-from .remote import ServedAgent
+from .remote import ServedAgent, is_a2a_card
 
 
 class AgentLoadError(PlatformEvalError):
@@ -154,10 +155,39 @@ def _load_dotenv(folder: Path) -> None:
 AgentSource = str | Path | LoadedAgent | ServedAgent
 
 
+async def _a2a_peer(card_url: str) -> LoadedAgent:
+    """An A2A peer as the agent under test: google-adk's own ``RemoteA2aAgent`` as the root,
+    which sends each user turn over the a2a-sdk client and turns what the peer answers (its
+    messages, artifacts and tool-use parts) into ADK events, as an ADK agent calling it sees
+    them. It is named after the card, and its fingerprint is the card's: a peer that now
+    declares otherwise is another agent, whose runs are not resumed."""
+    import httpx
+
+    try:
+        card = httpx.get(card_url, timeout=30, follow_redirects=True).json()
+    except (httpx.HTTPError, ValueError) as exc:
+        raise AgentLoadError(
+            f"--agent {card_url}: the A2A agent card cannot be read ({type(exc).__name__})"
+        ) from None
+    if not isinstance(card, dict) or not card.get("name"):
+        raise AgentLoadError(f"--agent {card_url}: not an A2A agent card (no name)")
+    from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
+
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(card["name"]))
+    if not name or not (name[0].isalpha() or name[0] == "_"):
+        name = f"a2a_{name}"
+    root = RemoteA2aAgent(name=name, agent_card=card_url)
+    digest = hashlib.sha256(json.dumps(card, sort_keys=True).encode()).hexdigest()
+    return LoadedAgent(root, None, name, card_url, digest)
+
+
 async def load_agent(spec: str | Path) -> LoadedAgent:
-    """The agent ``spec`` names: an agent folder, an ``agent.py`` file, or ``module:attr``."""
+    """The agent ``spec`` names: an agent folder, an ``agent.py`` file, ``module:attr``, or an
+    A2A peer's agent card URL."""
     _require_adk()
     spec = str(spec)
+    if is_a2a_card(spec):
+        return await _a2a_peer(spec)
     path = Path(spec)
     if path.is_dir():
         folder = path.resolve()

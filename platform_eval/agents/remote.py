@@ -32,9 +32,22 @@ class ServedAgentError(PlatformEvalError):
     """The served agent cannot be used as asked (unreachable, no such app, a refusal)."""
 
 
+#: Where an A2A peer publishes its agent card (and the older name of it).
+A2A_CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+
+
+def is_a2a_card(spec: object) -> bool:
+    """An ``--agent`` that names an A2A peer: the URL of its agent card."""
+    if not isinstance(spec, str) or not spec.lower().startswith(("http://", "https://")):
+        return False
+    return urlsplit(spec).path.rstrip("/").endswith(A2A_CARD_PATHS)
+
+
 def is_agent_url(spec: object) -> bool:
-    """An ``--agent`` that names a served agent: an http(s) URL."""
-    return isinstance(spec, str) and spec.lower().startswith(("http://", "https://"))
+    """An ``--agent`` that names a served agent (ADK's api_server): an http(s) URL that is no
+    A2A agent card."""
+    is_url = isinstance(spec, str) and spec.lower().startswith(("http://", "https://"))
+    return is_url and not is_a2a_card(spec)
 
 
 @dataclass(frozen=True)
