@@ -17,6 +17,7 @@ plugin costs nothing to test runs that do not use it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,10 +33,27 @@ if TYPE_CHECKING:
 class PlatformEval:
     """What the ``platform_eval`` fixture gives a test."""
 
-    def __init__(self, target: Target, manifests: Path) -> None:
+    def __init__(
+        self, target: Target, manifests: Path, judged: _JudgedTargets | None = None
+    ) -> None:
         self.target = target
         self.client = target.client
         self._manifests = manifests
+        self._judged = judged
+
+    def _target_for(self, config: str | Path | None) -> Target:
+        """The session's target; for a config that names a judge model while the session's
+        embedded emulator has none (PLATFORM_EVAL_JUDGE_MODEL unset), an embedded emulator
+        judged by that model, as the command line judges with the config's model."""
+        emulator = self.target.emulator
+        if config is None or self._judged is None or emulator is None:
+            return self.target
+        if emulator.judges.model is not None:
+            return self.target
+        from .formats import load_eval_config
+
+        model = load_eval_config(config).judge_model()
+        return self._judged.target(model) if model else self.target
 
     def evaluate(
         self,
@@ -65,16 +83,17 @@ class PlatformEval:
         from .metrics.computable import JUDGE
         from .results import fetch_results
 
+        target = self._target_for(config)
         try:
             evaluation = jobs.evaluate(
-                self.client,
+                target.client,
                 eval_set,
                 traces=traces,
                 config=config,
                 metrics=metrics,
                 candidate=candidate,
                 manifest=self._manifests / f"{abs(hash((str(eval_set), candidate)))}.jsonl",
-                poll_interval=self.target.poll_interval,
+                poll_interval=target.poll_interval,
                 thresholds=thresholds,
                 agent=agent,
                 num_runs=num_runs,
@@ -92,12 +111,41 @@ class PlatformEval:
             }
             raise ValueError(str(jobs.MetricsRefusedError(exc.refusals, advice))) from None
         return fetch_results(
-            self.client,
+            target.client,
             evaluation.run,
             thresholds=evaluation.thresholds,
             items=evaluation.results,
             case_ids=evaluation.upload.case_ids,
         )
+
+
+class _JudgedTargets:
+    """Embedded emulators judged by a config's model, one per model, for the session."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.ExitStack()
+        self._by_model: dict[str, Target] = {}
+
+    def target(self, model: str) -> Target:
+        if model not in self._by_model:
+            from .judges import JudgeSettings
+            from .target import connect
+
+            judges = JudgeSettings.resolve(db=None, config_model=model).judges()
+            self._by_model[model] = self._stack.enter_context(connect(db=None, judges=judges))
+        return self._by_model[model]
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+@pytest.fixture(scope="session")
+def _platform_eval_judged() -> Iterator[_JudgedTargets]:
+    judged = _JudgedTargets()
+    try:
+        yield judged
+    finally:
+        judged.close()
 
 
 @pytest.fixture(scope="session")
@@ -111,7 +159,10 @@ def _platform_eval_target() -> Iterator[Target]:
 
 @pytest.fixture
 def platform_eval(
-    _platform_eval_target: Target, tmp_path_factory: pytest.TempPathFactory
+    _platform_eval_target: Target,
+    _platform_eval_judged: _JudgedTargets,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> PlatformEval:
     """Evaluates eval sets against the session's target: ``platform_eval.evaluate(...)``."""
-    return PlatformEval(_platform_eval_target, tmp_path_factory.mktemp("platform-eval"))
+    manifests = tmp_path_factory.mktemp("platform-eval")
+    return PlatformEval(_platform_eval_target, manifests, _platform_eval_judged)

@@ -72,3 +72,37 @@ def test_the_plugin_grades_an_agents_cli_trace_file_as_it_is(
     )
     results = platform_eval.evaluate(trace_file, metrics=["exact_match"])
     assert [(r.eval_case_id, r.score) for r in results.rows] == [("capital", 1.0)]
+
+
+def test_a_config_naming_a_judge_model_is_judged_by_that_model(
+    platform_eval: PlatformEval, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `platform-eval run --config` judges with the config's judge_model, so does the
+    fixture, though the session's emulator was started with no judge."""
+    pytest.importorskip("google.genai")
+    from fake_gemini import adk_judge_rule, fake_gemini
+
+    config = tmp_path / "judged_config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "criteria": {
+                    "final_response_match_v2": {
+                        "threshold": 0.0,
+                        "judge_model_options": {"judge_model": "gemini-plugin-judge"},
+                    }
+                }
+            }
+        )
+    )
+    with fake_gemini(adk_judge_rule) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        results = platform_eval.evaluate(
+            DATA / "weather.evalset.json",
+            traces=[DATA / "weather_traces.otlp.json"],
+            config=config,
+        )
+    judged = [row for row in results.rows if row.metric == "final_response_match_v2"]
+    assert judged and all(row.score is not None for row in judged)
+    assert fake.seen and {seen.model for seen in fake.seen} == {"gemini-plugin-judge"}
