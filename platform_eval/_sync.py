@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,7 +48,9 @@ def _run_with_async_client(client: Client, job: Callable[[AsyncClient], Awaitabl
     else:
         # Called from inside an event loop (a notebook, an async app): on a thread of its own.
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            outcome = pool.submit(asyncio.run, main()).result()
+            # In the caller's context: a bound on waiting (jobs.waiting_at_most) goes along.
+            context = contextvars.copy_context()
+            outcome = pool.submit(context.run, asyncio.run, main()).result()
     value: T = outcome.value
     return value
 

@@ -181,7 +181,8 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=_seconds,
         metavar="SECONDS",
-        help="stop waiting for the run after this long (default 24 h); the run goes on",
+        help="stop waiting on the target after this long, the upload's operations and the "
+        "run (default 24 h); the run goes on",
     )
     parser.add_argument(
         "--format", choices=FORMATS, help="default: from --output's suffix, or table"
@@ -468,6 +469,13 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("evalset", metavar="EVALSET")
     _trace_options(p)
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop waiting on the target's operations after this long (default: 300 s an "
+        "import); what they did is picked up by the next upload",
+    )
     p.set_defaults(needs_target=True)
 
     p = _add(

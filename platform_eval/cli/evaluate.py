@@ -32,7 +32,14 @@ from ..results.render import judge_line
 from ..results.significance import DEFAULT_SEED
 from ..results.usage import load_prices
 from ..target import Target
-from ..types import EvaluationItem, EvaluationRun, InferenceConfig, record_thresholds
+from ..traces import Conversation
+from ..types import (
+    EvaluationItem,
+    EvaluationRun,
+    EvaluationSet,
+    InferenceConfig,
+    record_thresholds,
+)
 from ..types.predefined_metrics import newest_version
 from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
 from ._target import judge_settings
@@ -239,8 +246,22 @@ def upload(args: argparse.Namespace, target: Target) -> int:
     report = jobs.UploadReport()
     progress = _upload_progress(args.quiet)
     traces = trace_sources(args.traces, target)
+    with jobs.waiting_at_most(args.timeout):
+        evaluation_set = _upload(args, target, traces, progress, report)
+    note(report.summary(), quiet=args.quiet)
+    print(evaluation_set.name)
+    return EXIT_OK
+
+
+def _upload(
+    args: argparse.Namespace,
+    target: Target,
+    traces: list[str | Conversation] | None,
+    progress: Any,
+    report: jobs.UploadReport,
+) -> EvaluationSet:
     if traces:
-        evaluation_set = jobs.upload_traces(
+        return jobs.upload_traces(
             target.client,
             args.evalset,
             traces,
@@ -249,13 +270,7 @@ def upload(args: argparse.Namespace, target: Target) -> int:
             on_progress=progress,
             report=report,
         )
-    else:
-        evaluation_set = jobs.upload_eval_set(
-            target.client, args.evalset, on_progress=progress, report=report
-        )
-    note(report.summary(), quiet=args.quiet)
-    print(evaluation_set.name)
-    return EXIT_OK
+    return jobs.upload_eval_set(target.client, args.evalset, on_progress=progress, report=report)
 
 
 def _thresholds(pairs: list[str]) -> dict[str, float]:

@@ -8,6 +8,7 @@ fault it registered was actually hit.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._asgi import send_rpc_error
 
-KINDS = ("status", "drop", "status_after", "drop_after", "delay")
+KINDS = ("status", "drop", "status_after", "drop_after", "delay", "unfinished")
 
 
 @dataclass
@@ -24,7 +25,9 @@ class Fault:
     """``kind``: ``status`` answers with ``status`` without processing the request;
     ``drop`` closes the connection without processing; ``status_after`` and ``drop_after``
     process the request first (so a create is stored) and then fail or drop the answer;
-    ``delay`` only waits ``delay`` seconds, then serves the request normally."""
+    ``delay`` only waits ``delay`` seconds, then serves the request normally;
+    ``unfinished`` processes the request and answers the operation it returns as not done
+    (its name and metadata, no result): an operation that never finishes."""
 
     path: str = ""
     method: str = "*"
@@ -145,6 +148,37 @@ async def _drop(send: Send) -> None:
     raise DroppedConnectionError
 
 
+async def _unfinished(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    start: Message = {}
+    body = bytearray()
+
+    async def keep(message: Message) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start":
+            start = message
+        elif message["type"] == "http.response.body":
+            body.extend(message.get("body", b""))
+
+    await app(scope, receive, keep)
+    try:
+        answer = json.loads(bytes(body))
+    except ValueError:
+        answer = None
+    if start.get("status") != 200 or not isinstance(answer, dict) or "name" not in answer:
+        # Not an operation: answered as it was.
+        await send(start)
+        await send({"type": "http.response.body", "body": bytes(body)})
+        return
+    pending = {key: answer[key] for key in ("name", "metadata") if key in answer}
+    payload = json.dumps(pending).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
 class FaultMiddleware:
     def __init__(self, app: ASGIApp, registry: FaultRegistry) -> None:
         self.app = app
@@ -163,6 +197,9 @@ class FaultMiddleware:
             await asyncio.sleep(fault.delay)
         if fault.kind == "delay":
             await self.app(scope, receive, send)
+            return
+        if fault.kind == "unfinished":
+            await _unfinished(self.app, scope, receive, send)
             return
         if fault.kind in ("status_after", "drop_after"):
 

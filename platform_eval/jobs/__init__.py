@@ -18,6 +18,7 @@ from .tasks import (
     upload_traces,
 )
 from .upload import Failure, Progress, UploadResult, upload_items_async
+from .waiting import waiting_at_most
 
 __all__ = [
     "Evaluation",
@@ -35,4 +36,5 @@ __all__ = [
     "upload_eval_set",
     "upload_items_async",
     "upload_traces",
+    "waiting_at_most",
 ]

@@ -17,7 +17,7 @@ from .._gc import collector_paused
 from .._operations import MetricLike, to_metric
 from .._sync import run_or_defer
 from ..client import AsyncClient, Client
-from ..errors import PlatformEvalError
+from ..errors import PlatformEvalError, WaitTimeoutError
 from ..formats import adk
 from ..formats._problems import FormatError, Problem
 from ..formats.config import EvalConfig, parse_eval_config
@@ -72,6 +72,7 @@ from .upload import (
     set_identity,
     upload_items_async,
 )
+from .waiting import time_left, waiting_at_most
 
 _logger = logging.getLogger("platform_eval.jobs")
 AnyClient = Client | AsyncClient
@@ -890,58 +891,73 @@ def evaluate(
                 report,
                 bulk_import,
             )
-        assert upload is not None
-        journal = upload.open_manifest(async_client)
-        evaluation_set = await upload(async_client, journal)
-        not_evaluated = ran.not_evaluated if ran else _unrecorded(report, candidate)
-        metadata = record_not_evaluated(record_thresholds(None, thresholds), not_evaluated)
-        metadata = record_agent_usage(metadata, ran.usage if ran else {})
-        run: EvaluationRun | None = None
-        attached = False
-        if chosen:
-            run, attached = await _start_or_attach(
-                async_client, journal, evaluation_set, chosen, metadata, inference_configs
-            )
-        agent_runs = ran.report if ran else None
-        if not wait and run is not None:
+        # --timeout bounds the waits on the target from here (the agent's runs are not one):
+        # an import that never finishes ends the upload in time, and the run's wait gets
+        # what is left.
+        with waiting_at_most(timeout):
+            assert upload is not None
+            journal = upload.open_manifest(async_client)
+            evaluation_set = await upload(async_client, journal)
+            not_evaluated = ran.not_evaluated if ran else _unrecorded(report, candidate)
+            metadata = record_not_evaluated(record_thresholds(None, thresholds), not_evaluated)
+            metadata = record_agent_usage(metadata, ran.usage if ran else {})
+            run: EvaluationRun | None = None
+            attached = False
+            if chosen:
+                run, attached = await _start_or_attach(
+                    async_client, journal, evaluation_set, chosen, metadata, inference_configs
+                )
+            agent_runs = ran.report if ran else None
+            if not wait and run is not None:
+                return Evaluation(
+                    run,
+                    [],
+                    evaluation_set,
+                    report,
+                    thresholds,
+                    attached=attached,
+                    agent_runs=agent_runs,
+                )
+            results: list[EvaluationItem] = []
+            if run is not None:
+                try:
+                    run = await async_client.wait_for_run(
+                        run,
+                        timeout=time_left(timeout),
+                        poll_interval=poll_interval,
+                        # A local run's end is seen within a second, not the default 10 s later.
+                        max_poll_interval=min(10.0, poll_interval * 5),
+                        on_progress=on_run_progress,
+                    )
+                except WaitTimeoutError as exc:
+                    if timeout is None:
+                        raise
+                    # The bound is the whole wait's, the upload's included: said as given.
+                    state = exc.run.state if exc.run is not None else "not done"
+                    raise WaitTimeoutError(
+                        f"run {run.name} still {state} when the {timeout:g} s given to wait ran "
+                        "out",
+                        run=exc.run,
+                    ) from None
+                results = await async_client.get_results(run) if run.evaluation_results else []
+                if run.name:
+                    journal.record_collected(run.name)
+            if code:
+                results += await code_results(async_client, evaluation_set, report.case_ids, code)
+                if run is None and ran is not None:
+                    # No run records the cases the agent failed on: these items do.
+                    results += not_evaluated_results(ran.not_evaluated, code)
+            if ran is not None and ran.journal is not None:
+                ran.journal.clear()  # the sessions are evaluated: a next evaluation runs the agent
             return Evaluation(
                 run,
-                [],
+                results,
                 evaluation_set,
                 report,
                 thresholds,
                 attached=attached,
                 agent_runs=agent_runs,
             )
-        results: list[EvaluationItem] = []
-        if run is not None:
-            run = await async_client.wait_for_run(
-                run,
-                timeout=timeout,
-                poll_interval=poll_interval,
-                # A local run's end is seen within a second, not up to the default 10 s later.
-                max_poll_interval=min(10.0, poll_interval * 5),
-                on_progress=on_run_progress,
-            )
-            results = await async_client.get_results(run) if run.evaluation_results else []
-            if run.name:
-                journal.record_collected(run.name)
-        if code:
-            results += await code_results(async_client, evaluation_set, report.case_ids, code)
-            if run is None and ran is not None:
-                # No run records the cases the agent failed on: these items do.
-                results += not_evaluated_results(ran.not_evaluated, code)
-        if ran is not None and ran.journal is not None:
-            ran.journal.clear()  # the sessions are evaluated: a next evaluation runs the agent
-        return Evaluation(
-            run,
-            results,
-            evaluation_set,
-            report,
-            thresholds,
-            attached=attached,
-            agent_runs=agent_runs,
-        )
 
     return run_or_defer(client, job)
 

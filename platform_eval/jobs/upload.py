@@ -32,9 +32,10 @@ from .._env import positive_number
 from .._gc import collector_paused
 from .._operations import jsonl
 from ..client import AsyncClient
-from ..errors import APIConnectionError, TargetUnreachableError
+from ..errors import APIConnectionError, TargetUnreachableError, WaitTimeoutError
 from ..types import EvaluationItem, EvaluationSet
 from .manifest import Manifest, key_label
+from .waiting import time_left
 
 #: Label with the identity of the set an uploaded item belongs to.
 SET_LABEL = "platform-eval-set"
@@ -196,6 +197,8 @@ class _Imported:
     #: Entries an import did not create, or whose answer was lost: looked for, then created.
     leftover: list[PendingItem] = field(default_factory=list)
     parts: list[str] = field(default_factory=list)
+    #: Imports not done in time (operation name, its entries): what they created is kept.
+    unfinished: list[tuple[str, list[PendingItem]]] = field(default_factory=list)
 
 
 def _labelled(key: str, build: Callable[[], EvaluationItem], set_id: str) -> EvaluationItem:
@@ -295,9 +298,15 @@ async def _import_items(
                 gcs_destination=destination,
                 request_id=f"pe-import-{key_label(set_id + '|' + '|'.join(keys))}",
             )
-            imported = await future.wait(positive_number(IMPORT_WAIT_ENV, DEFAULT_IMPORT_WAIT))
+            wait = time_left(positive_number(IMPORT_WAIT_ENV, DEFAULT_IMPORT_WAIT))
+            imported = await future.wait(wait)
         except asyncio.CancelledError:
             raise
+        except WaitTimeoutError:
+            # Still going: what it created is looked for, and the rest is not created one by
+            # one, which would make second copies when it ends.
+            outcome.unfinished.append((future.name or "(unnamed)", entries))
+            return
         except Exception:
             # Refused (a bad item, or no import on this target) or answer lost: the items are
             # looked for, and created one by one, each failure with its own reason.
@@ -484,6 +493,17 @@ async def upload_items_async(
         there.update(imported.created)
         parts = imported.parts
         todo = imported.leftover
+        for operation, unfinished in imported.unfinished:
+            landed = await _find_items(client, set_id, [key for key, _ in unfinished])
+            there.update(landed.items)
+            report(len(landed.items), None)
+            reason = (
+                f"the import operation {operation} did not finish in time; upload again to "
+                "pick up what it created"
+            )
+            for key, _ in unfinished:
+                if key not in landed.items:
+                    report(0, Failure(key, reason))
         if todo:
             landed = await _find_items(client, set_id, [key for key, _ in todo])
             there.update(landed.items)

@@ -10,6 +10,7 @@ import pytest
 from paths import SAMPLE_DATA
 
 from platform_eval.cli import main
+from platform_eval.emulator import Emulator
 
 RUN = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
 
@@ -217,3 +218,34 @@ def test_a_threshold_on_an_unversioned_predefined_metric_is_its_newest_version(
     assert main(["-q", *run, "--threshold", "general_quality=0.5", "--format", "json"]) == 0
     [row] = json.loads(capsys.readouterr().out)["rows"]
     assert row["metric"].startswith("general_quality_v") and row["threshold"] == 0.5
+
+
+@pytest.mark.parametrize("command", ["upload", "run"])
+def test_an_operation_that_never_finishes_ends_the_command_at_its_timeout(
+    command: str,
+    work: Path,
+    emulator: Emulator,
+    project: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    emulator.inject_fault(path=":import", method="POST", kind="unfinished")
+    emulator.inject_fault(path="/operations/", kind="unfinished", times=1_000_000)
+    target = ["-q", "--endpoint", emulator.host_port, "--project", project]
+    args = [*target, command, *RUN[1:], "--timeout", "1"]
+    if command == "run":
+        args += ["--metrics", "exact_match"]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert emulator.faults.pending()[0]["times"] < 1_000_000, "the operation was polled"
+    assert "Traceback" not in err
+    if command == "run" and code == 1:
+        # The import's wait took the second: the run's wait ends at once (unless the run was
+        # done by then), saying so; the next run attaches to it.
+        assert "still RUNNING when the 1 s given to wait ran out" in err
+        emulator.faults.clear()
+        assert main([*target, "run", *RUN[1:], "--metrics", "exact_match"]) == 0
+    else:
+        assert code == 0, err
+    with emulator.client(project) as client:
+        requests = [i for i in client.list_items() if i.evaluation_item_type == "REQUEST"]
+        assert len(requests) == 1  # the case with its candidate, once

@@ -224,3 +224,51 @@ def test_a_name_the_journal_remembers_never_reaches_the_set(
             client, _eval_set(ANSWERS), manifest=manifest, allow_partial=True
         )
         assert again.evaluation_items == first.evaluation_items[1:]
+
+
+def test_an_import_that_never_finishes_ends_the_upload_at_its_bound_with_what_it_made(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    """The import is made and its operation is never reported done (over HTTP): the upload
+    stops waiting at its bound and keeps the items the import created, each once."""
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        emulator.inject_fault(path=":import", method="POST", kind="unfinished")
+        emulator.inject_fault(path="/operations/", kind="unfinished", times=1_000_000)
+        with jobs.waiting_at_most(0.5):
+            evaluation_set = jobs.upload_eval_set(
+                client, _eval_set(ANSWERS), manifest=tmp_path / "m.jsonl"
+            )
+        assert emulator.faults.pending()[0]["times"] < 1_000_000, "the operation was polled"
+        assert len(evaluation_set.evaluation_items) == len(ANSWERS)
+        assert len(_all_items(client)) == len(ANSWERS)
+
+
+def test_an_import_still_running_at_the_bound_fails_its_items_and_creates_no_copies(
+    emulator: Emulator, project: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import that has created nothing yet and never ends (the emulator's end at once: the
+    operation is made up here): its items are not created one by one, which would leave second
+    copies when it ends; the upload names the operation, and the next one completes."""
+    from platform_eval import AsyncClient
+    from platform_eval.lro import AsyncOperationFuture
+    from platform_eval.types import Operation
+
+    running = Operation(name=f"projects/{project}/locations/us-central1/operations/1", done=False)
+
+    async def still_running(self: AsyncClient, *args: Any, **kwargs: Any) -> Any:
+        async def refresh(name: str) -> Operation:
+            return running
+
+        return AsyncOperationFuture(running, refresh, lambda body: body)
+
+    manifest = tmp_path / "m.jsonl"
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        with monkeypatch.context() as patched:
+            patched.setattr(AsyncClient, "import_set", still_running)
+            with jobs.waiting_at_most(0.3), pytest.raises(jobs.UploadIncompleteError) as caught:
+                jobs.upload_eval_set(client, _eval_set(ANSWERS), manifest=manifest)
+        assert f"the import operation {running.name} did not finish in time" in str(caught.value)
+        assert _all_items(client) == []
+        evaluation_set = jobs.upload_eval_set(client, _eval_set(ANSWERS), manifest=manifest)
+        assert len(evaluation_set.evaluation_items) == len(ANSWERS)
+        assert len(_all_items(client)) == len(ANSWERS)
