@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, NoReturn, TypeVar
@@ -17,6 +19,12 @@ NEXT_PAGE_TOKEN = "nextPageToken"
 #: Pages in a row with nothing on them (and a next page) before a pager gives up: a server may
 #: answer an empty page now and then, never this many in a row.
 MAX_EMPTY_PAGES = 100
+#: Seconds of empty pages in a row (each with a next page) before a pager gives up: slow empty
+#: pages would otherwise hold it MAX_EMPTY_PAGES times their delay.
+MAX_EMPTY_SECONDS = 60.0
+#: Pages one listing reads at most: at the service's page sizes, far more resources than any
+#: project holds, and a bound on a server that makes up new ones for ever.
+MAX_PAGES = 100_000
 
 
 class PageTokens:
@@ -46,13 +54,18 @@ def _stop(what: str, pages: int) -> NoReturn:
 
 class _Follower:
     """Decides each next page token, and stops a server that would have the pager read for
-    ever: a token given twice, pages that are all empty, or the same page again under a new
-    token (a pager's memory would grow, and its caller wait, without end)."""
+    ever: a token given twice, pages with nothing new on them (empty, or only resources given
+    before) for MAX_EMPTY_PAGES pages or MAX_EMPTY_SECONDS, the same page again under a new
+    token, or more than MAX_PAGES pages (a pager's memory would grow, and its caller wait,
+    without end)."""
 
     def __init__(self) -> None:
         self.tokens = PageTokens()
         self.empty = 0
-        self.last: list[object] | None = None
+        self.empty_since = 0.0
+        self.last: list[str] | None = None
+        #: What every page so far held: a resource's name, or a digest of one without a name.
+        self.held: set[str] = set()
 
     def follow(self, page: Page[T]) -> str | None:
         token = page.next_page_token
@@ -60,14 +73,46 @@ class _Follower:
             return None
         self.tokens.check(token)
         pages = len(self.tokens.seen)
-        self.empty = self.empty + 1 if not page.items else 0
-        if self.empty >= MAX_EMPTY_PAGES:
-            _stop(f"answered {self.empty} empty pages in a row, each with a next page", pages)
-        names: list[object] = [getattr(item, "name", item) for item in page.items]
-        if page.items and names == self.last and all(isinstance(n, str) for n in names):
+        if pages >= MAX_PAGES:
+            _stop("still gave a next page", pages)
+        held = [_identity(item) for item in page.items]
+        if held and held == self.last:
             _stop("answered the same page again under a new page token", pages)
-        self.last = names
+        # A page of resources all given before brings nothing, as an empty one (a resource
+        # given twice in a listing that changes under it is passed on, not an error).
+        self._check_empty(any(one not in self.held for one in held), pages)
+        self.held.update(held)
+        self.last = held
         return token
+
+    def _check_empty(self, brought: bool, pages: int) -> None:
+        if brought:
+            self.empty = 0
+            return
+        now = time.monotonic()
+        if self.empty == 0:
+            self.empty_since = now
+        self.empty += 1
+        if self.empty >= MAX_EMPTY_PAGES:
+            _stop(
+                f"answered {self.empty} empty pages in a row (or none new), each with a next page",
+                pages,
+            )
+        if self.empty > 1 and now - self.empty_since > MAX_EMPTY_SECONDS:
+            _stop(
+                f"answered empty pages (or none new) for {now - self.empty_since:.0f} s in a "
+                "row, each with a next page",
+                pages,
+            )
+
+
+def _identity(item: object) -> str:
+    """A resource by its name, or one without a name by a digest of what it holds."""
+    name = getattr(item, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    text = item.model_dump_json() if hasattr(item, "model_dump_json") else repr(item)
+    return "#" + hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)

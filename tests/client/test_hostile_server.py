@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +17,7 @@ import pytest
 from conftest import AsyncAsSync
 from sockets import serve_in_thread
 
-from platform_eval import AsyncClient, Client, errors
+from platform_eval import AsyncClient, Client, _pagination, errors
 
 
 @contextmanager
@@ -95,6 +96,72 @@ def test_page_tokens_that_change_for_ever_are_an_error_not_a_loop(
     ):
         list(client.list_items())
     assert len(asked) == pages
+
+
+def _pages(
+    page: Callable[[int], list[dict[str, Any]]], delay: float = 0.0
+) -> Callable[[int], bytes]:
+    def body(number: int) -> bytes:
+        time.sleep(delay)
+        return json.dumps({"evaluationItems": page(number), "nextPageToken": f"p{number}"}).encode()
+
+    return body
+
+
+def _named(number: int) -> dict[str, Any]:
+    return {"name": f"projects/p/locations/l/evaluationItems/{number}"}
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("page", "said", "pages"),
+    [
+        # One item with no name, the same on every page.
+        (lambda n: [{"displayName": "x"}], "the same page again", 2),
+        # Two items given in turn: nothing new after the second page.
+        (lambda n: [_named(n % 2)], "empty pages in a row (or none new)", 102),
+        # A new item on every page, for ever.
+        (lambda n: [_named(n)], "still gave a next page after 30 pages", 30),
+    ],
+)
+def test_a_listing_that_would_never_end_stops(
+    page: Callable[[int], list[dict[str, Any]]],
+    said: str,
+    pages: int,
+    kind: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_pagination, "MAX_PAGES", 30 if pages == 30 else 1000)
+    asked: list[str] = []
+    with _serving(_pages(page), asked) as url:
+        client: Any = (
+            Client("p", api_endpoint=url)
+            if kind == "sync"
+            else AsyncAsSync(AsyncClient("p", api_endpoint=url))
+        )
+        try:
+            with pytest.raises(errors.RepeatedPageTokenError, match=re.escape(said)):
+                list(client.list_items())
+        finally:
+            client.close()
+    assert len(asked) == pages
+
+
+def test_slow_empty_pages_are_given_up_after_seconds_not_a_hundred_pages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_pagination, "MAX_EMPTY_SECONDS", 0.3)
+    asked: list[str] = []
+    with (
+        _serving(_pages(lambda n: [], delay=0.1), asked) as url,
+        Client("p", api_endpoint=url) as client,
+        pytest.raises(
+            errors.RepeatedPageTokenError, match=r"empty pages \(or none new\) for \d+ s in a row"
+        ),
+    ):
+        list(client.list_items())
+    # At 0.1 s a page or slower, four pages or more fill the 0.3 s; the count cap is 100.
+    assert 4 <= len(asked) < 100
 
 
 def test_a_run_that_never_ends_is_waited_on_until_the_timeout(
