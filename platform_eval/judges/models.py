@@ -49,18 +49,34 @@ class GenaiBackend:
 
     def __init__(self, client: genai.Client | None = None) -> None:
         self._client = client
+        #: The HTTP client of the google-genai client made here, closed with the backend.
+        self._http: Any = None
 
     def _genai(self) -> Any:
         if self._client is None:
+            import httpx
             from google import genai
             from google.genai import types as genai_types
+
+            from .answer_cap import AnswerCap
 
             # One attempt a call: the judge's own loop retries (with its probe and its stop on
             # an outage). Without retry options google-genai retries a refused connection
             # itself, after 1-10 s each time.
             once = genai_types.HttpRetryOptions(attempts=1)
-            self._client = genai.Client(http_options=genai_types.HttpOptions(retry_options=once))
+            # Answers read no further than a judge's could go (google-genai reads them whole).
+            capped = self._http = httpx.AsyncClient(transport=AnswerCap(), timeout=None)
+            self._client = genai.Client(
+                http_options=genai_types.HttpOptions(retry_options=once, httpx_async_client=capped)
+            )
         return self._client
+
+    async def aclose(self) -> None:
+        """Closes the connections of the client made here (a client given is the giver's)."""
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+            self._client = None
 
     async def generate(
         self, model: str, contents: list[Content], config: GenerateContentConfig | None

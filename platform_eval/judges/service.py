@@ -576,6 +576,10 @@ class Judging:
             # dropped half way would be left to the garbage collector, on a closed loop.
             with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(_unwind(), self._loop).result(timeout=10)
+            closing = getattr(self._gemini, "aclose", None)
+            if closing is not None:
+                with contextlib.suppress(Exception):
+                    asyncio.run_coroutine_threadsafe(closing(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         if self.cache is not None:

@@ -230,6 +230,61 @@ def test_an_answer_past_the_size_cap_is_refused_and_not_cached(tmp_path: Path) -
         assert judges.model.cache is not None and len(judges.model.cache) == 0
 
 
+def test_an_answer_past_what_a_judge_could_write_is_not_read_whole(
+    fake: FakeGemini, tmp_path: Path
+) -> None:
+    """Through the judges' own google-genai client: an answer announcing more than
+    MAX_ANSWER_BYTES is refused before its body is read, and the call is NOT judged."""
+    from platform_eval.judges.answer_cap import MAX_ANSWER_BYTES
+
+    fake.rule = lambda seen: "x" * (MAX_ANSWER_BYTES + 1)
+    judging = Judging(cache=tmp_path / "cache.sqlite")
+    try:
+        with pytest.raises(JudgeUnavailableError, match="more than the 8,388,608 a judge answer"):
+            _ask(judging)
+        assert judging.cache is not None and len(judging.cache) == 0
+        fake.rule = lambda seen: "yes"
+        assert _ask(judging, sample=1) == "yes"  # the same client, still usable
+    finally:
+        judging.close()
+
+
+def test_an_unannounced_answer_stops_being_read_at_the_cap() -> None:
+    """An answer with no length (chunked), or one encoded though none was asked for: the
+    transport reads no more than its cap (a server sending such answers: made up here)."""
+    import asyncio
+
+    import httpx
+
+    from platform_eval.judges.answer_cap import AnswerCap, AnswerTooLargeError
+
+    sent: list[int] = []
+    asked: list[str] = []
+
+    async def chunks() -> Any:
+        for _ in range(1000):
+            sent.append(1)
+            yield b"x" * 1024
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.headers["accept-encoding"])
+        if request.url.path == "/gzip":
+            return httpx.Response(200, headers={"content-encoding": "gzip"}, content=b"")
+        return httpx.Response(200, content=chunks())
+
+    async def read(path: str) -> bytes:
+        transport = AnswerCap(limit=10 * 1024, inner=httpx.MockTransport(answer))
+        async with httpx.AsyncClient(transport=transport) as client:
+            return (await client.get(f"http://model.test{path}")).content
+
+    with pytest.raises(AnswerTooLargeError, match="went past 10,240 bytes"):
+        asyncio.run(read("/chunked"))
+    assert len(sent) <= 12  # stopped within a chunk or two of the cap, not 1,000
+    with pytest.raises(AnswerTooLargeError, match="gzip-encoded though none was asked for"):
+        asyncio.run(read("/gzip"))
+    assert asked == ["identity", "identity"]
+
+
 def test_an_answer_the_cache_cannot_keep_is_still_used(tmp_path: Path) -> None:
     """Another process holds the cache file's write lock: the paid answer is used, and only
     its keeping is lost (with a warning), not the answer."""
