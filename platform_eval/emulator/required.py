@@ -49,7 +49,7 @@ REQUIRED: dict[str, frozenset[str]] = {
     "EvaluationRubricConfig": frozenset({"rubric_group_key"}),
     "EvaluationRun": frozenset({"data_source", "display_name"}),
     "EvaluationRunMetric": frozenset({"metric"}),
-    "EvaluationSet": frozenset({"display_name", "evaluation_items"}),
+    "EvaluationSet": frozenset({"evaluation_items"}),
     "GcsDestination": frozenset({"output_uri_prefix"}),
     "GeminiAgentConfig": frozenset({"gemini_agent"}),
     "HarborTask": frozenset({"dataset", "task"}),
@@ -81,6 +81,10 @@ LENIENT: dict[str, dict[str, str]] = {
     },
     "EvaluationExperiment": {
         "evaluation_runs": "an experiment is created before its runs, which join it as made",
+    },
+    "EvaluationSet": {
+        "display_name": "the official SDK's create_evaluation_run(dataset=EvaluationDataset) "
+        "(google-cloud-aiplatform 2.7.0; agents-cli `eval submit`) creates its set with none",
     },
     "LossAnalysisConfig": {
         "candidate": "the official SDK's loss_analysis_metrics sends none (google-cloud-aiplatform "

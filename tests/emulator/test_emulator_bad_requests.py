@@ -270,7 +270,7 @@ def test_a_body_of_millions_of_tiny_values_is_refused_before_it_is_parsed(
             },
             "evaluationRequest.candidateResponses[0].candidate",
         ),
-        ("evaluationSets", {"evaluationItems": []}, "displayName"),
+        ("evaluationSets", {"displayName": "x"}, "evaluationItems"),
         ("evaluationExperiments", {}, "displayName"),
         (
             "evaluationMetrics",

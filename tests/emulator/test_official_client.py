@@ -369,3 +369,41 @@ def _loss_and_red_teaming_fields(
     assert answer.status_code == 400
     assert "unknown field 'maxTopClusterCnt' for LossAnalysisConfig" in answer.text
     assert "did you mean 'maxTopClusterCount'?" in answer.text
+
+
+def test_the_official_clients_dataset_run_completes(
+    official: Any, bucket: Any, emulator: Emulator, project: str
+) -> None:
+    """``create_evaluation_run(dataset=EvaluationDataset)``, the path agents-cli ``eval
+    submit`` takes: the SDK writes the cases to Cloud Storage and creates a set with no display
+    name, which the service takes; so does the emulator, and the run completes."""
+    import pandas as pd
+
+    vt = importlib.import_module(f"{_package_of(official)}._genai.types")
+    frame = pd.DataFrame(
+        {
+            "prompt": ["Capital of France?", "Capital of Norway?"],
+            "response": ["Paris", "Bergen"],
+            "reference": ["Paris", "Oslo"],
+        }
+    )
+    run = official.create_evaluation_run(
+        dataset=vt.EvaluationDataset(eval_dataset_df=frame),
+        dest=f"gs://{bucket.name}/results",
+        metrics=[vt.EvaluationRunMetric(metric="exact_match")],
+    )
+    done = _wait(official, run.name)
+    assert str(done.state).endswith("SUCCEEDED"), done
+    with emulator.client(project) as ours:
+        (result_set,) = [
+            s
+            for s in ours.list_sets()
+            if s.name == ours.get_run(run.name).data_source.evaluation_set
+        ]
+        assert len(result_set.evaluation_items) == 2
+        scores = sorted(
+            r.score
+            for item in ours.get_results(ours.get_run(run.name))
+            for r in item.evaluation_response.candidate_results
+        )
+    assert scores == [0.0, 1.0]
