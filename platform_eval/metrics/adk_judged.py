@@ -421,13 +421,21 @@ def _scenario(subject: Subject) -> Any:
             "conversation_scenario, and this case has none (a recorded conversation)"
         )
     persona = subject.metadata.get(USER_PERSONA_KEY)
-    return ConversationScenario.model_validate(
-        {
-            "starting_prompt": scenario.starting_prompt or "",
-            "conversation_plan": scenario.conversation_plan or "",
-            **({"user_persona": persona} if isinstance(persona, dict) else {}),
-        }
-    )
+    try:
+        # A persona written out, or the id of one of ADK's own ("NOVICE"), which its
+        # ConversationScenario resolves as adk eval does.
+        return ConversationScenario.model_validate(
+            {
+                "starting_prompt": scenario.starting_prompt or "",
+                "conversation_plan": scenario.conversation_plan or "",
+                **({"user_persona": persona} if isinstance(persona, dict | str) else {}),
+            }
+        )
+    except Exception as exc:
+        raise NotApplicableError(
+            f"conversation_scenario.user_persona {persona!r} is not a persona google-adk "
+            f"knows: {exc}"
+        ) from None
 
 
 def _candidate_result(

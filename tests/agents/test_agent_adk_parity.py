@@ -187,14 +187,18 @@ PERSONA = {
 }
 
 
+@pytest.mark.parametrize("persona", [PERSONA, "NOVICE"], ids=["written-out", "adk-persona-id"])
 def test_a_scenarios_user_persona_reaches_the_simulator_quality_judge_as_in_adk_eval(
-    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+    persona: Any, model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """ADK renders its persona template for per_turn_user_simulator_quality_v1 when the
-    scenario has a user_persona: the same judge prompts, and scores, as adk eval."""
+    scenario has a user_persona, written out or the id of one of its own: the same judge
+    prompts, and scores, as adk eval."""
+    from google.adk.evaluation.simulation.pre_built_personas import get_default_persona_registry
+
     trips = _scenarios(4)
     for case in trips["eval_cases"]:
-        case["conversation_scenario"]["user_persona"] = PERSONA
+        case["conversation_scenario"]["user_persona"] = persona
     Path("personas.evalset.json").write_text(json.dumps(trips))
     theirs = adk_eval("personas.evalset.json", "scenario_config.json")
     adk_calls = len(model.seen)
@@ -203,7 +207,12 @@ def test_a_scenarios_user_persona_reaches_the_simulator_quality_judge_as_in_adk_
     assert {key: theirs[key] for key in mine} == pytest.approx(mine)
     theirs_asked = _judge_prompts(model.seen[:adk_calls])
     assert theirs_asked == _judge_prompts(model.seen[adk_calls:])
-    assert any("A busy traveller who writes short messages." in p for p in theirs_asked)
+    described = (
+        get_default_persona_registry().get_persona(persona).description
+        if isinstance(persona, str)
+        else persona["description"]
+    )
+    assert any(described in p for p in theirs_asked)
 
 
 GROUNDING = {
