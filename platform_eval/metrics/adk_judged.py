@@ -27,7 +27,9 @@ from typing import Any
 
 from ..types import (
     CANDIDATE_GROUNDING_KEY,
+    CANDIDATE_TURN_AGENTS_KEY,
     USER_PERSONA_KEY,
+    AgentConfig,
     AgentData,
     CandidateResult,
     EvaluationRequest,
@@ -132,10 +134,14 @@ def _adk_rubric(rubric: Rubric) -> dict[str, Any]:
 
 
 def _events(
-    agent_data: AgentData, grounding: Mapping[str, Any] | None = None
+    agent_data: AgentData,
+    grounding: Mapping[str, Any] | None = None,
+    turn_agents: Mapping[str, Any] | None = None,
 ) -> tuple[list[Any], dict[str, Any]]:
     """ADK events of AgentData turns (one invocation per turn), and each turn's app details;
-    ``grounding`` (turn id -> event index -> metadata) is put back on the events that had it."""
+    ``grounding`` (turn id -> event index -> metadata) is put back on the events that had it;
+    ``turn_agents`` (turn id -> agent id -> AgentConfig) is what an agent was given in a turn
+    where that differs from ``agents``."""
     from google.adk.events import Event
     from google.genai import types as genai_types
 
@@ -145,7 +151,9 @@ def _events(
     details: dict[str, Any] = {}
     for position, turn in enumerate(turns):
         invocation_id = turn.turn_id or f"turn-{turn.turn_index or position}"
-        turn_details = _app_details(known, [event.author for event in turn.events or []])
+        given = (turn_agents or {}).get(turn.turn_id or "")
+        turn_known = {**known, **_configs(given)} if isinstance(given, dict) else known
+        turn_details = _app_details(turn_known, [event.author for event in turn.events or []])
         if turn_details is not None:
             details[invocation_id] = turn_details
         turn_events = list(turn.events or [])
@@ -172,6 +180,18 @@ def _events(
                 )
             )
     return events, details
+
+
+def _configs(given: Mapping[str, Any]) -> dict[str, AgentConfig]:
+    """The AgentConfigs a turn's record holds; one that is not (an edited file) is left out,
+    and the agent's first turn's stands."""
+    configs: dict[str, AgentConfig] = {}
+    for agent_id, config in given.items():
+        try:
+            configs[agent_id] = AgentConfig.model_validate(config)
+        except ValueError:
+            continue
+    return configs
 
 
 def _is_user(event: Any) -> bool:
@@ -218,11 +238,15 @@ def _app_details(known: dict[str, Any], authors: list[str | None]) -> Any:
     )
 
 
-def invocations(agent_data: AgentData, grounding: Mapping[str, Any] | None = None) -> list[Any]:
+def invocations(
+    agent_data: AgentData,
+    grounding: Mapping[str, Any] | None = None,
+    turn_agents: Mapping[str, Any] | None = None,
+) -> list[Any]:
     """AgentData turns as ADK reads a session: one Invocation per turn, by ADK's own code."""
     from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 
-    events, details = _events(agent_data, grounding)
+    events, details = _events(agent_data, grounding, turn_agents)
     return list(EvaluationGenerator.convert_events_to_eval_invocations(events, details or None))
 
 
@@ -378,7 +402,11 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
     grounding = (
         by_candidate.get(candidate.candidate or "") if isinstance(by_candidate, dict) else None
     )
-    actual = invocations(candidate.agent_data, grounding)
+    by_candidate = subject.metadata.get(CANDIDATE_TURN_AGENTS_KEY)
+    turn_agents = (
+        by_candidate.get(candidate.candidate or "") if isinstance(by_candidate, dict) else None
+    )
+    actual = invocations(candidate.agent_data, grounding, turn_agents)
     golden = request.golden_response
     expected = (
         invocations(golden.agent_data)

@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import CANDIDATE_GROUNDING_KEY, CANDIDATE_STATE_KEY, AgentData
+from ..types import (
+    CANDIDATE_GROUNDING_KEY,
+    CANDIDATE_STATE_KEY,
+    CANDIDATE_TURN_AGENTS_KEY,
+    AgentData,
+)
 
 
 @dataclass
@@ -32,6 +37,9 @@ class Conversation:
     #: The session's state at its end, where the recording holds it (an ADK session's
     #: ``state``, an empty one included); None where it does not (spans never do).
     final_state: dict[str, Any] | None = None
+    #: What an agent was given in a turn, where it differs from its first turn's (AgentData's
+    #: ``agents``): turn id -> agent id -> AgentConfig in wire form.
+    turn_agents: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def records(self) -> dict[str, Any]:
         """What the recording holds of this candidate beside its AgentData, by the item
@@ -41,6 +49,8 @@ class Conversation:
             kept[CANDIDATE_GROUNDING_KEY] = self.grounding
         if self.final_state is not None:
             kept[CANDIDATE_STATE_KEY] = self.final_state
+        if self.turn_agents:
+            kept[CANDIDATE_TURN_AGENTS_KEY] = self.turn_agents
         return kept
 
     @property

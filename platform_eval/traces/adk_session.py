@@ -88,6 +88,8 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
     authors: list[str] = []
     #: What each agent was given, as the run saved it (its first turn's: ``with_agents``).
     given: dict[str, AgentConfig] = {}
+    #: Where an agent was given something else in a later turn: turn -> agent -> its config.
+    turn_agents: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
     skipped_partial = 0
     set_by_run: set[str] = set()
@@ -112,13 +114,19 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
             continue
         author = _name(raw.get("author"), "unknown", source, f"{where}.author")
         config = _agent_config(raw, source, where)
-        if config is not None and author not in given:
-            given[author] = config.model_copy(update={"agent_id": config.agent_id or author})
-        if content is not None and author != "user" and author not in authors:
-            authors.append(author)
         invocation = _name(
             _get(raw, "invocation_id"), f"event-{index}", source, f"{where}.invocationId"
         )
+        if config is not None:
+            config = config.model_copy(update={"agent_id": config.agent_id or author})
+            if author not in given:
+                given[author] = config
+            elif config != given[author]:
+                # Given something else in this turn (an instruction that reads the state).
+                wire = config.model_dump(mode="json", by_alias=True, exclude_none=True)
+                turn_agents.setdefault(invocation, {})[author] = wire
+        if content is not None and author != "user" and author not in authors:
+            authors.append(author)
         turn = turns.setdefault(invocation, [])
         if grounding:
             grounded.setdefault(invocation, {})[str(len(turn))] = grounding
@@ -171,6 +179,7 @@ def session_to_conversation(session: dict[str, Any], *, source: str | None = Non
         session_input=_session_input(session, set_by_run),
         state_set_by_run=sorted(k for k in _dict(session.get("state")) if k in set_by_run),
         final_state=_final_state(session, source),
+        turn_agents={t: agents for t, agents in turn_agents.items() if t in turns},
     )
 
 

@@ -79,6 +79,7 @@ from .instances import (
 from .items import (
     CANDIDATE_GROUNDING_KEY,
     CANDIDATE_STATE_KEY,
+    CANDIDATE_TURN_AGENTS_KEY,
     FINAL_SESSION_STATE_KEY,
     SESSION_INPUT_KEY,
     USER_PERSONA_KEY,
@@ -172,6 +173,7 @@ from .status import Status
 __all__ = [
     "CANDIDATE_GROUNDING_KEY",
     "CANDIDATE_STATE_KEY",
+    "CANDIDATE_TURN_AGENTS_KEY",
     "FINAL_SESSION_STATE_KEY",
     "SESSION_INPUT_KEY",
     "USER_PERSONA_KEY",

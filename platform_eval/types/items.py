@@ -130,6 +130,11 @@ CANDIDATE_GROUNDING_KEY = "candidateGrounding"
 #: ``state``; AgentData has no field for it), by candidate name: final_session_state_match
 #: reads it as the candidate's state, an empty one included.
 CANDIDATE_STATE_KEY = "candidateState"
+#: What an agent was given in a turn where it differs from what AgentData's ``agents`` holds
+#: (its first turn's): a system instruction that changes with the session's state, tools added
+#: on the way. By candidate name, turn id and agent id, as an AgentConfig in wire form: ADK's
+#: judged criteria read each turn's app details as adk eval records them.
+CANDIDATE_TURN_AGENTS_KEY = "candidateTurnAgents"
 
 
 class EvaluationItem(WireModel):

@@ -155,12 +155,29 @@ def test_scenarios_score_as_adk_eval_scores_them_with_the_same_prompts(
     assert _judge_prompts(model.seen[:adk_calls]) == _judge_prompts(model.seen[adk_calls:])
 
 
+#: The sample agent, its instruction reading a count of the turns it kept in the state: what it
+#: is given changes from turn to turn, and adk eval records it per turn.
+TURN_COUNTING = """
+def _count_turns(callback_context):
+    callback_context.state["turn_count"] = callback_context.state.get("turn_count", 0) + 1
+
+
+root_agent.instruction = "You help travellers plan trips. This is turn {turn_count} of ours."
+root_agent.before_agent_callback = _count_turns
+"""
+
+
+@pytest.mark.parametrize("instruction", ["the same every turn", "changing each turn"])
 def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(
-    model: FakeGemini, capsys: pytest.CaptureFixture[str]
+    instruction: str, model: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The rubric criteria and the hallucination validator are given the agent's app details
-    (its system instruction as sent, its tool declarations): the same judge requests, and the
-    same scores, as adk eval on the same agent."""
+    (its system instruction as sent, its tool declarations), in each turn what it was given
+    in that turn: the same judge requests, and the same scores, as adk eval on the same
+    agent."""
+    if instruction == "changing each turn":
+        agent = Path("agents/travel_agent/agent.py")
+        agent.write_text(agent.read_text() + TURN_COUNTING)
     Path("app_details_config.json").write_text(json.dumps(APP_DETAILS_CONFIG))
     theirs = adk_eval("agents/travel.evalset.json", "app_details_config.json")
     adk_calls = len(model.seen)
@@ -171,6 +188,8 @@ def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(
     assert theirs_asked == judge_requests(model.seen[adk_calls:])
     assert any("You help travellers plan trips" in request for request in theirs_asked)
     assert any("book_hotel" in request for request in theirs_asked)
+    if instruction == "changing each turn":
+        assert any("This is turn 2 of ours." in request for request in theirs_asked)
 
 
 PERSONA = {
