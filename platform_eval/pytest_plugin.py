@@ -107,7 +107,8 @@ class PlatformEval:
             # Said as the test session's emulator is set up: from the environment.
             advice = {
                 **ADVICE,
-                JUDGE: "set PLATFORM_EVAL_JUDGE_MODEL for the test session's emulator",
+                JUDGE: "set PLATFORM_EVAL_JUDGE_MODEL for the test session's emulator, or name "
+                "the judge in the config (judge_model_options.judge_model)",
             }
             raise ValueError(str(jobs.MetricsRefusedError(exc.refusals, advice))) from None
         return fetch_results(

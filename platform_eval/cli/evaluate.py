@@ -24,7 +24,7 @@ from ..formats.config import EvalConfig
 from ..formats.load import eval_set_from, holds_answers, load
 from ..jobs.metric_check import EMULATOR_ONLY, MetricsRefusedError
 from ..judges import Judging, usage_report
-from ..metrics.computable import JUDGE, SERVICE
+from ..metrics.computable import ADK, JUDGE, SERVICE
 from ..results import RunResults, compare, fetch_results, merge_runs
 from ..results.model import NO_RUN, NOT_CHECKED_REASON
 from ..results.pairwise import PairwiseReport, pairwise
@@ -339,6 +339,7 @@ _ADVICE = {
     JUDGE: JUDGE_HOW,
     SERVICE: "run against a project (--project)",
     EMULATOR_ONLY: "run without --project",
+    ADK: "pip install 'platform-eval[adk]' (google-adk), or run against a project (--project)",
 }
 
 

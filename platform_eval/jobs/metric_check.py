@@ -17,7 +17,7 @@ from .._operations import MetricLike, to_metric
 from ..client import AsyncClient, Client
 from ..errors import PlatformEvalError
 from ..formats import adk
-from ..metrics.computable import CODE, JUDGE, SERVICE, UNKNOWN, Refusal
+from ..metrics.computable import ADK, CODE, JUDGE, SERVICE, UNKNOWN, Refusal
 
 #: The service's closest metric to each of ADK's criteria, for the refusal that names them.
 SERVICE_EQUIVALENTS = {
@@ -36,6 +36,7 @@ ADVICE = {
         "--judge-model), or evaluate on the service (a project)"
     ),
     SERVICE: "evaluate on the service (a project)",
+    ADK: "pip install 'platform-eval[adk]' (google-adk), or evaluate on the service (a project)",
 }
 
 

@@ -71,6 +71,9 @@ _EVALUATORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     ),
 }
 
+#: The criteria google-adk's own evaluators compute here.
+ADK_CRITERIA = frozenset(_EVALUATORS)
+
 #: Evaluators that build their judge in ``_setup_llm`` (the others: ``_setup_auto_rater``).
 _SETUP_LLM = ("per_turn_user_simulator_quality_v1",)
 
@@ -86,7 +89,7 @@ CRITERION_PARAMS = (
 
 NEEDS_ADK = (
     "google-adk is not installed: ADK's judged criteria run its own evaluators and prompt "
-    "templates (pip install google-adk)"
+    "templates (pip install 'platform-eval[adk]')"
 )
 
 

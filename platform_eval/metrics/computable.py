@@ -13,6 +13,7 @@ from typing import Any
 
 from . import service_only
 from ._spec import MetricError, MetricSpec
+from .adk_judged import ADK_CRITERIA, adk_available
 from .code_execution import ALLOW_FLAG
 from .engine import REGISTRY, resolve
 from .judges import LOCAL_TYPES, Judges
@@ -22,12 +23,14 @@ UNKNOWN = "unknown"  # no such metric, or a spec the engine refuses
 SERVICE = "service"  # only the service computes it
 JUDGE = "judge"  # a judge model would compute it, and none is configured
 CODE = "code"  # a custom code metric, and code metrics are not allowed
+ADK = "adk"  # one of ADK's judged criteria, and google-adk is not installed
 
 
 @dataclass(frozen=True)
 class Refusal:
     """A metric the local engine, with its judges, cannot compute: which, why, and the kind of
-    cause (``UNKNOWN``, ``SERVICE``, ``JUDGE``, ``CODE``), which says what would help."""
+    cause (``UNKNOWN``, ``SERVICE``, ``JUDGE``, ``CODE``, ``ADK``), which says what would
+    help."""
 
     metric: str
     reason: str
@@ -58,6 +61,13 @@ def refusals(
         beyond = service_only.reason(spec.name)
         if beyond is not None:
             found.append(Refusal(spec.name, beyond, SERVICE))
+            continue
+        if spec.name in ADK_CRITERIA and not adk_available():
+            why = (
+                f"metric {spec.name!r} is judged by google-adk's own evaluator and prompts, and "
+                "google-adk is not installed where the emulator runs"
+            )
+            found.append(Refusal(spec.name, why, ADK))
             continue
         why_not = why_not_computable(spec, judges, rubric_types)
         if why_not is not None:

@@ -17,7 +17,7 @@ from platform_eval.client import AsyncClient, Client
 from platform_eval.emulator import Emulator
 from platform_eval.jobs.metric_check import EMULATOR_ONLY, service_refusals
 from platform_eval.metrics import DEFAULT_JUDGES
-from platform_eval.metrics.computable import CODE, JUDGE, SERVICE, UNKNOWN
+from platform_eval.metrics.computable import ADK, CODE, JUDGE, SERVICE, UNKNOWN
 
 EVALSET = SAMPLE_DATA / "weather.evalset.json"
 TRACES = SAMPLE_DATA / "weather_traces.otlp.json"
@@ -94,6 +94,26 @@ def test_a_code_metric_is_refused_without_allow_code_metrics(
     with unjudged.client(project) as client:
         [refused] = client.metric_refusals([metric]) or [{}]
     assert refused["kind"] == CODE and "--allow-code-metrics" in refused["reason"]
+
+
+def test_an_adk_criterion_without_google_adk_is_refused_saying_what_to_install(
+    unjudged: Emulator, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `[cli,emulator]` extras do not install google-adk: its criteria are refused before
+    anything is uploaded, naming the extra that brings it, not NOT_EVALUATED case by case."""
+    from platform_eval.metrics import computable
+
+    monkeypatch.setattr(computable, "adk_available", lambda: False)
+    with unjudged.client(project) as client:
+        with pytest.raises(jobs.MetricsRefusedError) as refused:
+            jobs.evaluate(
+                client, str(EVALSET), traces=[TRACES], metrics=["final_response_match_v2"]
+            )
+        assert _items(client) == 0
+    [refusal] = refused.value.refusals
+    assert refusal.kind == ADK
+    assert "google-adk is not installed" in str(refused.value)
+    assert "pip install 'platform-eval[adk]'" in str(refused.value)
 
 
 def test_the_check_answers_a_bad_body_with_400_naming_what_was_expected(
