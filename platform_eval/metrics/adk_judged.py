@@ -416,6 +416,10 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
         if golden is not None and golden.agent_data is not None
         else None
     )
+    if expected is None and golden is not None and golden.text and _reads_golden(spec.name):
+        # A reference answer alone (a dataset's `reference` column): the conversation's final
+        # answer is judged against it, as the reference is the final answer expected.
+        actual, expected = _against_reference(actual, golden.text)
     if expected is not None and len(expected) != len(actual) and spec.name not in _SETUP_LLM:
         raise NotEvaluatedError(
             f"the candidate has {len(actual)} turns and the golden response {len(expected)}"
@@ -437,6 +441,21 @@ def score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult
         raise NotEvaluatedError(f"{call.failures[0]}{more}")
     reasons = evaluator.platform_eval_reasons(result.per_invocation_results or [])
     return _candidate_result(spec.name, candidate.candidate, result, reasons, fields)
+
+
+def _reads_golden(name: str) -> bool:
+    return "golden" in _EVALUATORS[name][2] if name in _EVALUATORS else False
+
+
+def _against_reference(actual: list[Any], reference: str) -> tuple[list[Any], list[Any]]:
+    """The last of ``actual``'s invocations, and the same turn expected to answer
+    ``reference``: what ADK compares when the golden response is a text."""
+    from google.genai import types as genai_types
+
+    last = actual[-1]
+    answer = genai_types.Content(role="model", parts=[genai_types.Part(text=reference)])
+    expected = last.model_copy(update={"final_response": answer, "intermediate_data": None})
+    return [last], [expected]
 
 
 def _scenario(subject: Subject) -> Any:

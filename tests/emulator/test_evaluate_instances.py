@@ -399,3 +399,23 @@ def test_a_metric_source_is_looked_up_as_a_run_looks_it_up(sync_client: Any) -> 
             evaluation_set=evaluation_set,
             metrics=[{"metric": "m", "metricResourceName": elsewhere}],
         )
+
+
+@pytest.mark.slow  # an SDK and judged rows: CI runs it (.ci/run)
+def test_the_sdks_final_response_match_reads_the_reference_column(project: str) -> None:
+    """`RubricMetric.FINAL_RESPONSE_MATCH` (final_response_match_v2, ADK's evaluator) on a
+    dataset of prompt, response and reference: each row is judged, the judge given the
+    response and the reference as the expected answer, not refused for want of a golden
+    conversation."""
+    pytest.importorskip("google.adk.evaluation.final_response_match_v2")
+    from agentplatform import types as vt
+    from fake_gemini import adk_judge_rule
+
+    with model_judges(adk_judge_rule) as (judges, fake), Emulator(judges=judges) as emulator:
+        result = _official(emulator.url, project).evals.evaluate(
+            dataset=_dataset(), metrics=[vt.RubricMetric.FINAL_RESPONSE_MATCH]
+        )
+    assert _errors(result) == []
+    assert all(score in (0.0, 1.0) for score in _scores(result, "final_response_match_v2"))
+    for _, response, reference in ROWS:
+        assert any(response in s.prompt and reference in s.prompt for s in fake.seen), reference
