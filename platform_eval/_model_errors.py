@@ -4,6 +4,8 @@ once rather than meeting the same failure call after call."""
 
 from __future__ import annotations
 
+from typing import Any
+
 #: Words of google-genai's error when no API key or project is set.
 _NO_CREDENTIALS = ("Missing key inputs argument", "API key", "default credentials")
 
@@ -79,4 +81,36 @@ def failure_text(exc: BaseException) -> str:
         refused = isinstance(cause, ConnectionRefusedError)
         reason = "connection refused" if refused else cause.strerror or str(cause)
         return f"{type(exc).__name__}: cannot connect to {host}:{port}: {reason}"
+    request = _request_of(exc)
+    os_error = _os_error_in(exc)
+    if request is not None and os_error is not None:
+        # httpx words a refusal "All connection attempts failed"; its cause says which.
+        url = request.url
+        refused = isinstance(os_error, ConnectionRefusedError)
+        reason = "connection refused" if refused else os_error.strerror or str(os_error)
+        return f"{type(exc).__name__}: cannot connect to {url.host}:{url.port}: {reason}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def _request_of(exc: BaseException) -> Any:
+    """The httpx request an httpx error was for, or None (``.request`` raises when unset)."""
+    try:
+        return getattr(exc, "request", None)
+    except RuntimeError:
+        return None
+
+
+def _os_error_in(exc: BaseException) -> OSError | None:
+    """The deepest OSError an error was raised from (its causes, a few deep: anyio's "All
+    connection attempts failed" comes from the refusal itself), or None."""
+    found: OSError | None = None
+    seen: BaseException | None = exc
+    for _ in range(8):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None:
+            break
+        if isinstance(seen, ExceptionGroup):
+            seen = next((e for e in seen.exceptions if isinstance(e, OSError)), seen)
+        if isinstance(seen, OSError):
+            found = seen
+    return found
