@@ -7,7 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
+from ..traces.otel import SESSION_STATE_KEY
 from .reports import AgentRunReport
 
 #: The longest eval id kept whole in a file name.
@@ -64,12 +66,42 @@ def save_sessions(report: AgentRunReport, folder: str | Path) -> list[Path]:
 
 
 def save_traces(report: AgentRunReport, folder: str | Path) -> list[Path]:
-    """One ``<eval id>[.run<n>].otlp.json`` per finished run with spans; returns the files."""
+    """One ``<eval id>[.run<n>].otlp.json`` per finished run with spans; returns the files.
+    The session's state at its end goes on its last invocation span (``SESSION_STATE_KEY``):
+    google-adk keeps state out of its spans, and a replay scores the state as the run did."""
     written = []
     stems = _file_stems(report)
     for run in report.runs:
         if run.session is not None and run.spans:
             path = Path(folder) / f"{stems[run.key]}.otlp.json"
-            _write(path, run.spans)
+            _write(path, _with_state(run.spans, run.session))
             written.append(path)
     return written
+
+
+def _with_state(spans: Any, session: dict[str, Any]) -> Any:
+    """``spans`` (OTLP JSON) with the session's final state on the last invocation span."""
+    state = session.get("state")
+    if not isinstance(state, dict) or not isinstance(spans, dict):
+        return spans
+    kept = {k: v for k, v in state.items() if not str(k).startswith("temp:")}
+    roots = [
+        span
+        for resource in spans.get("resourceSpans") or []
+        for scope in resource.get("scopeSpans") or []
+        for span in scope.get("spans") or []
+        if not span.get("parentSpanId") and str(span.get("name", "")).startswith(_INVOCATIONS)
+    ]
+    if not roots:
+        return spans
+    last = max(roots, key=lambda span: int(span.get("startTimeUnixNano") or 0))
+    value = {"stringValue": json.dumps(kept, ensure_ascii=False, sort_keys=True)}
+    last["attributes"] = [
+        *(a for a in last.get("attributes") or [] if a.get("key") != SESSION_STATE_KEY),
+        {"key": SESSION_STATE_KEY, "value": value},
+    ]
+    return spans
+
+
+#: The names of ADK's invocation spans (one per user message): 1.x, schema v1 and v2.
+_INVOCATIONS = ("invocation", "invoke_workflow")

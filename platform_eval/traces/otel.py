@@ -17,8 +17,10 @@ the final response.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 from ..formats._problems import FormatError, Problem
 from ..types import AgentConfig, AgentData, AgentEvent, ConversationTurn
@@ -39,6 +41,10 @@ from .span_tree import SpanTree
 
 #: Attributes naming the session a trace belongs to: its traces are one conversation.
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id", "session.id")
+#: The span attribute under which ``run --agent --save-traces`` keeps the session's state at
+#: its end (JSON), on the last invocation span of the session: google-adk keeps state out of
+#: its spans, and final_session_state_match reads it as a saved session's.
+SESSION_STATE_KEY = "platform_eval.session.state"
 NO_CONTENT_NOTE = (
     "no message content was recorded in these spans (no user message, no model output), so "
     "there is nothing to evaluate. Instrumentations record it only when asked: "
@@ -258,6 +264,26 @@ def _conversations(spans: list[Span], source: str | None) -> list[Conversation]:
                 agent_data=AgentData(agents=agents or None, turns=turns),
                 source=source,
                 notes=notes,
+                final_state=_final_state(
+                    [span for trace in traces for span in by_trace[trace]], source
+                ),
             )
         )
     return conversations
+
+
+def _final_state(spans: list[Span], source: str | None) -> dict[str, Any] | None:
+    """The session's state at its end where a span keeps it (the latest one that does), else
+    None: spans of other recorders never say."""
+    kept = [span for span in spans if SESSION_STATE_KEY in span.attributes]
+    if not kept:
+        return None
+    latest = max(kept, key=lambda span: span.start_ns)
+    try:
+        state = json.loads(str(latest.attributes[SESSION_STATE_KEY]))
+    except ValueError:
+        state = None
+    if not isinstance(state, dict):
+        where = f"span {latest.span_id}: attribute {SESSION_STATE_KEY}"
+        raise FormatError([Problem(source, where, "expected the session's state as JSON")])
+    return state

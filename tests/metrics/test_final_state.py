@@ -217,12 +217,13 @@ def test_cases_with_no_final_state_are_not_applicable_and_do_not_fail_the_run(
 
 
 @pytest.mark.slow  # seconds of its own: CI runs it (.ci/run)
-def test_saved_traces_say_they_cannot_score_the_final_state_where_sessions_can(
+def test_saved_sessions_and_traces_score_the_final_state_as_the_run_did(
     agent_project: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """OpenTelemetry spans carry no session state (google-adk keeps it out of them): scored
-    again from --save-traces, final_session_state_match is NOT_EVALUATED saying why, never a
-    wrong number; from --save-sessions it scores as the run did."""
+    """google-adk keeps session state out of its spans: --save-traces puts the session's
+    state at its end on its last invocation span, so a replay of either saved form scores
+    final_session_state_match as the run did. Spans without it (another recorder's) are
+    NOT_EVALUATED saying why, never a wrong number."""
     from platform_eval.cli import main
 
     eval_set = json.loads((tmp_path / "agents" / "travel.evalset.json").read_text())
@@ -244,6 +245,9 @@ def test_saved_traces_say_they_cannot_score_the_final_state_where_sessions_can(
     ran = row("--agent", "agents/travel_agent", "--save-sessions", "s", "--save-traces", "t")
     assert ran["score"] == 1.0
     assert row("--traces", "s")["score"] == 1.0
+    assert row("--traces", "t")["score"] == 1.0
+    [saved] = (tmp_path / "t").glob("*.otlp.json")
+    saved.write_text(saved.read_text().replace("platform_eval.session.state", "other.key"))
     from_traces = row("--traces", "t")
     assert from_traces["score"] is None and from_traces["status"] == "NOT_EVALUATED"
     assert "OpenTelemetry traces do not carry session state" in from_traces["explanation"]
