@@ -194,7 +194,10 @@ class UploadReport:
         else:
             line = f"{_count(new, 'item')} uploaded, {self.resumed} already there"
         if self.removed:
-            line += f"; {_count(self.removed, 'item')} of changed or removed cases taken out"
+            line += (
+                f"; {_count(self.removed, 'item')} of changed or removed cases taken out of the "
+                "set (kept on the target for earlier runs' results)"
+            )
         return line
 
 

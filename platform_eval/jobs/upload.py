@@ -403,10 +403,13 @@ async def _point_set(
     display_name: str,
     notes: list[str],
     parts: list[str],
+    held: list[str],
 ) -> EvaluationSet:
-    """The set with exactly ``names``: found and patched, or created once."""
+    """The set with exactly ``names``: found and patched, or created once. ``held`` gets the
+    items the set held before."""
     existing = await _find_set(client, manifest, set_id, notes, parts)
     if existing is not None:
+        held.extend(existing.evaluation_items or [])
         if list(existing.evaluation_items or []) == names:
             return existing
         # The mask is the fields set here, spelled as the wire spells them.
@@ -521,6 +524,7 @@ async def upload_items_async(
             "the set was not created or changed because some items failed; re-run to retry"
         )
         return result
+    held: list[str] = []
     result.evaluation_set = await _point_set(
         client,
         manifest,
@@ -529,12 +533,11 @@ async def upload_items_async(
         display_name=display_name,
         notes=notes,
         parts=parts,
+        held=held,
     )
     await _drop_parts(client, sorted(set(parts)), notes)
-    if found.unwanted:
-        result.removed = len(found.unwanted)
-        notes.append(
-            f"{result.removed} items of cases that changed or left the source were taken out of "
-            "the set (kept on the target for the results of earlier runs)"
-        )
+    # Taken out now: what the set held and holds no more (items taken out by an earlier
+    # upload stay on the target, labelled, and are not counted again). Said once, by the
+    # report's summary.
+    result.removed = len(set(held) - set(result.items))
     return result

@@ -105,6 +105,12 @@ def test_an_edited_golden_answer_replaces_its_item_and_only_that(
     # The replaced item left the set but stays on the target, for earlier runs' results.
     assert len(_all_items(sync_client)) == 4
     assert first.evaluation_items[1] not in again.evaluation_items
+    # Said once, in the summary; and an unchanged re-run takes nothing out (the item taken out
+    # before is still on the target, labelled: not counted again).
+    assert report.summary().count("taken out") == 1
+    third = jobs.UploadReport()
+    jobs.upload_eval_set(sync_client, source, manifest=manifest, report=third)
+    assert third.removed == 0 and "taken out" not in third.summary()
 
 
 def test_cases_added_and_removed_in_the_file_follow_it(sync_client: Client, tmp_path: Path) -> None:
