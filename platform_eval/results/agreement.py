@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._json_limits import limit_problem, max_depth, too_deep
 from ..formats._problems import FormatError, Problem
 from .status import Status
 
@@ -66,8 +67,15 @@ def read_labels(path: str | Path) -> list[Label]:
         where = f"line {number}"
         try:
             value = json.loads(line)
+        except RecursionError:
+            problems.append(Problem(source, where, too_deep(max_depth())))
+            continue
         except ValueError as exc:
             problems.append(Problem(source, where, f"not JSON ({exc})"))
+            continue
+        beyond = limit_problem(value, line)
+        if beyond is not None:
+            problems.append(Problem(source, f"{where}: {beyond[0]}", beyond[1]))
             continue
         if not isinstance(value, dict):
             problems.append(Problem(source, where, "expected a JSON object"))

@@ -165,6 +165,24 @@ def test_a_labels_file_with_mistakes_names_each(tmp_path: Path) -> None:
     assert "line 3: rubirc: unknown field" in said[2]
 
 
+@pytest.mark.parametrize("depth", [150, 50_000], ids=["past-the-limit", "past-python's-stack"])
+def test_a_labels_line_nested_too_deep_is_named_not_an_internal_error(
+    tmp_path: Path, depth: int
+) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_text(
+        '{"case": "a", "metric": "m", "verdict": true}\n'
+        + '{"note":' * depth
+        + "1"
+        + "}" * depth
+        + "\n"
+    )
+    with pytest.raises(FormatError) as raised:
+        read_labels(path)
+    [problem] = [str(p) for p in raised.value.problems]
+    assert "line 2" in problem and "nested more than 100 levels deep" in problem
+
+
 def test_the_cli_reports_and_gates_on_min_kappa_and_writes_a_template(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
