@@ -105,7 +105,7 @@ class ServedApp:
             try:
                 response = await self.http.request(method, path, json=body)
             except httpx.HTTPError as exc:
-                raise ServedAgentError(_unreachable(self.agent.url, exc)) from None
+                raise _unreachable(self.agent.url, exc) from None
             if response.status_code in _BUSY and attempt < _TRIES:
                 await _backoff(attempt, response)
                 continue
@@ -150,7 +150,7 @@ class ServedApp:
                         if line.startswith("data:"):
                             events.append(_event(_json(line[5:], self.agent.url), self.agent.url))
             except httpx.HTTPError as exc:
-                raise ServedAgentError(_unreachable(self.agent.url, exc)) from None
+                raise _unreachable(self.agent.url, exc) from None
             return events
         raise AssertionError("unreachable")
 
@@ -189,10 +189,18 @@ async def _backoff(attempt: int, response: httpx.Response) -> None:
     await asyncio.sleep(min(asked if asked is not None else 0.5 * 2**attempt, 30.0))
 
 
-def _unreachable(url: str, exc: httpx.HTTPError) -> str:
+class _UnreachableError(ServedAgentError):
+    """No connection to the served agent: every other case would meet it too."""
+
+
+def _unreachable(url: str, exc: httpx.HTTPError) -> ServedAgentError:
     if isinstance(exc, httpx.TimeoutException):
-        return f"the served agent at {url} did not answer in time ({type(exc).__name__})"
-    return f"the served agent at {url} cannot be reached: {type(exc).__name__}: {exc}"
+        return ServedAgentError(
+            f"the served agent at {url} did not answer in time ({type(exc).__name__})"
+        )
+    return _UnreachableError(
+        f"the served agent at {url} cannot be reached: {type(exc).__name__}: {exc}"
+    )
 
 
 def _raise_for(url: str, method: str, path: str, response: httpx.Response) -> None:
@@ -230,7 +238,7 @@ async def _list_apps(app: ServedApp, headers: dict[str, str]) -> list[str]:
     try:
         response = await app.http.get("/list-apps")
     except httpx.HTTPError as exc:
-        raise ServedAgentError(_unreachable(app.agent.url, exc)) from None
+        raise _unreachable(app.agent.url, exc) from None
     if response.status_code in (401, 403) and not headers and app.agent.url.startswith("https:"):
         # Cloud Run and Agent Runtime take a Google ID token for the service's URL (only ever
         # over https: a token is a credential).
@@ -238,7 +246,7 @@ async def _list_apps(app: ServedApp, headers: dict[str, str]) -> list[str]:
         try:
             response = await app.http.get("/list-apps")
         except httpx.HTTPError as exc:
-            raise ServedAgentError(_unreachable(app.agent.url, exc)) from None
+            raise _unreachable(app.agent.url, exc) from None
     if response.status_code == 404 and app.agent.app_name:
         return [app.agent.app_name]  # a server that lists no apps: the one named is taken
     _raise_for(app.agent.url, "GET", "/list-apps", response)
@@ -272,7 +280,7 @@ async def _app_details(app: ServedApp) -> tuple[str, dict[str, dict[str, Any]]]:
     try:
         response = await app.http.get(path)
     except httpx.HTTPError as exc:
-        raise ServedAgentError(_unreachable(app.agent.url, exc)) from None
+        raise _unreachable(app.agent.url, exc) from None
     info = response.json() if response.status_code == 200 and response.content else None
     if not isinstance(info, dict):
         app.notes.append(
@@ -377,7 +385,7 @@ async def run_served_cases(
             )
         except ServedAgentError as exc:
             result.error = str(exc)
-            if "cannot be reached" in result.error:
+            if isinstance(exc, _UnreachableError):
                 return result, result.error  # every other case would meet it: said once
         except Exception as exc:  # one case's failure must not stop the others
             result.error = f"{type(exc).__name__}: {exc}"
