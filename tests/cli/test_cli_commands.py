@@ -237,7 +237,9 @@ def test_an_operation_that_never_finishes_ends_the_command_at_its_timeout(
         args += ["--metrics", "exact_match"]
     code = main(args)
     err = capsys.readouterr().err
-    assert emulator.faults.pending()[0]["times"] < 1_000_000, "the operation was polled"
+    # The import was made and answered unfinished (whether the bound left time to poll it
+    # depends on the machine's speed, so that is not asserted).
+    assert [f["path"] for f in emulator.faults.pending()] == ["/operations/"]
     assert "Traceback" not in err
     if command == "run" and code == 1:
         # The import's wait took the second: the run's wait ends at once (unless the run was

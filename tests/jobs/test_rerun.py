@@ -244,7 +244,9 @@ def test_an_import_that_never_finishes_ends_the_upload_at_its_bound_with_what_it
             evaluation_set = jobs.upload_eval_set(
                 client, _eval_set(ANSWERS), manifest=tmp_path / "m.jsonl"
             )
-        assert emulator.faults.pending()[0]["times"] < 1_000_000, "the operation was polled"
+        # The import was made and answered unfinished (whether the bound left time to poll it
+        # depends on the machine's speed, so that is not asserted).
+        assert [f["path"] for f in emulator.faults.pending()] == ["/operations/"]
         assert len(evaluation_set.evaluation_items) == len(ANSWERS)
         assert len(_all_items(client)) == len(ANSWERS)
 
