@@ -21,7 +21,8 @@ from ..agents import tool_mocks
 from ..agents.remote import ServedAgent, ServedAgentError, is_agent_url, parse_headers
 from ..formats import FormatError, load_eval_config
 from ..formats.config import EvalConfig
-from ..formats.load import eval_set_from, holds_answers, load
+from ..formats.load import load
+from ..formats.stream import cases_from
 from ..jobs.metric_check import EMULATOR_ONLY, MetricsRefusedError
 from ..judges import Judging, usage_report
 from ..metrics.computable import ADK, JUDGE, SERVICE
@@ -449,11 +450,11 @@ def run(args: argparse.Namespace, target: Target) -> int:
         raise UsageError("--agent needs an eval set file, not the name of an uploaded set")
     # Read once: the check below and the upload use the same parsed eval set.
     loaded = load(source) if is_file else None
-    eval_set = eval_set_from(loaded) if loaded is not None else None
+    # Each kind of file in its own shape (a dataset's cases straight into the stored items).
+    eval_set = cases_from(loaded) if loaded is not None else None
+    # An agents-cli trace file's cases hold the agent's answers: jobs.evaluate grades them as
+    # they are, read with the cases.
     traces = args.traces
-    if loaded is not None and not agent and not traces and holds_answers(loaded):
-        # An agents-cli trace file: its cases hold the agent's answers, graded as they are.
-        traces = [str(source)]
     client = target.client
     if eval_set is not None:
         try:

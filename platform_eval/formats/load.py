@@ -17,6 +17,7 @@ from ._problems import FormatError, Problem, problems_from_validation
 from .config import EvalConfig, parse_eval_config
 from .convert import EMPTY_CASE
 from .dataset import EvaluationDataset
+from .dataset_items import dataset_case_to_item
 from .flat_table import dataset_from_rows, looks_like_rows, read_csv
 from .from_dataset import dataset_to_eval_set
 from .reading import (
@@ -378,15 +379,33 @@ def dataset_set_id(path: str) -> str:
     return name
 
 
+def checked_dataset(loaded: LoadedFile) -> tuple[EvaluationDataset, str]:
+    """The dataset a file holds and its eval set id, checked as an eval set file is checked
+    (its cases, no case twice, at least one): FormatError naming the file and JSON path."""
+    try:
+        dataset = EvaluationDataset.model_validate(loaded.data)
+    except ValidationError as error:
+        raise FormatError(problems_from_validation(error, loaded.path)) from None
+    eval_set_id = dataset_set_id(loaded.path)
+    eval_set, _ = dataset_to_eval_set(dataset, eval_set_id)  # what is not carried: said later
+    problems = _whole_set_problems(eval_set, loaded)
+    if problems:
+        raise FormatError(problems)
+    return dataset, eval_set_id
+
+
 def _dataset_eval_set(loaded: LoadedFile) -> adk.EvalSet:
-    """An EvaluationDataset read as the eval set it holds; what an eval case cannot hold is
-    reported, case by case, never dropped in silence."""
+    """An EvaluationDataset read as the eval set it holds (for what runs an agent on its cases);
+    what its stored items cannot hold is reported, case by case, never dropped in silence."""
     dataset = EvaluationDataset.model_validate(loaded.data)
-    eval_set, reports = dataset_to_eval_set(dataset, dataset_set_id(loaded.path))
-    for case, report in zip(dataset.eval_cases, reports, strict=True):
+    eval_set_id = dataset_set_id(loaded.path)
+    eval_set, _ = dataset_to_eval_set(dataset, eval_set_id)
+    for index, case in enumerate(dataset.eval_cases):
+        numbered = (
+            case if case.eval_case_id else case.model_copy(update={"eval_case_id": f"case-{index}"})
+        )
+        _, report = dataset_case_to_item(numbered, eval_set_id)
         for what in report.not_carried:
-            if case.graded and what.startswith(("responses", "agent_data.agents")):
-                continue  # the agent's answer: read as the case's candidate (traces)
             _logger.warning("%s: eval case %s: not carried: %s", loaded.path, report.eval_id, what)
     return eval_set
 

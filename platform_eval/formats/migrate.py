@@ -61,13 +61,20 @@ def _reference(events: list[AgentEvent], report: CaseReport) -> ResponseCandidat
     """
     parts: list[genai_types.Part] = []
     texts: list[int] = []
+    responses = 0
     for event in events:
         if event.content and event.content.parts:
             for part in event.content.parts:
+                responses += part.function_response is not None
                 if part.function_call or part.text:
                     if part.text:
                         texts.append(len(parts))
                     parts.append(part)
+    if responses:
+        report.not_carried.append(
+            f"{responses} tool responses of the last turn (a reference holds its tool calls "
+            "and its final answer)"
+        )
     if not parts:
         return None
     final = texts[-1] if texts else None

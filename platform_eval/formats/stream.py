@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -21,7 +21,8 @@ from .._json_limits import limit_problem
 from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .convert import EMPTY_CASE
-from .load import load_eval_set
+from .dataset_items import DatasetCases, FileCase
+from .load import Kind, LoadedFile, checked_dataset, eval_set_from, load
 from .reading import read_text
 
 #: The eval set text up to which an upload keeps every case it has read (see keeps_parsed_cases).
@@ -32,6 +33,7 @@ _SET_ID_KEYS = ("eval_set_id", "evalSetId")
 _CASES_KEYS = ("eval_cases", "evalCases")
 
 
+@runtime_checkable
 class EvalCases(Protocol):
     """The cases of an eval set, by position: in memory, or read from a file as asked for."""
 
@@ -51,7 +53,12 @@ class EvalCases(Protocol):
         ...
 
     def case(self, index: int) -> adk.EvalCase:
-        """The case at ``index``; FormatError naming the file and JSON path when it is bad."""
+        """The case at ``index`` as an ADK eval case (what an agent is run on); FormatError
+        naming the file and JSON path when it is bad."""
+        ...
+
+    def file_case(self, index: int) -> FileCase:
+        """The case at ``index`` as its file holds it (what is uploaded), checked as ``case``."""
         ...
 
 
@@ -76,6 +83,9 @@ class InMemoryCases:
 
     def case(self, index: int) -> adk.EvalCase:
         return self.eval_set.eval_cases[index]
+
+    def file_case(self, index: int) -> FileCase:
+        return self.case(index)
 
 
 class _NotStreamableError(Exception):
@@ -121,6 +131,9 @@ class EvalSetFile:
             raise FormatError([Problem(self.path, f"{where}.conversation", EMPTY_CASE)])
         return case
 
+    def file_case(self, index: int) -> FileCase:
+        return self.case(index)
+
     def __iter__(self) -> Iterator[adk.EvalCase]:
         return (self.case(index) for index in range(len(self)))
 
@@ -136,14 +149,34 @@ def open_eval_set(path: str | Path) -> EvalSetFile | None:
 
 def read_eval_cases(path: str | Path) -> EvalCases:
     """The cases of the eval set file at ``path``, read from disk once: a case at a time where
-    this reader takes the file, parsed whole (``load_eval_set``) otherwise."""
+    this reader takes the file, parsed whole (``load``) otherwise."""
     if _parsed_whole(path):
-        return InMemoryCases(load_eval_set(path))
+        return cases_from(load(path))
     # Not held to the size limit of whole-file reads: the streamed file keeps its text and a
     # case; the whole-file loader checks the limit itself.
     text = read_text(path, limit_size=False)
     streamed = _from_text(str(path), text)
-    return streamed if streamed is not None else InMemoryCases(load_eval_set(path, text))
+    return streamed if streamed is not None else cases_from(load(path, text))
+
+
+def as_eval_set(cases: EvalCases) -> adk.EvalSet:
+    """The cases as an ADK eval set, for what needs ADK's cases (running an agent on them,
+    pairing recordings with them by their first message)."""
+    if isinstance(cases, InMemoryCases):
+        return cases.eval_set
+    return adk.EvalSet(
+        eval_set_id=cases.eval_set_id,
+        name=cases.name or cases.eval_set_id,
+        eval_cases=[cases.case(index) for index in range(len(cases))],
+    )
+
+
+def cases_from(loaded: LoadedFile) -> EvalCases:
+    """The cases of a file read whole: a dataset's in its own shape, the others as ADK's."""
+    if loaded.kind == Kind.DATASET:
+        dataset, eval_set_id = checked_dataset(loaded)
+        return DatasetCases(dataset, eval_set_id, loaded.path)
+    return InMemoryCases(eval_set_from(loaded))
 
 
 def _parsed_whole(path: str | Path) -> bool:

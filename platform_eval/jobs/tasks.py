@@ -21,17 +21,24 @@ from ..errors import PlatformEvalError, WaitTimeoutError
 from ..formats import adk
 from ..formats._problems import FormatError, Problem
 from ..formats.config import EvalConfig, parse_eval_config
-from ..formats.convert import STATE_NOT_CARRIED, ConversionReport, case_to_item
+from ..formats.convert import STATE_NOT_CARRIED, ConversionReport
+from ..formats.dataset import DatasetCase
+from ..formats.dataset_items import DatasetCases, FileCase, file_case_id, file_case_item
 from ..formats.load import (
-    eval_set_from,
     holds_answers,
     is_table,
     load,
     load_eval_config,
-    load_eval_set,
     table_dataset,
 )
-from ..formats.stream import KEEP_PARSED_BYTES, EvalCases, InMemoryCases, read_eval_cases
+from ..formats.stream import (
+    KEEP_PARSED_BYTES,
+    EvalCases,
+    InMemoryCases,
+    as_eval_set,
+    cases_from,
+    read_eval_cases,
+)
 from ..metrics import REGISTRY, threshold_problem
 from ..metrics.arguments import ArgRules
 from ..traces import (
@@ -83,30 +90,39 @@ Candidates = dict[str, list[CandidateResponse]]
 CandidateRecords = dict[str, dict[str, dict[str, Any]]]
 
 #: An eval set: its file (an ADK eval set, an EvaluationDataset, JSON Lines or CSV of the
-#: SDK's flat form), an EvalSet, or a pandas DataFrame of the flat form.
+#: SDK's flat form), an EvalSet, a pandas DataFrame of the flat form, or a file's cases read
+#: already (``formats.stream.cases_from``).
 EvalSetSource = str | Path | adk.EvalSet | Any
 
 
-def _eval_set(source: EvalSetSource) -> tuple[adk.EvalSet, str]:
-    if isinstance(source, adk.EvalSet):
-        return source, f"eval-set:{source.eval_set_id}"
-    if is_table(source):
-        return eval_set_from(table_dataset(source)), "table"
-    return load_eval_set(source), str(source)
-
-
 def _eval_cases(source: EvalSetSource) -> tuple[EvalCases, str]:
-    """The cases of an upload: an eval set file is read a case at a time, so that memory holds
-    its text and not every case parsed."""
-    if isinstance(source, adk.EvalSet) or is_table(source):
-        eval_set, where = _eval_set(source)
-        return InMemoryCases(eval_set), where
+    """The cases of an upload, each in its file's own shape: an eval set file is read a case at
+    a time, so that memory holds its text and not every case parsed."""
+    if isinstance(source, adk.EvalSet):
+        return InMemoryCases(source), f"eval-set:{source.eval_set_id}"
+    if isinstance(source, EvalCases):  # read already, as the command line reads its file
+        return source, getattr(source, "path", None) or f"eval-set:{source.eval_set_id}"
+    if is_table(source):
+        return cases_from(table_dataset(source)), "table"
     return read_eval_cases(source), str(source)
+
+
+def _eval_set(source: EvalSetSource) -> tuple[adk.EvalSet, str]:
+    cases, where = _eval_cases(source)
+    return as_eval_set(cases), where
 
 
 def _own_answers(source: EvalSetSource) -> list[str | Path | Conversation] | None:
     """The answers a dataset holds (an agents-cli trace file, a table's ``response`` column),
     as its candidates; None for golden cases only."""
+    if isinstance(source, DatasetCases):  # read already: its cases hold their answers
+        answers: list[str | Path | Conversation] = []
+        for index in range(len(source)):
+            case = source.file_case(index)
+            agent_data = case.candidate_agent_data() if isinstance(case, DatasetCase) else None
+            if agent_data is not None:
+                answers.append(Conversation(file_case_id(case), agent_data, source.path or ""))
+        return answers or None
     if is_table(source):
         loaded = table_dataset(source)
         if holds_answers(loaded):
@@ -264,15 +280,16 @@ def _pending_cases(
     with collector_paused():
         for index in range(len(cases)):
             try:
-                eval_case = cases.case(index)
+                file_case = cases.file_case(index)
             except FormatError as error:
                 problems += error.problems
                 continue
-            if candidates is not None and eval_case.eval_id not in candidates:
+            eval_id = file_case_id(file_case)
+            if candidates is not None and eval_id not in candidates:
                 continue
-            case_records = (records or {}).get(eval_case.eval_id)
-            key = _case_key(eval_case, candidates, case_records)
-            source = eval_case if keep else functools.partial(cases.case, index)
+            case_records = (records or {}).get(eval_id)
+            key = _case_key(file_case, candidates, case_records)
+            source = file_case if keep else functools.partial(cases.file_case, index)
             build = functools.partial(
                 _build, source, cases.eval_set_id, report, candidates, case_records
             )
@@ -283,18 +300,18 @@ def _pending_cases(
 
 
 def _build(
-    source: adk.EvalCase | Callable[[], adk.EvalCase],
+    source: FileCase | Callable[[], FileCase],
     eval_set_id: str,
     report: ConversionReport,
     candidates: Mapping[str, list[CandidateResponse]] | None,
     records: Mapping[str, Any] | None = None,
 ) -> EvaluationItem:
-    case = source if isinstance(source, adk.EvalCase) else source()
-    item, case_report = case_to_item(case, eval_set_id)
+    case = source() if callable(source) else source
+    item, case_report = file_case_item(case, eval_set_id)
     report.cases.append(case_report)
     if candidates is not None and item.evaluation_request is not None:
         request = item.evaluation_request.model_copy(
-            update={"candidate_responses": candidates[case.eval_id]}
+            update={"candidate_responses": candidates[file_case_id(case)]}
         )
         item = item.model_copy(update={"evaluation_request": request})
     if records:
@@ -306,13 +323,13 @@ def _build(
 
 
 def _case_key(
-    eval_case: adk.EvalCase,
+    eval_case: FileCase,
     candidates: Mapping[str, list[CandidateResponse]] | None,
     records: Mapping[str, Any] | None = None,
 ) -> str:
     """The key a case's item is uploaded under: an edited case, or the same case with other
     traces, is another item."""
-    return f"{eval_case.eval_id}#{_fingerprint(eval_case, candidates, records)}"
+    return f"{file_case_id(eval_case)}#{_fingerprint(eval_case, candidates, records)}"
 
 
 def _case_of_key(key: str) -> str:
@@ -321,14 +338,14 @@ def _case_of_key(key: str) -> str:
 
 
 def _fingerprint(
-    eval_case: adk.EvalCase,
+    eval_case: FileCase,
     candidates: Mapping[str, list[CandidateResponse]] | None,
     records: Mapping[str, Any] | None = None,
 ) -> str:
     digest = hashlib.sha256(CONVERSION_VERSION.encode())
     case = eval_case.model_dump(mode="json", exclude_none=True)
     digest.update(json.dumps(case, sort_keys=True, ensure_ascii=False).encode())
-    for candidate in (candidates or {}).get(eval_case.eval_id, []):
+    for candidate in (candidates or {}).get(file_case_id(eval_case), []):
         digest.update(json.dumps(candidate.to_wire(), sort_keys=True).encode())
     if records:
         digest.update(json.dumps(records, sort_keys=True, ensure_ascii=False).encode())
@@ -502,7 +519,8 @@ def _traces_job(
     report: UploadReport | None = None,
     bulk_import: bool | str = True,
 ) -> _Upload:
-    eval_set, where = _eval_set(eval_set_source)
+    cases, where = _eval_cases(eval_set_source)
+    eval_set = as_eval_set(cases)
     # Files are read as one recording: a session's traces, or spans and the log records with
     # their content, may be in different files.
     conversations = load_traces(traces)
@@ -520,7 +538,7 @@ def _traces_job(
         )
     candidates, records = _candidates(matches, candidate)
     return _Upload(
-        cases=InMemoryCases(eval_set),
+        cases=cases,
         source=where,
         manifest=manifest,
         display_name=display_name or f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
@@ -1014,7 +1032,8 @@ async def _agent_upload(
     """Runs the agent, then the upload of the cases it finished with their sessions."""
     from .agent_job import failures_summary, run_for_candidates
 
-    eval_set, where = _eval_set(eval_set_source)
+    cases, where = _eval_cases(eval_set_source)
+    eval_set = as_eval_set(cases)
     ran = await run_for_candidates(eval_set, options, candidate)
     if not ran.candidates:
         raise NothingToEvaluateError(
@@ -1023,7 +1042,7 @@ async def _agent_upload(
             f"{failures_summary(ran.not_evaluated)}"
         )
     upload = _Upload(
-        cases=InMemoryCases(eval_set),
+        cases=cases,
         source=where,
         manifest=manifest,
         display_name=f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
