@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._pagination import AsyncPager, Page, Pager
     from ._retry import RetryPolicy
     from .client import AsyncClient, Client
+    from .jobs import evaluate
     from .lro import AsyncOperationFuture, OperationFuture
     from .target import Target, connect
 
@@ -33,6 +34,7 @@ _WHERE = {
     "RetryPolicy": "._retry",
     "AsyncClient": ".client",
     "Client": ".client",
+    "evaluate": ".jobs",
     "AsyncOperationFuture": ".lro",
     "OperationFuture": ".lro",
     "Target": ".target",
@@ -52,6 +54,7 @@ __all__ = [
     "__version__",
     "connect",
     "errors",
+    "evaluate",
     "to_metric",
     "types",
 ]

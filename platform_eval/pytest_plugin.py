@@ -18,14 +18,16 @@ plugin costs nothing to test runs that do not use it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import pytest
 
 if TYPE_CHECKING:
-    from .agents import AgentSource
+    from .formats.config import EvalConfig
+    from .jobs.plan import EvaluateOptions
     from .results import RunResults
     from .target import Target
 
@@ -41,7 +43,7 @@ class PlatformEval:
         self._manifests = manifests
         self._judged = judged
 
-    def _target_for(self, config: str | Path | None) -> Target:
+    def _target_for(self, config: EvalConfig | None) -> Target:
         """The session's target; for a config that names a judge model while the session's
         embedded emulator has none (PLATFORM_EVAL_JUDGE_MODEL unset), an embedded emulator
         judged by that model, as the command line judges with the config's model."""
@@ -50,27 +52,13 @@ class PlatformEval:
             return self.target
         if emulator.judges.model is not None:
             return self.target
-        from .formats import load_eval_config
-
-        model = load_eval_config(config).judge_model()
+        model = config.judge_model()
         return self._judged.target(model) if model else self.target
 
-    def evaluate(
-        self,
-        eval_set: str | Path | Any,
-        *,
-        traces: Sequence[str | Path] | None = None,
-        config: str | Path | None = None,
-        metrics: Sequence[Any] | None = None,
-        thresholds: Mapping[str, float] | None = None,
-        candidate: str = "agent",
-        agent: AgentSource | None = None,
-        num_runs: int = 1,
-        mock_tools: str | None = None,
-        real_tools: Sequence[str] = (),
-        unmatched_tools: str = "error",
-    ) -> RunResults:
-        """Uploads, runs and returns the results, judged by the config's and these thresholds.
+    def evaluate(self, eval_set: Any, **options: Unpack[EvaluateOptions]) -> RunResults:
+        """Uploads, runs and returns the results, judged by the config's and the given
+        thresholds: ``jobs.evaluate``'s options (``traces``, ``config``, ``metrics``,
+        ``thresholds``, ``agent``, ``num_runs``, ``mock_tools``, ...), read into the same plan.
 
         ``agent`` (an agent folder, as ``adk eval`` takes it, or ``module:attribute``) runs the
         agent on every case first, ``num_runs`` times each, instead of reading ``traces``.
@@ -83,26 +71,20 @@ class PlatformEval:
         from .metrics.computable import JUDGE
         from .results import fetch_results
 
-        target = self._target_for(config)
+        candidate = options.get("candidate", "agent")
+        given: EvaluateOptions = {
+            "manifest": self._manifests / f"{abs(hash((str(eval_set), candidate)))}.jsonl",
+            # A test's agent runs afresh each time: nothing is kept to resume from.
+            "resume": False,
+        }
+        given.update(options)
+        plan = jobs.build_plan(eval_set, **given)
+        target = self._target_for(plan.metrics.config)
+        if "poll_interval" not in options:
+            run = dataclasses.replace(plan.run, poll_interval=target.poll_interval)
+            plan = dataclasses.replace(plan, run=run)
         try:
-            evaluation = jobs.evaluate(
-                target.client,
-                eval_set,
-                traces=traces,
-                config=config,
-                metrics=metrics,
-                candidate=candidate,
-                manifest=self._manifests / f"{abs(hash((str(eval_set), candidate)))}.jsonl",
-                poll_interval=target.poll_interval,
-                thresholds=thresholds,
-                agent=agent,
-                num_runs=num_runs,
-                mock_tools=mock_tools,
-                real_tools=real_tools,
-                unmatched_tools=unmatched_tools,
-                # A test's agent runs afresh each time: nothing is kept to resume from.
-                resume=False,
-            )
+            evaluation = jobs.execute(target.client, plan)
         except jobs.MetricsRefusedError as exc:
             # Said as the test session's emulator is set up: from the environment.
             advice = {

@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import logging
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from .. import jobs, metrics
+from .. import jobs
 from .._adaptive import AUTO
 from .._env import positive_number
-from .._operations import MetricLike, to_metric
 from ..agents import tool_mocks
 from ..agents.remote import ServedAgent, ServedAgentError, is_agent_url, parse_headers
 from ..formats import FormatError, load_eval_config
 from ..formats.config import EvalConfig
-from ..formats.load import load
-from ..formats.stream import cases_from
 from ..jobs.metric_check import EMULATOR_ONLY, MetricsRefusedError
 from ..judges import Judging, usage_report
 from ..metrics.computable import ADK, JUDGE, SERVICE
@@ -290,42 +289,45 @@ def _thresholds(pairs: list[str]) -> dict[str, float]:
     return out
 
 
-def _check_thresholds(
-    given: dict[str, float],
-    from_config: dict[str, float],
-    run_metrics: list[str],
-    config: str | None = None,
-) -> None:
-    """Before anything is uploaded: every threshold names a metric of the run and is a score
-    that metric can reach; otherwise exit 2 naming it."""
-    for metric, value in from_config.items():
-        problem = metrics.threshold_problem(metric, value)
-        if problem:
-            raise UsageError(f"{config}: criteria.{metric}.threshold: {problem}")
-    for metric, value in given.items():
-        problem = metrics.threshold_problem(metric, value, run_metrics)
-        if problem:
-            raise UsageError(f"--threshold {metric}={value:g}: {problem}")
+def _threshold_error(exc: jobs.ThresholdError, config: str | None) -> UsageError:
+    """A threshold refused, said as this command's user gave it: a flag, or the config file."""
+    if exc.from_config:
+        return UsageError(f"{config}: criteria.{exc.metric}.threshold: {exc.problem}")
+    return UsageError(f"--threshold {exc.metric}={exc.value:g}: {exc.problem}")
 
 
-def _chosen_metrics(
-    args: argparse.Namespace,
-) -> tuple[list[MetricLike], dict[str, float], EvalConfig | None]:
-    named = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
+def _config(args: argparse.Namespace) -> EvalConfig | None:
     # Read first, so that a config file's own problem (missing, not JSON, a bad value) is
     # reported as that, naming the file, and not as "no metrics".
     config = load_eval_config(args.config) if args.config else None
     if config is not None and config.code_problems():
         raise FormatError(config.code_problems())
+    return config
+
+
+def _metric_options(args: argparse.Namespace, config: EvalConfig | None) -> dict[str, Any]:
+    """What ``--metrics``, ``--threshold`` and ``--config`` give the plan."""
+    named = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
+    return {
+        "metrics": named or None,
+        "config": config,
+        "thresholds": _thresholds(args.threshold or []),
+    }
+
+
+@contextlib.contextmanager
+def _planning(args: argparse.Namespace) -> Iterator[None]:
+    """The plan's refusals, said with this command's flags (exit 2)."""
     try:
-        chosen, from_config = jobs.choose_metrics(named or None, config)
-    except ValueError:
-        raise UsageError("no metrics: pass --metrics m1,m2 or --config eval_config.json") from None
-    given = _thresholds(args.threshold or [])
-    names = [str(to_metric(m).metric) for m in chosen]
-    names += list(config.code_metrics) if config is not None else []
-    _check_thresholds(given, from_config, names, args.config)
-    return chosen, {**from_config, **given}, config
+        yield
+    except jobs.ThresholdError as exc:
+        raise _threshold_error(exc, args.config) from None
+    except jobs.PlanError as exc:
+        if "needs metrics" in str(exc):
+            raise UsageError(
+                "no metrics: pass --metrics m1,m2 or --config eval_config.json"
+            ) from None
+        raise UsageError(str(exc)) from None
 
 
 JUDGE_HOW = (
@@ -416,21 +418,12 @@ def _wait(
 
 
 def run(args: argparse.Namespace, target: Target) -> int:
-    chosen, thresholds, config = _chosen_metrics(args)
-    for name in thresholds:
-        parsed = metrics.reliability_name(name)
-        if parsed is not None and getattr(args, "agent", None) and parsed[1] > args.num_runs:
-            raise UsageError(
-                f"--threshold {name}: it needs {parsed[1]} runs of each case or more, and "
-                f"--num-runs is {args.num_runs}"
-            )
+    metric_options = _metric_options(args, _config(args))
     source = Path(args.evalset)
     is_file = source.exists()
     looks_like_file = args.evalset.endswith((".json", ".yaml")) or (
         "/" in args.evalset and "evaluationSets/" not in args.evalset
     )
-    if not is_file and looks_like_file:
-        raise UsageError(f"{args.evalset}: no such file (or pass an evaluation set's name)")
     agent = _agent_arguments(args)
     inference = _inference_configs(getattr(args, "inference_config", None))
     if inference and (agent or args.traces):
@@ -446,35 +439,28 @@ def run(args: argparse.Namespace, target: Target) -> int:
                     "the emulator does not run inference; evaluate recorded responses "
                     "(--agent or --traces), or run against a project (--project)"
                 )
-    if agent and not is_file:
-        raise UsageError("--agent needs an eval set file, not the name of an uploaded set")
-    # Read once: the check below and the upload use the same parsed eval set.
-    loaded = load(source) if is_file else None
-    # Each kind of file in its own shape (a dataset's cases straight into the stored items).
-    eval_set = cases_from(loaded) if loaded is not None else None
-    # An agents-cli trace file's cases hold the agent's answers: jobs.evaluate grades them as
-    # they are, read with the cases.
-    traces = args.traces
     client = target.client
-    if eval_set is not None:
-        try:
-            evaluation = jobs.evaluate(
-                client,
-                eval_set,
-                config=config,  # read once, above
-                inference_configs=inference,
+    if is_file:
+        with _planning(args):
+            # The file is read here, each kind in its own shape; an agents-cli trace file's
+            # cases hold the agent's answers, graded as they are.
+            plan = jobs.build_plan(
+                source,
+                **metric_options,
                 **agent,
-                traces=None if agent else trace_sources(traces, target),
-                metrics=chosen,
+                inference_configs=inference,
+                traces=None if agent else trace_sources(args.traces, target),
                 candidate=args.candidate,
                 mapping=_mapping(args.mapping),
                 on_progress=_upload_progress(args.quiet),
                 on_run_progress=_run_progress(args.quiet, target),
                 wait=not args.no_wait,
                 poll_interval=target.poll_interval,
-                thresholds=thresholds,
                 timeout=args.timeout,
             )
+        thresholds = dict(plan.metrics.thresholds)
+        try:
+            evaluation = jobs.execute(client, plan)
         except MetricsRefusedError as exc:
             raise _refused(exc) from None
         if evaluation.agent_runs is not None:
@@ -492,6 +478,13 @@ def run(args: argparse.Namespace, target: Target) -> int:
     else:
         if args.traces:
             raise UsageError("--traces needs an eval set file, not the name of an uploaded set")
+        with _planning(args):
+            metric_plan = jobs.plan_metrics(**metric_options)
+        if looks_like_file:
+            raise UsageError(f"{args.evalset}: no such file (or pass an evaluation set's name)")
+        if agent:
+            raise UsageError("--agent needs an eval set file, not the name of an uploaded set")
+        chosen, thresholds = list(metric_plan.metrics), dict(metric_plan.thresholds)
         if not chosen:
             raise UsageError(
                 f"{args.config}: its metrics are local code metrics only, computed on the "
@@ -563,8 +556,8 @@ def results(args: argparse.Namespace, target: Target) -> int:
     from_config = load_eval_config(args.config).thresholds() if args.config else {}
     config = current.evaluation_config
     run_metrics = [str(m.metric) for m in (config.metrics if config else None) or [] if m.metric]
-    _check_thresholds(given, from_config, run_metrics, args.config)
-    thresholds = {**from_config, **given}
+    with _planning(args):
+        thresholds = jobs.merge_thresholds(from_config, given, run_metrics)
     # The thresholds recorded with the run apply, each replaced by one given here.
     recorded = not args.ignore_run_thresholds
     return _finish(args, fetch_results(client, current, thresholds=thresholds, recorded=recorded))

@@ -302,14 +302,21 @@ def _whole_set_problems(eval_set: adk.EvalSet, loaded: LoadedFile) -> list[Probl
         earlier = first.setdefault(case.eval_id, index)
         if earlier != index:
             problems.append(
-                Problem(
-                    loaded.path,
-                    f"$.{key}[{index}].{field}",
-                    f"{case.eval_id!r} is the id of $.{key}[{earlier}] too: each case needs an "
-                    "id of its own (results are kept by it)",
-                )
+                duplicate_id_problem(loaded.path, f"$.{key}", field, index, case.eval_id, earlier)
             )
     return problems
+
+
+def duplicate_id_problem(
+    path: str, cases: str, field: str, index: int, eval_id: str, earlier: int
+) -> Problem:
+    """A case whose id an earlier case has (``cases``: the JSON path of the cases' array)."""
+    return Problem(
+        path,
+        f"{cases}[{index}].{field}",
+        f"{eval_id!r} is the id of {cases}[{earlier}] too: each case needs an id of its own "
+        "(results are kept by it)",
+    )
 
 
 def _read_eval_set(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Problem]]:
@@ -339,25 +346,30 @@ def _read_eval_set(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Problem
 
 
 def _rubric_id_problems(eval_set: adk.EvalSet, path: str, key: str) -> list[Problem]:
-    """A rubric id twice in what one turn is judged by (the case's rubrics and the turn's):
-    adk eval refuses such a case ("Rubric with rubric_id ... already exists"), and so do we,
-    rather than judge one of the two."""
     problems = []
     for index, case in enumerate(eval_set.eval_cases):
-        where = f"$.{key}[{index}]"
-        case_ids: dict[str, str] = {}
-        for number, rubric in enumerate(case.rubrics or []):
-            here = f"{where}.rubrics[{number}].rubric_id"
-            if rubric.rubric_id in case_ids:
-                problems.append(_twice(path, here, rubric.rubric_id, case_ids[rubric.rubric_id]))
-            case_ids.setdefault(rubric.rubric_id, here)
-        for turn, invocation in enumerate(case.conversation or []):
-            seen = dict(case_ids)
-            for number, rubric in enumerate(invocation.rubrics or []):
-                here = f"{where}.conversation[{turn}].rubrics[{number}].rubric_id"
-                if rubric.rubric_id in seen:
-                    problems.append(_twice(path, here, rubric.rubric_id, seen[rubric.rubric_id]))
-                seen.setdefault(rubric.rubric_id, here)
+        problems += rubric_id_problems(case, path, f"$.{key}[{index}]")
+    return problems
+
+
+def rubric_id_problems(case: adk.EvalCase, path: str, where: str) -> list[Problem]:
+    """A rubric id twice in what one turn is judged by (the case's rubrics and the turn's):
+    adk eval refuses such a case ("Rubric with rubric_id ... already exists"), and so do we,
+    rather than judge one of the two. ``where``: the case's JSON path."""
+    problems = []
+    case_ids: dict[str, str] = {}
+    for number, rubric in enumerate(case.rubrics or []):
+        here = f"{where}.rubrics[{number}].rubric_id"
+        if rubric.rubric_id in case_ids:
+            problems.append(_twice(path, here, rubric.rubric_id, case_ids[rubric.rubric_id]))
+        case_ids.setdefault(rubric.rubric_id, here)
+    for turn, invocation in enumerate(case.conversation or []):
+        seen = dict(case_ids)
+        for number, rubric in enumerate(invocation.rubrics or []):
+            here = f"{where}.conversation[{turn}].rubrics[{number}].rubric_id"
+            if rubric.rubric_id in seen:
+                problems.append(_twice(path, here, rubric.rubric_id, seen[rubric.rubric_id]))
+            seen.setdefault(rubric.rubric_id, here)
     return problems
 
 

@@ -22,7 +22,7 @@ from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .convert import EMPTY_CASE
 from .dataset_items import DatasetCases, FileCase
-from .load import Kind, LoadedFile, checked_dataset, eval_set_from, load
+from .load import Kind, LoadedFile, checked_dataset, eval_set_from, load, rubric_id_problems
 from .reading import read_text
 
 #: The eval set text up to which an upload keeps every case it has read (see keeps_parsed_cases).
@@ -62,9 +62,16 @@ class EvalCases(Protocol):
         ...
 
 
+def cases_json_path(cases: EvalCases) -> str:
+    """The JSON path of the cases' array in their file, for messages."""
+    return f"$.{getattr(cases, 'cases_key', 'eval_cases')}"
+
+
 @dataclass(frozen=True)
 class InMemoryCases:
     eval_set: adk.EvalSet
+    #: The file the cases were read from, for messages.
+    path: str | None = None
 
     @property
     def eval_set_id(self) -> str:
@@ -129,6 +136,9 @@ class EvalSetFile:
             raise FormatError(problems_from_validation(error, self.path, where)) from None
         if not case.conversation and case.conversation_scenario is None:
             raise FormatError([Problem(self.path, f"{where}.conversation", EMPTY_CASE)])
+        problems = rubric_id_problems(case, self.path, where)
+        if problems:
+            raise FormatError(problems)
         return case
 
     def file_case(self, index: int) -> FileCase:
@@ -176,7 +186,7 @@ def cases_from(loaded: LoadedFile) -> EvalCases:
     if loaded.kind == Kind.DATASET:
         dataset, eval_set_id = checked_dataset(loaded)
         return DatasetCases(dataset, eval_set_id, loaded.path)
-    return InMemoryCases(eval_set_from(loaded))
+    return InMemoryCases(eval_set_from(loaded), loaded.path)
 
 
 def _parsed_whole(path: str | Path) -> bool:

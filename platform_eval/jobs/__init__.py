@@ -7,13 +7,23 @@ returns a coroutine to await. Pass ``report=UploadReport()`` to an upload for it
 
 from .manifest import Manifest
 from .metric_check import MetricsRefusedError, check_metrics
+from .plan import (
+    EvaluationPlan,
+    MetricPlan,
+    PlanError,
+    ThresholdError,
+    build_plan,
+    choose_metrics,
+    merge_thresholds,
+    plan_metrics,
+)
 from .tasks import (
     Evaluation,
     NothingToEvaluateError,
     UploadIncompleteError,
     UploadReport,
-    choose_metrics,
     evaluate,
+    execute,
     upload_eval_set,
     upload_traces,
 )
@@ -22,17 +32,25 @@ from .waiting import waiting_at_most
 
 __all__ = [
     "Evaluation",
+    "EvaluationPlan",
     "Failure",
     "Manifest",
+    "MetricPlan",
     "MetricsRefusedError",
     "NothingToEvaluateError",
+    "PlanError",
     "Progress",
+    "ThresholdError",
     "UploadIncompleteError",
     "UploadReport",
     "UploadResult",
+    "build_plan",
     "check_metrics",
     "choose_metrics",
     "evaluate",
+    "execute",
+    "merge_thresholds",
+    "plan_metrics",
     "upload_eval_set",
     "upload_items_async",
     "upload_traces",

@@ -20,31 +20,18 @@ from ..client import AsyncClient, Client
 from ..errors import PlatformEvalError, WaitTimeoutError
 from ..formats import adk
 from ..formats._problems import FormatError, Problem
-from ..formats.config import EvalConfig, parse_eval_config
 from ..formats.convert import STATE_NOT_CARRIED, ConversionReport
-from ..formats.dataset import DatasetCase
-from ..formats.dataset_items import DatasetCases, FileCase, file_case_id, file_case_item
-from ..formats.load import (
-    holds_answers,
-    is_table,
-    load,
-    load_eval_config,
-    table_dataset,
-)
+from ..formats.dataset_items import FileCase, file_case_id, file_case_item
+from ..formats.load import duplicate_id_problem
 from ..formats.stream import (
-    KEEP_PARSED_BYTES,
     EvalCases,
-    InMemoryCases,
     as_eval_set,
-    cases_from,
-    read_eval_cases,
+    cases_json_path,
 )
-from ..metrics import REGISTRY, threshold_problem
-from ..metrics.arguments import ArgRules
+from ..metrics import REGISTRY
 from ..traces import (
     Conversation,
     MatchReport,
-    dataset_conversations,
     load_traces,
     match_conversations,
 )
@@ -59,14 +46,23 @@ from ..types import (
     record_not_evaluated,
     record_thresholds,
 )
-from ..types.predefined_metrics import newest_version
-from .code_metrics import code_results, functions_of, not_evaluated_results
+from .code_metrics import code_results, not_evaluated_results
 from .manifest import Manifest, key_label
 from .metric_check import MetricsRefusedError, refusals_async, rubric_types
 
 if TYPE_CHECKING:
-    from ..agents import AgentSource
+    pass
 
+from .plan import (
+    AgentRun,
+    EvalSetSource,
+    EvaluateOptions,
+    EvaluationPlan,
+    Recorded,
+    RunOptions,
+    build_plan,
+    read_cases,
+)
 from .upload import (
     DEFAULT_CONCURRENCY,
     Failure,
@@ -89,61 +85,10 @@ Candidates = dict[str, list[CandidateResponse]]
 #: (``Conversation.records``): eval id -> metadata key -> candidate -> what is kept.
 CandidateRecords = dict[str, dict[str, dict[str, Any]]]
 
-#: An eval set: its file (an ADK eval set, an EvaluationDataset, JSON Lines or CSV of the
-#: SDK's flat form), an EvalSet, a pandas DataFrame of the flat form, or a file's cases read
-#: already (``formats.stream.cases_from``).
-EvalSetSource = str | Path | adk.EvalSet | Any
-
-
-def _eval_cases(source: EvalSetSource) -> tuple[EvalCases, str]:
-    """The cases of an upload, each in its file's own shape: an eval set file is read a case at
-    a time, so that memory holds its text and not every case parsed."""
-    if isinstance(source, adk.EvalSet):
-        return InMemoryCases(source), f"eval-set:{source.eval_set_id}"
-    if isinstance(source, EvalCases):  # read already, as the command line reads its file
-        return source, getattr(source, "path", None) or f"eval-set:{source.eval_set_id}"
-    if is_table(source):
-        return cases_from(table_dataset(source)), "table"
-    return read_eval_cases(source), str(source)
-
 
 def _eval_set(source: EvalSetSource) -> tuple[adk.EvalSet, str]:
-    cases, where = _eval_cases(source)
+    cases, where = read_cases(source)
     return as_eval_set(cases), where
-
-
-def _own_answers(source: EvalSetSource) -> list[str | Path | Conversation] | None:
-    """The answers a dataset holds (an agents-cli trace file, a table's ``response`` column),
-    as its candidates; None for golden cases only."""
-    if isinstance(source, DatasetCases):  # read already: its cases hold their answers
-        answers: list[str | Path | Conversation] = []
-        for index in range(len(source)):
-            case = source.file_case(index)
-            agent_data = case.candidate_agent_data() if isinstance(case, DatasetCase) else None
-            if agent_data is not None:
-                answers.append(Conversation(file_case_id(case), agent_data, source.path or ""))
-        return answers or None
-    if is_table(source):
-        loaded = table_dataset(source)
-        if holds_answers(loaded):
-            return list(dataset_conversations(loaded.data, loaded.path))
-        return None
-    if isinstance(source, str | Path) and _may_be_dataset(Path(source)):
-        try:
-            loaded = load(source)
-        except FormatError:
-            return None  # the eval set's own reading says what is wrong with it
-        return [source] if holds_answers(loaded) else None
-    return None
-
-
-def _may_be_dataset(path: Path) -> bool:
-    """Whether the file may be a dataset (read once more to see): an ADK eval set file's
-    cases hold no answers, and a large one is not read twice."""
-    name = path.name.lower()
-    if name.endswith((".evalset.json", ".test.json")):
-        return False
-    return path.suffix.lower() in (".json", ".jsonl", ".csv", ".yaml", ".yml")
 
 
 #: Part of every item's content hash: bump it when conversion changes what an item holds.
@@ -274,6 +219,7 @@ def _pending_cases(
     reads the case again, so that no more than a few are held at once."""
     pending: list[PendingItem] = []
     problems: list[Problem] = []
+    first: dict[str, int] = {}
     keep = cases.keeps_parsed_cases
     # Reading builds thousands of objects that all stay until the upload: with the collector
     # running, its walks over them took a third of the reading (3,000 cases, bench_upload.py).
@@ -285,6 +231,17 @@ def _pending_cases(
                 problems += error.problems
                 continue
             eval_id = file_case_id(file_case)
+            earlier = first.setdefault(eval_id, index)
+            if earlier != index:
+                # One id, two cases: their results could not be told apart.
+                field = "eval_id" if isinstance(file_case, adk.EvalCase) else "eval_case_id"
+                where = getattr(cases, "path", None) or cases.eval_set_id
+                problems.append(
+                    duplicate_id_problem(
+                        where, cases_json_path(cases), field, index, eval_id, earlier
+                    )
+                )
+                continue
             if candidates is not None and eval_id not in candidates:
                 continue
             case_records = (records or {}).get(eval_id)
@@ -469,7 +426,7 @@ def _eval_set_job(
     report: UploadReport | None = None,
     bulk_import: bool | str = True,
 ) -> _Upload:
-    cases, where = _eval_cases(source)
+    cases, where = read_cases(source)
     return _Upload(
         cases=cases,
         source=where,
@@ -519,7 +476,7 @@ def _traces_job(
     report: UploadReport | None = None,
     bulk_import: bool | str = True,
 ) -> _Upload:
-    cases, where = _eval_cases(eval_set_source)
+    cases, where = read_cases(eval_set_source)
     eval_set = as_eval_set(cases)
     # Files are read as one recording: a session's traces, or spans and the log records with
     # their content, may be in different files.
@@ -657,21 +614,6 @@ class Evaluation:
     agent_runs: Any = None
 
 
-ConfigSource = EvalConfig | str | Path | Mapping[str, Any]
-
-
-def _config(config: ConfigSource | None) -> EvalConfig | None:
-    """An eval config given as a file, as its JSON (a dict), or read already."""
-    if isinstance(config, str | Path):
-        return load_eval_config(config)
-    if isinstance(config, Mapping):
-        parsed, problems = parse_eval_config(dict(config), "config")
-        if problems:
-            raise FormatError(problems)
-        return parsed
-    return config
-
-
 class UploadOptions(TypedDict, total=False):
     """The keyword options of ``upload_eval_set``."""
 
@@ -691,75 +633,6 @@ class TraceUploadOptions(UploadOptions, total=False):
     mapping: Mapping[str, str] | None
 
 
-class EvaluateOptions(TypedDict, total=False):
-    """The keyword options of ``evaluate``."""
-
-    traces: Sequence[str | Path | Conversation] | None
-    metrics: Sequence[MetricLike] | None
-    config: ConfigSource | None
-    candidate: str
-    manifest: str | Path | None
-    timeout: float | None
-    poll_interval: float
-    on_progress: ProgressCallback | None
-    mapping: Mapping[str, str] | None
-    wait: bool
-    on_run_progress: Callable[[EvaluationRun], None] | None
-    bulk_import: bool | str
-    thresholds: Mapping[str, float] | None
-    agent: AgentSource | None
-    num_runs: int
-    agent_concurrency: int | str | None
-    max_concurrency: int | None
-    agent_processes: int | str | None
-    save_sessions: str | Path | None
-    save_traces: str | Path | None
-    on_agent_progress: Callable[[Any], None] | None
-    resume: bool
-    inference_configs: Mapping[str, Any] | None
-    mock_tools: str | None
-    real_tools: Sequence[str]
-    unmatched_tools: str
-
-
-def _trajectory_rules(config: EvalConfig | None) -> ArgRules | None:
-    """The trajectory criterion's argument rules (``args_match``, ``extra_args``), if any."""
-    criterion = config.criteria.get("tool_trajectory_avg_score") if config else None
-    if criterion is None:
-        return None
-    options = criterion.options
-    return ArgRules.parse(options.get("args_match"), options.get("extra_args"))
-
-
-def choose_metrics(
-    metrics: Sequence[MetricLike] | None, config: ConfigSource | None
-) -> tuple[list[MetricLike], dict[str, float]]:
-    """The metrics to run (``metrics``, else the config's criteria) and the config's thresholds.
-
-    ``config``: an eval_config.json file, its JSON as a dict, or an EvalConfig. Raises
-    ValueError when neither names a metric. The list is empty when the config's metrics are
-    all local code metrics: then no run is started, and ``evaluate`` computes them itself.
-    """
-    loaded = _config(config)
-    # An unversioned predefined name ("general_quality") is its newest version.
-    chosen: list[MetricLike] = [
-        newest_version(m) if isinstance(m, str) else m for m in metrics or []
-    ]
-    thresholds: dict[str, float] = {}
-    if loaded is not None:
-        thresholds = loaded.thresholds()
-        if not chosen:
-            chosen = list(loaded.run_metrics())
-        else:
-            # Metrics named choose among the config's: its thresholds of the others judge
-            # nothing in this run (its code metrics run whatever is named).
-            names = {str(to_metric(m).metric) for m in chosen} | set(loaded.code_metrics)
-            thresholds = {name: value for name, value in thresholds.items() if name in names}
-    if not chosen and not (loaded is not None and loaded.code_metrics):
-        raise ValueError("evaluate needs metrics=[...] or a config with criteria")
-    return chosen, thresholds
-
-
 @overload
 def evaluate(
     client: Client, eval_set_source: EvalSetSource, **options: Unpack[EvaluateOptions]
@@ -773,52 +646,31 @@ def evaluate(
 
 
 def evaluate(
-    client: AnyClient,
-    eval_set_source: EvalSetSource,
-    *,
-    traces: Sequence[str | Path | Conversation] | None = None,
-    metrics: Sequence[MetricLike] | None = None,
-    config: ConfigSource | None = None,
-    candidate: str = "agent",
-    manifest: str | Path | None = None,
-    timeout: float | None = None,
-    poll_interval: float = 1.0,
-    on_progress: ProgressCallback | None = None,
-    mapping: Mapping[str, str] | None = None,
-    wait: bool = True,
-    on_run_progress: Callable[[EvaluationRun], None] | None = None,
-    bulk_import: bool | str = True,
-    thresholds: Mapping[str, float] | None = None,
-    agent: AgentSource | None = None,
-    num_runs: int = 1,
-    agent_concurrency: int | str | None = None,
-    max_concurrency: int | None = None,
-    agent_processes: int | str | None = None,
-    save_sessions: str | Path | None = None,
-    save_traces: str | Path | None = None,
-    on_agent_progress: Callable[[Any], None] | None = None,
-    resume: bool = True,
-    inference_configs: Mapping[str, Any] | None = None,
-    mock_tools: str | None = None,
-    real_tools: Sequence[str] = (),
-    unmatched_tools: str = "error",
+    client: AnyClient, eval_set_source: EvalSetSource, **options: Unpack[EvaluateOptions]
 ) -> Any:
     """Uploads (with traces as candidates when given), starts a run, waits, returns results.
 
-    ``agent`` (an agent folder as ``adk eval`` takes it, ``module:attribute``, or a
-    ``agents.LoadedAgent``) runs the agent on every case first, as ``adk eval`` does, ``num_runs``
-    times each (``agent_concurrency`` runs at a time, in ``agent_processes`` processes: ``auto``
-    takes one per 25 runs up to the cores there are), and evaluates the sessions it finished as
-    the candidates (``agent``, or ``agent#1`` ... ``agent#N``). A case the agent failed on is
-    NOT_EVALUATED with the error. ``save_sessions``/``save_traces`` keep the sessions (ADK's
-    JSON) and spans (OTLP JSON) in those folders: ``traces=[folder]`` evaluates them again.
-    An interrupted evaluation, run again, does not run the agent again on the cases it finished
-    (``resume=False``: keep nothing to resume from, under ``.platform-eval/agent-runs/``).
-    ``mock_tools="golden"`` answers the agent's tool calls from each case's expected tool
-    responses instead of running the tools (matched by name and arguments, by the trajectory
-    criterion's ``args_match`` rules when the config has them); ``real_tools`` run for real
-    anyway; a call no golden response answers fails its case, or runs the tool with
-    ``unmatched_tools="real"`` (``agents.tool_mocks``).
+    The options (``EvaluateOptions``) are read into an ``EvaluationPlan`` (``build_plan``), the
+    one place they are checked; ``execute`` carries a plan out.
+
+    ``traces`` (trace files, saved sessions, conversations) are the candidates; a file whose
+    cases hold the agent's answers (an agents-cli trace file) is graded as it is.
+
+    ``agent`` (an agent folder as ``adk eval`` takes it, ``module:attribute``, an
+    ``agents.LoadedAgent``, or a served agent's URL) runs the agent on every case first, as
+    ``adk eval`` does, ``num_runs`` times each (``agent_concurrency`` runs at a time, in
+    ``agent_processes`` processes: ``auto`` takes one per 25 runs up to the cores there are),
+    and evaluates the sessions it finished as the candidates (``agent``, or ``agent#1`` ...
+    ``agent#N``). A case the agent failed on is NOT_EVALUATED with the error.
+    ``save_sessions``/``save_traces`` keep the sessions (ADK's JSON) and spans (OTLP JSON) in
+    those folders: ``traces=[folder]`` evaluates them again. An interrupted evaluation, run
+    again, does not run the agent again on the cases it finished (``resume=False``: keep
+    nothing to resume from, under ``.platform-eval/agent-runs/``). ``mock_tools="golden"``
+    answers the agent's tool calls from each case's expected tool responses instead of running
+    the tools (matched by name and arguments, by the trajectory criterion's ``args_match``
+    rules when the config has them); ``real_tools`` run for real anyway; a call no golden
+    response answers fails its case, or runs the tool with ``unmatched_tools="real"``
+    (``agents.tool_mocks``).
 
     ``inference_configs`` (candidate name -> the model or agent the service runs) has the run
     produce responses itself; the emulator answers such a run 501 UNIMPLEMENTED.
@@ -827,72 +679,53 @@ def evaluate(
     ``metadata``, so that reading the run's results later judges them by the same thresholds.
 
     With ``wait=False`` it returns once the run is started (``results`` empty, the run not
-    done); ``on_run_progress`` is called with the run at every poll while waiting.
+    done); ``on_run_progress`` is called with the run at every poll while waiting. ``timeout``
+    bounds every wait on the target (the upload's and the run's).
 
-    A re-run after a timeout or an interruption attaches to the run it started (unless that run
-    failed, was cancelled, or its results were already read), instead of starting a second one.
+    A metric the target cannot compute is refused (``MetricsRefusedError``) before the agent
+    runs or anything is uploaded. A re-run after a timeout or an interruption attaches to the
+    run it started (unless that run failed, was cancelled, or its results were already read),
+    instead of starting a second one.
     """
-    if agent is not None and traces is not None:
-        raise ValueError("pass traces or agent, not both: the candidates come from one of them")
-    if agent is None and traces is None:
-        # A table with a response column is graded as it is, as a trace file of agents-cli's.
-        traces = _own_answers(eval_set_source)
-    loaded_config = _config(config)
-    chosen, from_config = choose_metrics(metrics, loaded_config)
-    code = functions_of(loaded_config)
-    thresholds = {**from_config, **(thresholds or {})}
-    names = [str(to_metric(m).metric) for m in chosen] + list(code)
-    for metric, value in thresholds.items():
-        problem = threshold_problem(metric, value, names)
-        if problem:
-            raise ValueError(f"threshold {metric}={value!r}: {problem}")
+    return execute(client, build_plan(eval_set_source, **options))
+
+
+@overload
+def execute(client: Client, plan: EvaluationPlan) -> Evaluation: ...
+
+
+@overload
+def execute(client: AsyncClient, plan: EvaluationPlan) -> Coroutine[Any, Any, Evaluation]: ...
+
+
+def execute(client: AnyClient, plan: EvaluationPlan) -> Any:
+    """Carries out an evaluation plan (``build_plan``) on the client's target."""
     report = UploadReport()
-    agent_options = None
-    if agent is not None:
-        from ..agents.tool_mocks import check_options
-        from .agent_job import AgentOptions
-
-        check_options(mock_tools, unmatched_tools)  # before the agent is loaded or run
-        agent_options = AgentOptions(
-            agent=agent,
-            num_runs=num_runs,
-            concurrency=agent_concurrency or AgentOptions.concurrency,
-            max_concurrency=max_concurrency or AgentOptions.max_concurrency,
-            processes=agent_processes or AgentOptions.processes,
-            save_sessions=save_sessions,
-            save_traces=save_traces,
-            user_simulator_config=loaded_config.user_simulator_config if loaded_config else None,
-            on_progress=on_agent_progress,
-            resume=resume,
-            mock_tools=mock_tools,
-            real_tools=tuple(real_tools),
-            unmatched_tools=unmatched_tools,
-            tool_arg_rules=_trajectory_rules(loaded_config),
-        )
-    upload = (
-        None
-        if agent_options is not None
-        else _traces_job(
-            eval_set_source,
-            traces,
-            candidate=candidate,
-            mapping=mapping,
-            manifest=manifest,
-            on_progress=on_progress,
+    run_options = plan.run
+    candidates = plan.candidates
+    upload: _Upload | None = None
+    if isinstance(candidates, Recorded):
+        upload = _traces_job(
+            plan.cases,
+            candidates.traces,
+            candidate=plan.candidate,
+            mapping=candidates.mapping,
+            manifest=run_options.manifest,
+            on_progress=run_options.on_progress,
             report=report,
-            bulk_import=bulk_import,
+            bulk_import=run_options.bulk_import,
         )
-        if traces is not None
-        else _eval_set_job(
-            eval_set_source,
-            manifest=manifest,
-            on_progress=on_progress,
+    elif candidates is None:
+        upload = _eval_set_job(
+            plan.cases,
+            manifest=run_options.manifest,
+            on_progress=run_options.on_progress,
             report=report,
-            bulk_import=bulk_import,
+            bulk_import=run_options.bulk_import,
         )
-    )
-
-    types = _rubric_types_of(eval_set_source, chosen)
+    metric_plan = plan.metrics
+    chosen = list(metric_plan.metrics)
+    types = _rubric_types_of(plan.cases, chosen)
 
     async def job(async_client: AsyncClient) -> Evaluation:
         nonlocal upload
@@ -902,16 +735,9 @@ def evaluate(
         if refused:
             raise MetricsRefusedError(refused)
         ran = None
-        if agent_options is not None:
-            ran, upload = await _agent_upload(
-                eval_set_source,
-                agent_options,
-                candidate,
-                manifest,
-                on_progress,
-                report,
-                bulk_import,
-            )
+        if isinstance(candidates, AgentRun):
+            ran, upload = await _agent_upload(plan, candidates, report)
+        timeout = run_options.timeout
         # --timeout bounds the waits on the target from here (the agent's runs are not one):
         # an import that never finishes ends the upload in time, and the run's wait gets
         # what is left.
@@ -919,17 +745,23 @@ def evaluate(
             assert upload is not None
             journal = upload.open_manifest(async_client)
             evaluation_set = await upload(async_client, journal)
-            not_evaluated = ran.not_evaluated if ran else _unrecorded(report, candidate)
+            thresholds = dict(metric_plan.thresholds)
+            not_evaluated = ran.not_evaluated if ran else _unrecorded(report, plan.candidate)
             metadata = record_not_evaluated(record_thresholds(None, thresholds), not_evaluated)
             metadata = record_agent_usage(metadata, ran.usage if ran else {})
             run: EvaluationRun | None = None
             attached = False
             if chosen:
                 run, attached = await _start_or_attach(
-                    async_client, journal, evaluation_set, chosen, metadata, inference_configs
+                    async_client,
+                    journal,
+                    evaluation_set,
+                    chosen,
+                    metadata,
+                    run_options.inference_configs,
                 )
             agent_runs = ran.report if ran else None
-            if not wait and run is not None:
+            if not run_options.wait and run is not None:
                 return Evaluation(
                     run,
                     [],
@@ -941,28 +773,11 @@ def evaluate(
                 )
             results: list[EvaluationItem] = []
             if run is not None:
-                try:
-                    run = await async_client.wait_for_run(
-                        run,
-                        timeout=time_left(timeout),
-                        poll_interval=poll_interval,
-                        # A local run's end is seen within a second, not the default 10 s later.
-                        max_poll_interval=min(10.0, poll_interval * 5),
-                        on_progress=on_run_progress,
-                    )
-                except WaitTimeoutError as exc:
-                    if timeout is None:
-                        raise
-                    # The bound is the whole wait's, the upload's included: said as given.
-                    state = exc.run.state if exc.run is not None else "not done"
-                    raise WaitTimeoutError(
-                        f"run {run.name} still {state} when the {timeout:g} s given to wait ran "
-                        "out",
-                        run=exc.run,
-                    ) from None
+                run = await _wait_for(async_client, run, run_options)
                 results = await async_client.get_results(run) if run.evaluation_results else []
                 if run.name:
                     journal.record_collected(run.name)
+            code = metric_plan.code
             if code:
                 results += await code_results(async_client, evaluation_set, report.case_ids, code)
                 if run is None and ran is not None:
@@ -983,27 +798,42 @@ def evaluate(
     return run_or_defer(client, job)
 
 
-def _rubric_types_of(
-    source: EvalSetSource, chosen: Sequence[MetricLike]
-) -> list[str | None] | None:
+async def _wait_for(client: AsyncClient, run: EvaluationRun, options: RunOptions) -> EvaluationRun:
+    timeout = options.timeout
+    try:
+        return await client.wait_for_run(
+            run,
+            timeout=time_left(timeout),
+            poll_interval=options.poll_interval,
+            # A local run's end is seen within a second, not the default 10 s later.
+            max_poll_interval=min(10.0, options.poll_interval * 5),
+            on_progress=options.on_run_progress,
+        )
+    except WaitTimeoutError as exc:
+        if timeout is None:
+            raise
+        # The bound is the whole wait's, the upload's included: said as given.
+        state = exc.run.state if exc.run is not None else "not done"
+        raise WaitTimeoutError(
+            f"run {run.name} still {state} when the {timeout:g} s given to wait ran out",
+            run=exc.run,
+        ) from None
+
+
+def _rubric_types_of(cases: EvalCases, chosen: Sequence[MetricLike]) -> list[str | None] | None:
     """The types of the rubrics the cases carry, where a chosen metric reads rubrics (whether a
-    judge is needed for them): read from an eval set in memory, or from a file small enough
-    that reading it twice costs little; None (not known) otherwise."""
+    judge is needed for them): read from cases in memory, or from a file small enough that
+    reading it twice costs little; None (not known) otherwise."""
     reads_rubrics = False
     for metric in chosen:
         info = REGISTRY.get(str(to_metric(metric).metric or ""))
         reads_rubrics = reads_rubrics or (info is not None and "rubrics" in info.reads)
-    if not reads_rubrics:
+    if not reads_rubrics or not cases.keeps_parsed_cases:
         return None
-    if isinstance(source, str | Path):
-        path = Path(source)
-        if not path.is_file() or path.stat().st_size > KEEP_PARSED_BYTES:
-            return None
     try:
-        eval_set, _ = _eval_set(source)
-    except (FormatError, OSError, ValueError):
+        return rubric_types(as_eval_set(cases))
+    except FormatError:
         return None  # the upload says what is wrong with it
-    return rubric_types(eval_set)
 
 
 def _unrecorded(report: UploadReport, candidate: str) -> dict[str, dict[str, str]]:
@@ -1021,20 +851,14 @@ def _unrecorded(report: UploadReport, candidate: str) -> dict[str, dict[str, str
 
 
 async def _agent_upload(
-    eval_set_source: EvalSetSource,
-    options: Any,
-    candidate: str,
-    manifest: str | Path | None,
-    on_progress: ProgressCallback | None,
-    report: UploadReport,
-    bulk_import: bool | str,
+    plan: EvaluationPlan, agent_run: AgentRun, report: UploadReport
 ) -> tuple[Any, _Upload]:
     """Runs the agent, then the upload of the cases it finished with their sessions."""
     from .agent_job import failures_summary, run_for_candidates
 
-    cases, where = _eval_cases(eval_set_source)
-    eval_set = as_eval_set(cases)
-    ran = await run_for_candidates(eval_set, options, candidate)
+    candidate = plan.candidate
+    eval_set = as_eval_set(plan.cases)
+    ran = await run_for_candidates(eval_set, agent_run.options, candidate)
     if not ran.candidates:
         raise NothingToEvaluateError(
             f"the agent finished none of the {len(ran.report.runs)} runs of "
@@ -1042,15 +866,15 @@ async def _agent_upload(
             f"{failures_summary(ran.not_evaluated)}"
         )
     upload = _Upload(
-        cases=cases,
-        source=where,
-        manifest=manifest,
+        cases=plan.cases,
+        source=plan.source,
+        manifest=plan.run.manifest,
         display_name=f"{eval_set.name or eval_set.eval_set_id} ({candidate})",
         concurrency=DEFAULT_CONCURRENCY,
-        on_progress=on_progress,
+        on_progress=plan.run.on_progress,
         allow_partial=False,
         report=report,
-        bulk_import=bulk_import,
+        bulk_import=plan.run.bulk_import,
         set_key=f"agent:{candidate}",
         candidates=ran.candidates,
         records=ran.records,
