@@ -406,6 +406,11 @@ class SyncTransport(_TransportBase):
                 self.body_chunk(call, response, body, chunk, deadline)
             return self.read_response(response, body)
 
+    @property
+    def http_client(self) -> httpx.Client:
+        """The connections this transport sends on (shared by ``with_options`` clients)."""
+        return self._http
+
     def close(self) -> None:
         if self._owns_client:
             self._http.close()
@@ -457,6 +462,11 @@ class AsyncTransport(_TransportBase):
             async for chunk in response.aiter_bytes():
                 self.body_chunk(call, response, body, chunk, deadline)
             return self.read_response(response, body)
+
+    @property
+    def http_client(self) -> httpx.AsyncClient:
+        """The connections this transport sends on (shared by ``with_options`` clients)."""
+        return self._http
 
     async def close(self) -> None:
         if self._owns_client:
