@@ -126,8 +126,11 @@ class ServedApp:
             try:
                 return await self._run_sse(body)
             except _NoSseError:
-                self.sse = False
-                self.notes.append(f"{self.agent.url} has no /run_sse: turns sent to /run")
+                if self.sse:  # said once, by the first turn that finds it out
+                    self.sse = False
+                    note = f"{self.agent.url} has no /run_sse: turns sent to /run"
+                    self.notes.append(note)
+                    _logger.warning("%s", note)
         answered = await self.call("POST", "/run", body)
         if not isinstance(answered, list):
             raise ServedAgentError(f"{self.agent.url}/run answered {type(answered).__name__}")
