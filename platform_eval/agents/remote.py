@@ -5,6 +5,7 @@ machine). What ``--agent URL`` names; ``served`` runs the cases on it."""
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -43,11 +44,30 @@ def is_a2a_card(spec: object) -> bool:
     return urlsplit(spec).path.rstrip("/").endswith(A2A_CARD_PATHS)
 
 
+#: An Agent Runtime (Agent Engine) resource: ``projects/P/locations/L/reasoningEngines/ID``.
+_RUNTIME_NAME = re.compile(r"projects/[^/]+/locations/([a-z0-9-]+)/reasoningEngines/[^/:?#]+")
+_RUNTIME_PATH = re.compile(r"/projects/[^/]+/locations/[^/]+/reasoningEngines/[^/:?#]+$")
+
+
+def agent_runtime_url(spec: object) -> str | None:
+    """The REST URL of the Agent Runtime ``spec`` names, by its resource name (its region's
+    endpoint, v1beta1) or by that URL; None when it names none."""
+    if not isinstance(spec, str):
+        return None
+    if spec.lower().startswith(("http://", "https://")):
+        path = urlsplit(spec).path.rstrip("/")
+        return spec.rstrip("/") if _RUNTIME_PATH.search(path) else None
+    found = _RUNTIME_NAME.fullmatch(spec.strip("/"))
+    if found is None:
+        return None
+    return f"https://{found.group(1)}-aiplatform.googleapis.com/v1beta1/{spec.strip('/')}"
+
+
 def is_agent_url(spec: object) -> bool:
-    """An ``--agent`` that names a served agent (ADK's api_server): an http(s) URL that is no
-    A2A agent card."""
+    """An ``--agent`` that names a served agent: an http(s) URL that is no A2A agent card (ADK's
+    api_server, or an Agent Runtime's URL), or an Agent Runtime's resource name."""
     is_url = isinstance(spec, str) and spec.lower().startswith(("http://", "https://"))
-    return is_url and not is_a2a_card(spec)
+    return (is_url and not is_a2a_card(spec)) or agent_runtime_url(spec) is not None
 
 
 @dataclass(frozen=True)
@@ -61,6 +81,8 @@ class ServedAgent:
     turn_timeout: float = TURN_TIMEOUT
 
     def __post_init__(self) -> None:
+        # An Agent Runtime's resource name is reached at its region's endpoint.
+        object.__setattr__(self, "url", agent_runtime_url(self.url) or self.url)
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ServedAgentError(f"--agent {self.url}: expected an http(s) URL of a server")
@@ -71,6 +93,12 @@ class ServedAgent:
                 "use its https URL"
             )
         object.__setattr__(self, "url", self.url.rstrip("/"))
+
+    @property
+    def is_runtime(self) -> bool:
+        """An Agent Runtime: sessions and turns through its ``:query`` and ``:streamQuery``
+        methods (as the official SDK's ``run_inference`` sends them), not the api_server's."""
+        return _RUNTIME_PATH.search(urlsplit(self.url).path) is not None
 
     @property
     def spec(self) -> str:

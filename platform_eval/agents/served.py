@@ -23,7 +23,7 @@ import contextlib
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -99,11 +99,15 @@ class ServedApp:
         document = json.dumps([self.agent.url, self.app_name, self.agents], sort_keys=True)
         return hashlib.sha256(document.encode()).hexdigest()
 
+    def _url(self, path: str) -> str:
+        """Where ``path`` is asked (under the server's base URL)."""
+        return path
+
     async def call(self, method: str, path: str, body: Any = None) -> Any:
         """A JSON request to the server; ServedAgentError naming the URL on a failure."""
         for attempt in range(1, _TRIES + 1):
             try:
-                response = await self.http.request(method, path, json=body)
+                response = await self.http.request(method, self._url(path), json=body)
             except httpx.HTTPError as exc:
                 raise _unreachable(self.agent.url, exc) from None
             if response.status_code in _BUSY and attempt < _TRIES:
@@ -136,6 +140,30 @@ class ServedApp:
             raise ServedAgentError(f"{self.agent.url}/run answered {type(answered).__name__}")
         return [_event(e, self.agent.url) for e in answered]
 
+    def _sessions(self, user_id: str) -> str:
+        return f"/apps/{quote(self.app_name, safe='')}/users/{quote(user_id, safe='')}/sessions"
+
+    async def create_session(
+        self, user_id: str, session_id: str, state: dict[str, Any], events: list[dict[str, Any]]
+    ) -> str:
+        """A new session with ``state`` (and ``events``, the earlier turns of a continued
+        conversation); the id the server gave it."""
+        body: dict[str, Any] = {"sessionId": session_id, "state": state}
+        if events:
+            body["events"] = events
+        created = await self.call("POST", self._sessions(user_id), body)
+        if isinstance(created, dict) and created.get("id"):
+            return str(created["id"])
+        return session_id
+
+    async def get_session(self, user_id: str, session_id: str) -> dict[str, Any]:
+        """The session as the server keeps it: its events and state."""
+        path = f"{self._sessions(user_id)}/{quote(session_id, safe='')}"
+        session = await self.call("GET", path)
+        if not isinstance(session, dict) or not isinstance(session.get("events"), list):
+            raise ServedAgentError(f"{self.agent.url}{path} answered no session")
+        return session
+
     async def _run_sse(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         for attempt in range(1, _TRIES + 1):
             events: list[dict[str, Any]] = []
@@ -152,6 +180,71 @@ class ServedApp:
                     async for line in response.aiter_lines():
                         if line.startswith("data:"):
                             events.append(_event(_json(line[5:], self.agent.url), self.agent.url))
+            except httpx.HTTPError as exc:
+                raise _unreachable(self.agent.url, exc) from None
+            return events
+        raise AssertionError("unreachable")
+
+
+class RuntimeApp(ServedApp):
+    """An Agent Runtime (``projects/P/locations/L/reasoningEngines/ID``): its ADK app's class
+    methods called as the official SDK's ``run_inference`` calls them: ``create_session`` and
+    ``get_session`` through ``:query``, each turn through ``:streamQuery?alt=sse``
+    (``stream_query``), its events ADK's as JSON, one a line."""
+
+    def _url(self, path: str) -> str:
+        # A custom method of the resource: ``.../reasoningEngines/ID:query``, not a path below.
+        return f"{self.agent.url}{path}"
+
+    async def _query(self, method: str, given: dict[str, Any]) -> Any:
+        answered = await self.call("POST", ":query", {"classMethod": method, "input": given})
+        return answered.get("output") if isinstance(answered, dict) else None
+
+    async def create_session(
+        self, user_id: str, session_id: str, state: dict[str, Any], events: list[dict[str, Any]]
+    ) -> str:
+        if events:
+            raise ServedAgentError(
+                f"{self.agent.url}: an Agent Runtime session is not started with earlier turns "
+                "here: a case that continues a conversation runs on an api_server URL, or "
+                "in-process (--agent DIR)"
+            )
+        # No session id of ours: the managed session service gives its own (the SDK's way).
+        created = await self._query("create_session", {"user_id": user_id, "state": state})
+        if not isinstance(created, dict) or not created.get("id"):
+            raise ServedAgentError(f"{self.agent.url}:query create_session answered no session")
+        return str(created["id"])
+
+    async def get_session(self, user_id: str, session_id: str) -> dict[str, Any]:
+        found = await self._query("get_session", {"user_id": user_id, "session_id": session_id})
+        if not isinstance(found, dict) or not isinstance(found.get("events"), list):
+            raise ServedAgentError(f"{self.agent.url}:query get_session answered no session")
+        return found
+
+    async def run_turn(self, user_id: str, session_id: str, message: Any) -> list[dict[str, Any]]:
+        body = {
+            "classMethod": "stream_query",
+            "input": {
+                "user_id": user_id,
+                "session_id": session_id,
+                "message": message.model_dump(mode="json", exclude_none=True),
+            },
+        }
+        events: list[dict[str, Any]] = []
+        for attempt in range(1, _TRIES + 1):
+            try:
+                url = self._url(":streamQuery?alt=sse")
+                async with self.http.stream("POST", url, json=body) as response:
+                    if response.status_code in _BUSY and attempt < _TRIES:
+                        await _backoff(attempt, response)
+                        continue
+                    if response.status_code >= 400:
+                        await response.aread()
+                        _raise_for(self.agent.url, "POST", ":streamQuery", response)
+                    async for line in response.aiter_lines():
+                        line = line.removeprefix("data:").strip()
+                        if line:
+                            events.append(_event(_json(line, self.agent.url), self.agent.url))
             except httpx.HTTPError as exc:
                 raise _unreachable(self.agent.url, exc) from None
             return events
@@ -225,9 +318,13 @@ async def connect(agent: ServedAgent, concurrency: int = DEFAULT_CAP) -> AsyncIt
     headers = dict(agent.headers)
     limits = httpx.Limits(max_connections=concurrency + 2, max_keepalive_connections=concurrency)
     timeout = httpx.Timeout(agent.turn_timeout, connect=30.0)
+    auth = _GoogleAccess() if agent.is_runtime and _takes_token(agent, headers) else None
     async with httpx.AsyncClient(
-        base_url=agent.url, headers=headers, timeout=timeout, limits=limits
+        base_url=agent.url, headers=headers, timeout=timeout, limits=limits, auth=auth
     ) as http:
+        if agent.is_runtime:
+            yield _runtime_app(agent, http)
+            return
         app = ServedApp(agent, agent.app_name or "", "", {}, http)
         listed = await _list_apps(app, headers)
         app.app_name = _chosen_app(agent, listed)
@@ -235,6 +332,66 @@ async def connect(agent: ServedAgent, concurrency: int = DEFAULT_CAP) -> AsyncIt
         for note in app.notes:
             _logger.warning("%s", note)
         yield app
+
+
+def _takes_token(agent: ServedAgent, headers: dict[str, str]) -> bool:
+    """An Agent Runtime on Google's endpoint, with no Authorization of the caller's: it takes an
+    OAuth token of Application Default Credentials (only ever over https)."""
+    given = {name.lower() for name in headers}
+    return agent.url.startswith("https://") and "authorization" not in given
+
+
+class _GoogleAccess(httpx.Auth):
+    """A bearer token of Application Default Credentials on every request, refreshed off the
+    event loop when it has run out (a long run outlives an hour's token)."""
+
+    def __init__(self) -> None:
+        self._credentials: Any = None
+
+    def _token(self) -> str:
+        import google.auth
+        import google.auth.transport.requests
+
+        if self._credentials is None:
+            self._credentials, _ = google.auth.default(
+                scopes=["https://www.googleapis.com/auth/cloud-platform"]
+            )
+        if not self._credentials.valid:
+            self._credentials.refresh(google.auth.transport.requests.Request())
+        return str(self._credentials.token)
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        import asyncio
+
+        try:
+            token = await asyncio.to_thread(self._token)
+        except Exception as exc:  # google.auth's errors: said as what to do, not a traceback
+            raise ServedAgentError(
+                f"{request.url.host}: an Agent Runtime takes a Google OAuth token and none could "
+                f"be had from Application Default Credentials ({type(exc).__name__}); run "
+                "`gcloud auth application-default login`, or pass --agent-header "
+                "'Authorization: Bearer TOKEN'"
+            ) from None
+        request.headers["Authorization"] = f"Bearer {token}"
+        yield request
+
+
+def _runtime_app(agent: ServedAgent, http: httpx.AsyncClient) -> RuntimeApp:
+    if agent.app_name:
+        raise ServedAgentError(
+            f"--app-name {agent.app_name}: an Agent Runtime serves one app; its resource name "
+            "names it"
+        )
+    app = RuntimeApp(agent, agent.url.rsplit("/", 1)[-1], "", {}, http)
+    note = (
+        f"{agent.url}: an Agent Runtime gives no app details, so judged criteria are shown no "
+        "agent instruction or tools"
+    )
+    app.notes.append(note)
+    _logger.warning("%s", note)
+    return app
 
 
 async def _list_apps(app: ServedApp, headers: dict[str, str]) -> list[str]:
@@ -322,16 +479,12 @@ async def run_case(
     given = case.session_input
     user_id = (given.user_id if given else None) or DEFAULT_USER
     session_id = (given.session_id if given else None) or session_id
-    body: dict[str, Any] = {"sessionId": session_id, "state": dict(given.state) if given else {}}
-    if history:
-        body["events"] = [
-            e.model_dump(mode="json", by_alias=True, exclude_none=True)
-            for e in history_events(history, app.root_name)
-        ]
-    sessions = f"/apps/{quote(app.app_name, safe='')}/users/{quote(user_id, safe='')}/sessions"
-    created = await app.call("POST", sessions, body)
-    if isinstance(created, dict) and created.get("id"):
-        session_id = str(created["id"])
+    events = [
+        e.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for e in history_events(history, app.root_name)
+    ]
+    state = dict(given.state) if given else {}
+    session_id = await app.create_session(user_id, session_id, state, events)
     with adk_experimental():
         simulator = provider.provide(case)
 
@@ -342,10 +495,7 @@ async def run_case(
         return said + [Event.model_validate(e) for e in answered]
 
     ending = await converse(simulator, turn, on_turn)
-    session = await app.call("GET", f"{sessions}/{quote(session_id, safe='')}")
-    if not isinstance(session, dict) or not isinstance(session.get("events"), list):
-        raise ServedAgentError(f"{app.agent.url}{sessions}/{session_id} answered no session")
-    return session, ending
+    return await app.get_session(user_id, session_id), ending
 
 
 async def run_served_cases(

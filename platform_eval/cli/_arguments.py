@@ -73,8 +73,10 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         "--agent",
         metavar="AGENT",
         help="run this agent on every case and evaluate its sessions: an agent folder (what "
-        "adk eval takes), an agent.py, module:attribute, or the http(s) URL of a served agent "
-        "(ADK's api_server: adk api_server, adk web, Cloud Run, ADK in Java, Go or TypeScript)",
+        "adk eval takes), an agent.py, module:attribute, the http(s) URL of a served agent "
+        "(ADK's api_server: adk api_server, adk web, Cloud Run, ADK in Java, Go or TypeScript), "
+        "an A2A agent card's URL, or an Agent Runtime (projects/P/locations/L/"
+        "reasoningEngines/ID)",
     )
     agent.add_argument(
         "--app-name",
