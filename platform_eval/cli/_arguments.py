@@ -456,6 +456,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="MODEL",
         help="the model that proposes instructions (default gemini-2.5-flash)",
     )
+    p.add_argument(
+        "--engine",
+        choices=("gepa", "simple"),
+        default="gepa",
+        help="google-adk's optimizer: gepa (what adk optimize runs; needs "
+        "platform-eval[optimize]) or simple (SimplePromptOptimizer)",
+    )
     p.add_argument("--num-runs", type=_positive, default=1, metavar="N", help="runs per case")
     p.add_argument("--seed", type=int, default=0, help="the validation split's seed (default 0)")
     p.add_argument(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+from pathlib import Path
 
 from .. import jobs
 from ..formats import load_eval_config, load_eval_set
@@ -39,6 +40,9 @@ def optimize_command(args: argparse.Namespace) -> int:
                 reflection_model=args.reflection_model,
                 num_runs=args.num_runs,
                 seed=args.seed,
+                engine=args.engine,
+                # GEPA's state: an interrupted optimization, run again, goes on from it.
+                run_dir=Path(args.output) / "gepa-state",
             )
         )
     except ValueError as exc:

@@ -1,12 +1,16 @@
 """``optimize``: a better root instruction for the agent, accepted only when it is better beyond
 the noise of a sampled, judged evaluation.
 
-The engine is google-adk's own optimizer (``SimplePromptOptimizer``: a reflection model reads
-the instruction and its score and proposes a new one, kept when it scores higher on the training
-cases), with platform-eval as its sampler: every candidate runs on the cases through google-adk's
-Runner as ``run --agent`` runs it, and is scored by the local engine with the config's metrics
-(a case's score is the mean of its metrics' scores, a metric without one counting 0, over its
-runs). What the engine returns is then set beside the original on the validation cases by the
+The engine is google-adk's own: GEPA (``GEPARootAgentPromptOptimizer``, what ``adk optimize``
+and agents-cli's ``eval optimize`` run: a reflection model reads scored trajectories of a
+minibatch of cases and proposes a new instruction, kept on a Pareto front of the cases it does
+best on), or ``SimplePromptOptimizer`` (``engine="simple"``: a reflection model reads the
+instruction and its score and proposes a new one, kept when it scores higher). platform-eval is
+their sampler: every candidate runs on the cases through google-adk's Runner as ``run --agent``
+runs it, and is scored by the local engine with the config's metrics (a case's score is the mean
+of its metrics' scores, a metric without one counting 0, over its runs); GEPA reads each case's
+messages, answer, tool calls and metric explanations. Both engines choose on the training cases
+only. What they return is then set beside the original on the held-out validation cases by the
 paired comparison of ``compare`` (its small-n rule named): it is accepted only when that says
 *improved*, never on a raw mean.
 """
@@ -25,7 +29,7 @@ from typing import Any
 
 from .._operations import MetricLike, to_metric
 from ..agents import LoadedAgent, load_agent, run_agent_cases
-from ..agents.running import DEFAULT_AGENT_CONCURRENCY
+from ..agents.running import DEFAULT_AGENT_CONCURRENCY, adk_experimental
 from ..formats import adk
 from ..formats.convert import case_to_item
 from ..metrics import Judges, resolve
@@ -44,6 +48,9 @@ DEFAULT_BUDGET = 4
 DEFAULT_REFLECTION_MODEL = "gemini-2.5-flash"
 #: What the comparison is named in the report.
 SCORE = "case score"
+ENGINES = ("gepa", "simple")
+#: Cases GEPA's reflection reads at a time (google-adk's default), at most the training cases.
+GEPA_MINIBATCH = 3
 
 
 @dataclass
@@ -54,6 +61,8 @@ class Tried:
     #: Per eval case, the case's score on each of its runs.
     scores: dict[str, list[float]] = field(default_factory=dict)
     agent_calls: int = 0
+    #: Per eval case, what its first run did and how it scored: what GEPA's reflection reads.
+    details: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @property
     def mean(self) -> float | None:
@@ -81,6 +90,7 @@ class OptimizeReport:
     tried: list[Tried]
     reflection_calls: int
     reflection_model: str
+    engine: str = "gepa"
 
     @property
     def instruction(self) -> str:
@@ -107,6 +117,7 @@ class OptimizeReport:
             },
             "best": {"instruction": self.best.instruction, "validation": self.best.as_dict()},
             "statistic": {**self.test.as_dict(), "rule": rule_line(self.test)},
+            "engine": self.engine,
             "candidates": [t.as_dict() for t in self.tried],
             "modelCalls": {
                 "reflection": self.reflection_calls,
@@ -178,17 +189,17 @@ class _Scorer:
             )
             by_id = {c.eval_id: c for c in todo}
             for run in report.runs:
-                tried.scores.setdefault(run.eval_id, []).append(
-                    self._case_score(by_id[run.eval_id], run)
-                )
+                score, detail = self._case_score(by_id[run.eval_id], run)
+                tried.scores.setdefault(run.eval_id, []).append(score)
+                tried.details.setdefault(run.eval_id, detail)
                 tried.agent_calls += _model_calls(run.session)
         return tried
 
-    def _case_score(self, case: adk.EvalCase, run: Any) -> float:
+    def _case_score(self, case: adk.EvalCase, run: Any) -> tuple[float, dict[str, Any]]:
         """The mean of the metrics' scores of one run (a metric without a score counts 0; a
-        run the agent failed on scores 0)."""
+        run the agent failed on scores 0), and what the run did and how it scored."""
         if run.session is None:
-            return 0.0
+            return 0.0, {"score": 0.0, "error": run.error or "the agent did not finish"}
         item, _ = case_to_item(case, "optimize")
         request = item.evaluation_request
         assert request is not None
@@ -201,7 +212,32 @@ class _Scorer:
             self.specs, request, self.judges, case=case.eval_id, metadata=item.metadata
         )
         scores = [r.score if r.score is not None else 0.0 for r in results]
-        return sum(scores) / len(scores) if scores else 0.0
+        score = sum(scores) / len(scores) if scores else 0.0
+        return score, _detail(score, conversation.agent_data, results)
+
+
+def _detail(score: float, agent_data: Any, results: Sequence[Any]) -> dict[str, Any]:
+    """One run as GEPA's reflection reads it: what the user said, the tool calls, the answer,
+    and each metric's score and explanation."""
+    said, calls, answers = [], [], []
+    for turn in agent_data.turns or []:
+        for event in turn.events or []:
+            for part in (event.content.parts if event.content else None) or []:
+                if part.function_call is not None:
+                    calls.append({"tool": part.function_call.name, "args": part.function_call.args})
+                elif part.text and event.author == "user":
+                    said.append(part.text)
+                elif part.text:
+                    answers.append(part.text)
+    return {
+        "score": score,
+        "user": said,
+        "tool_calls": calls,
+        "answer": answers[-1] if answers else "",
+        "metrics": {
+            str(r.metric): {"score": r.score, "explanation": r.explanation} for r in results
+        },
+    }
 
 
 def _model_calls(session: Any) -> int:
@@ -240,7 +276,11 @@ def _sampler_class() -> Any:
             cases = [c for c in self.sets[example_set] if batch is None or c.eval_id in set(batch)]
             tried = await self.scorer.score(candidate, cases)
             scores = {c.eval_id: _mean(tried.scores[c.eval_id]) for c in cases}
-            data = {c: {"score": s} for c, s in scores.items()} if capture_full_eval_data else None
+            data = (
+                {c.eval_id: tried.details.get(c.eval_id, {}) for c in cases}
+                if capture_full_eval_data
+                else None
+            )
             return UnstructuredSamplingResult(scores=scores, data=data)
 
     return PlatformEvalSampler
@@ -264,30 +304,36 @@ async def optimize(
     alpha: float = 0.05,
     concurrency: int | str = DEFAULT_AGENT_CONCURRENCY,
     on_candidate: Callable[[int, int], None] | None = None,
+    engine: str = "gepa",
+    run_dir: str | Path | None = None,
 ) -> OptimizeReport:
     """Optimizes the root agent's instruction (see the module); ``budget``: the candidate
-    instructions the reflection model is asked for."""
-    from google.adk.optimization.simple_prompt_optimizer import (
-        SimplePromptOptimizer,
-        SimplePromptOptimizerConfig,
-    )
-
+    instructions the reflection model is asked for. ``run_dir``: where GEPA keeps its state, so
+    that an interrupted optimization, run again, goes on from where it was."""
     if budget < 1:
         raise ValueError(f"--budget must be at least 1, got {budget}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    if engine == "gepa":
+        _require_gepa()
     loaded = agent if isinstance(agent, LoadedAgent) else await load_agent(agent)
     train, held, how = split_cases(cases, validation, seed)
     scorer = _Scorer(loaded, metrics, judges, num_runs, concurrency)
-    sampler = _sampler_class()(scorer, train, held)
-    config = SimplePromptOptimizerConfig(
-        optimizer_model=reflection_model,
-        num_iterations=budget,
-        batch_size=len(train),
-    )
-    engine = SimplePromptOptimizer(config)
-    # The engine scores a batch of the training cases: all of them here (batch_size), so that
-    # its choice is over the same cases for every candidate.
-    result = await engine.optimize(loaded.root_agent, sampler)
-    best_agent = result.optimized_agents[0].optimized_agent
+    if engine == "gepa":
+        # GEPA keeps candidates by their scores on its "validation" cases: the training ones
+        # here, so that the held-out cases judge the result without having chosen it.
+        sampler = _sampler_class()(scorer, train, train)
+        result = await _gepa(reflection_model, budget, len(train), run_dir).optimize(
+            loaded.root_agent, sampler
+        )
+        ranked = sorted(result.optimized_agents, key=lambda a: -(a.overall_score or 0.0))
+    else:
+        sampler = _sampler_class()(scorer, train, held)
+        result = await _simple(reflection_model, budget, len(train)).optimize(
+            loaded.root_agent, sampler
+        )
+        ranked = list(result.optimized_agents)
+    best_agent = ranked[0].optimized_agent
     baseline = await scorer.score(loaded.root_agent, held)
     best = await scorer.score(best_agent, held)
     test = assess(
@@ -311,9 +357,56 @@ async def optimize(
         test=test,
         accepted=accepted,
         tried=tried,
-        reflection_calls=budget,
+        # GEPA scores every instruction it is proposed (the original first); the simple
+        # engine asks its model once per iteration.
+        reflection_calls=len(tried) - 1 if engine == "gepa" else budget,
         reflection_model=reflection_model,
+        engine=engine,
     )
+
+
+def _require_gepa() -> None:
+    try:
+        import gepa  # noqa: F401
+    except ImportError:
+        raise ValueError(
+            "the GEPA engine needs the gepa package: pip install 'platform-eval[optimize]', "
+            "or choose --engine simple"
+        ) from None
+
+
+def _gepa(model: str, budget: int, train: int, run_dir: str | Path | None) -> Any:
+    from google.adk.optimization.gepa_root_agent_prompt_optimizer import (
+        GEPARootAgentPromptOptimizer,
+        GEPARootAgentPromptOptimizerConfig,
+    )
+
+    minibatch = min(GEPA_MINIBATCH, train)
+    # The original on every training case, then per proposal its parent and itself on a
+    # minibatch and, when it does better there, itself on every training case.
+    calls = train + budget * (2 * minibatch + train)
+    config = GEPARootAgentPromptOptimizerConfig(
+        optimizer_model=model,
+        max_metric_calls=calls,
+        reflection_minibatch_size=minibatch,
+        run_dir=str(run_dir) if run_dir is not None else None,
+    )
+    with adk_experimental():
+        return GEPARootAgentPromptOptimizer(config)
+
+
+def _simple(model: str, budget: int, train: int) -> Any:
+    from google.adk.optimization.simple_prompt_optimizer import (
+        SimplePromptOptimizer,
+        SimplePromptOptimizerConfig,
+    )
+
+    # The engine scores a batch of the training cases: all of them here (batch_size), so that
+    # its choice is over the same cases for every candidate.
+    config = SimplePromptOptimizerConfig(
+        optimizer_model=model, num_iterations=budget, batch_size=train
+    )
+    return SimplePromptOptimizer(config)
 
 
 def write_report(report: OptimizeReport, folder: str | Path) -> list[Path]:

@@ -30,10 +30,19 @@ def _system(seen: Seen) -> str:
     return " ".join(p.get("text", "") for p in parts)
 
 
-def _rule(proposal: str) -> Any:
+#: What the fake reflection model is asked: the simple engine's prompt, and GEPA's.
+SIMPLE_ASKS = "You are an expert prompt engineer"
+GEPA_ASKS = "I provided an assistant with the following instructions"
+
+
+def _rule(proposal: str, reflections: list[str] | None = None) -> Any:
     def answer(seen: Seen) -> str:
-        if "You are an expert prompt engineer" in seen.prompt:
+        if SIMPLE_ASKS in seen.prompt:
             return proposal
+        if GEPA_ASKS in seen.prompt:
+            if reflections is not None:
+                reflections.append(seen.prompt)
+            return f"Here is the new instruction:\n```\n{proposal}\n```"
         return "Bonjour !" if PHRASE in _system(seen) else "Hello!"
 
     return answer
@@ -65,28 +74,43 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _optimize(proposal: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, Any]]:
-    with fake_gemini(_rule(proposal)) as fake:
+def _optimize(
+    proposal: str,
+    monkeypatch: pytest.MonkeyPatch,
+    engine: str = "gepa",
+    reflections: list[str] | None = None,
+) -> tuple[int, dict[str, Any]]:
+    with fake_gemini(_rule(proposal, reflections)) as fake:
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
         monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
         code = main(["-q", "optimize", "greet.evalset.json", "--agent", "greeter", "--config",
-                     "config.json", "--budget", "2", "-o", "out"])  # fmt: skip
+                     "config.json", "--budget", "2", "--engine", engine, "-o", "out"])  # fmt: skip
     return code, json.loads(Path("out/optimize.json").read_text())
 
 
 @pytest.mark.slow  # agent runs of several candidates: CI runs it (.ci/run)
+@pytest.mark.parametrize("engine", ["gepa", "simple"])
 def test_an_instruction_that_helps_is_accepted_and_scores_as_claimed(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], engine: str
 ) -> None:
     improved = f"Greet the user. {PHRASE}"
-    code, report = _optimize(improved, monkeypatch)
-    assert code == 0 and report["accepted"] is True
+    reflections: list[str] = []
+    code, report = _optimize(improved, monkeypatch, engine, reflections)
+    assert code == 0 and report["accepted"] is True and report["engine"] == engine
+    if engine == "gepa":
+        # GEPA's reflection read the cases as they ran: the user's message, the answer, the
+        # metric's explanation.
+        assert reflections and "Hi, I am guest" in reflections[0]
+        assert "Hello!" in reflections[0] and "response_match_score" in reflections[0]
+        assert Path("out/gepa-state").is_dir()  # kept: a run again goes on from it
     assert Path("out/instruction.txt").read_text().strip() == improved
     assert report["statistic"]["verdict"] == "improved" and "paired" in report["statistic"]["rule"]
     assert report["best"]["validation"]["meanScore"] == 1.0
     assert report["baseline"]["validation"]["meanScore"] == 0.0
     assert len(report["split"]["validation"]) == 2 and "seed" in report["split"]["how"]
-    assert report["modelCalls"]["reflection"] == 2
+    # Every reflection the model was asked for is counted (GEPA stops proposing once the
+    # minibatch scores perfectly).
+    assert report["modelCalls"]["reflection"] == (len(reflections) if engine == "gepa" else 2)
     page = Path("out/optimize.html").read_text()
     assert "accepted" in page and "Always answer in French." in page
     # The instruction written, run again with `run`, scores what optimize.json claims.
@@ -102,10 +126,11 @@ def test_an_instruction_that_helps_is_accepted_and_scores_as_claimed(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("engine", ["gepa", "simple"])
 def test_rewordings_are_not_accepted_and_the_original_is_written(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
-    code, report = _optimize("Please greet the user warmly.", monkeypatch)
+    code, report = _optimize("Please greet the user warmly.", monkeypatch, engine)
     assert code == 0 and report["accepted"] is False
     assert Path("out/instruction.txt").read_text().strip() == "Greet the user."
     assert report["decision"].startswith("kept the original")
