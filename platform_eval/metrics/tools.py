@@ -12,8 +12,15 @@ Trajectory metrics compare every tool call of a response with the reference's:
 ``trajectory_exact_match``, ``trajectory_in_order_match`` and ``trajectory_any_order_match``
 (1 or 0, extra calls allowed by the last two), ``trajectory_precision`` (share of the calls
 made that the reference has) and ``trajectory_recall`` (share of the reference's calls that
-were made), counting each reference call once; ``trajectory_single_tool_use`` is 1 when the
-tool named by the ``tool_name`` option was called at least once.
+were made); ``trajectory_single_tool_use`` is 1 when the tool named by the ``tool_name`` option
+was called at least once.
+
+Precision and recall are the service's: "average precision [recall] of individual tool calls"
+(its TrajectoryPrecisionSpec and TrajectoryRecallSpec), "the proportion of tool calls in the
+predicted trajectory that are also in the reference trajectory" (its agent evaluation guide).
+Each call is asked whether the other trajectory has it, on its own: ``[a, a]`` made against
+``[a]`` is precision 1.0 (both calls are in the reference), ``[a]`` against ``[a, a]`` recall
+1.0. A call is not used up by the first that matches it, as a one-to-one count would have it.
 """
 
 from __future__ import annotations
@@ -57,16 +64,9 @@ def tool_parameter_kv_match(
     return 1.0 if ok else 0.0
 
 
-def _matched(actual: Sequence[ToolCall], expected: Sequence[ToolCall], same: SameCall) -> int:
-    remaining = list(expected)
-    matched = 0
-    for call in actual:
-        for index, want in enumerate(remaining):
-            if same(call, want):
-                del remaining[index]
-                matched += 1
-                break
-    return matched
+def _found(calls: Sequence[ToolCall], among: Sequence[ToolCall], same: SameCall) -> int:
+    """How many of ``calls`` the trajectory ``among`` has (each asked on its own)."""
+    return sum(1 for call in calls if any(same(call, other) for other in among))
 
 
 def trajectory_exact_match(
@@ -92,7 +92,7 @@ def trajectory_precision(
 ) -> float:
     if not actual:
         return 1.0 if not expected else 0.0
-    return _matched(actual, expected, same) / len(actual)
+    return _found(actual, expected, same) / len(actual)
 
 
 def trajectory_recall(
@@ -100,7 +100,7 @@ def trajectory_recall(
 ) -> float:
     if not expected:
         return 1.0
-    return _matched(actual, expected, same) / len(expected)
+    return _found(expected, actual, lambda want, call: same(call, want)) / len(expected)
 
 
 def trajectory_single_tool_use(actual: Sequence[ToolCall], tool_name: str) -> float:

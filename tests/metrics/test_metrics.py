@@ -50,7 +50,11 @@ C = ToolCall("search", {"q": "x"})
         ([A], [A, B], 0, 0, 0, 1, 1 / 2),
         ([], [A], 0, 0, 0, 0, 0),
         ([], [], 1, 1, 1, 1, 1),
-        ([A, A], [A], 0, 1, 1, 1 / 2, 1),
+        # The service's definition (metrics/tools.py): each call asked on its own whether the
+        # other trajectory has it, so a repeated call the reference has is still precise.
+        ([A, A], [A], 0, 1, 1, 1, 1),
+        ([A], [A, A], 0, 0, 0, 1, 1),
+        ([A, A, B], [A], 0, 1, 1, 2 / 3, 1),
         ([ToolCall("get_weather", {"city": "Rome"})], [A], 0, 0, 0, 0, 0),
     ],
 )
