@@ -115,7 +115,7 @@ def rubrics(args: argparse.Namespace, target: Target) -> int:
         request["predefinedRubricGenerationSpec"] = {"metricSpecName": args.metric}
     if args.prompt_template:
         request["rubricGenerationSpec"] = {"promptTemplate": args.prompt_template}
-    written = 0
+    written = kept = 0
     for raw, case in zip(raw_cases, eval_set.eval_cases, strict=True):
         prompt = _first_prompt(case)
         if not prompt:
@@ -126,17 +126,29 @@ def rubrics(args: argparse.Namespace, target: Target) -> int:
         found = answer.generated_rubrics or []
         written += len(found)
         if loaded.kind == Kind.EVAL_SET:
-            raw["rubrics"] = [_adk_rubric(r, case.eval_id, n) for n, r in enumerate(found, 1)]
+            # The case's own rubrics stay, first; the generated ones follow, under ids of
+            # their own (a shared id would be refused, as adk eval refuses it).
+            own = [r for r in raw.get("rubrics") or [] if isinstance(r, dict)]
+            taken = {str(r.get("rubric_id") or r.get("rubricId")) for r in own}
+            made = [_adk_rubric(r, case.eval_id, n, taken) for n, r in enumerate(found, 1)]
+            raw["rubrics"] = own + made
+            kept += len(own)
         else:
             groups = raw.setdefault("rubric_groups", {})
+            kept += sum(
+                len((group or {}).get("rubrics") or [])
+                for key, group in groups.items()
+                if key != RUBRIC_GROUP and isinstance(group, dict)
+            )
             groups[RUBRIC_GROUP] = {
                 "group_id": RUBRIC_GROUP,
                 "rubrics": [r.to_wire() for r in found],
             }
     write_json(output, data)
+    also = f", beside the {kept} the cases had, kept as they were" if kept else ""
     note(
-        f"{written} rubrics for {len(raw_cases)} cases written to {output}: review them before "
-        "they become golden",
+        f"{written} rubrics for {len(raw_cases)} cases written to {output}{also}: review them "
+        "before they become golden",
         quiet=args.quiet,
     )
     return EXIT_OK
@@ -152,9 +164,13 @@ def _first_prompt(case: Any) -> str:
     return ""
 
 
-def _adk_rubric(rubric: Rubric, case: str, number: int) -> dict[str, Any]:
+def _adk_rubric(rubric: Rubric, case: str, number: int, taken: set[str]) -> dict[str, Any]:
+    rubric_id = rubric.rubric_id or f"{case}-generated-{number}"
+    while rubric_id in taken:
+        rubric_id = f"{rubric_id}-generated"
+    taken.add(rubric_id)
     found: dict[str, Any] = {
-        "rubric_id": rubric.rubric_id or f"{case}-{number}",
+        "rubric_id": rubric_id,
         "rubric_content": {"text_property": rubric.description or ""},
     }
     if rubric.type:

@@ -183,3 +183,45 @@ def test_rubrics_are_written_into_a_copy_of_the_eval_set(tmp_path: Path) -> None
         "Does the response name the city?"
     ]
     assert json.loads(path.read_text()) == source  # the original is left as it was
+
+
+def test_rubrics_keep_a_cases_own_rubrics_and_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The copy holds the hand-written rubrics first, the written ones after them under ids of
+    their own (one id twice would be refused, as adk eval refuses it), and the note says so."""
+    from platform_eval.formats import load_eval_set, validate
+
+    own = {
+        "rubric_id": "paris-generated-1",  # the id a written rubric would take
+        "rubric_content": {"text_property": "It is polite."},
+    }
+    source: dict[str, Any] = {
+        "eval_set_id": "weather",
+        "eval_cases": [
+            {
+                "eval_id": "paris",
+                "rubrics": [own],
+                "conversation": [
+                    {
+                        "invocation_id": "i1",
+                        "user_content": {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "weather.evalset.json"
+    path.write_text(json.dumps(source))
+    out = tmp_path / "weather-rubrics.evalset.json"
+    with model_judges(_writer) as (judges, _), Emulator(judges=judges) as emulator:
+        target = ["--endpoint", emulator.url, "--project", "cli-rubrics"]
+        assert main([*target, "rubrics", str(path), "-o", str(out)]) == 0
+    said = capsys.readouterr().err
+    assert "beside the 1 the cases had, kept as they were" in said
+    (case,) = load_eval_set(out).eval_cases
+    texts = [r.rubric_content.text_property for r in case.rubrics or []]
+    assert texts == ["It is polite.", "Does the response name the city?"]
+    ids = [r.rubric_id for r in case.rubrics or []]
+    assert len(set(ids)) == 2 and ids[0] == "paris-generated-1"
+    assert validate(out) == []
