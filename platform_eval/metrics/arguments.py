@@ -3,10 +3,11 @@ trajectory criteria) and session state (``keys_match`` on ``final_session_state_
 
 A rule is ``"exact"`` (JSON equality as ADK compares: deep, ``1 == 1.0``, ``"1" != 1``; the
 default), ``"ignore"``, ``"contains"`` (the golden string within the actual one, ignoring case),
-``"case_insensitive"``, ``{"regex": P}`` (the actual value matches P whole) or
-``{"tolerance": X}`` (numbers within X). Rules are keyed by dotted paths into nested objects;
-a rule on an object applies to all of it. Beyond ADK, and off unless configured: without rules
-a comparison is ADK's exactly.
+``"case_insensitive"``, ``{"regex": P}`` (the actual value matches P whole, within
+``REGEX_SECONDS``: a pattern that backtracks for ever on a value is an error naming it, not a
+hung case) or ``{"tolerance": X}`` (numbers within X). Rules are keyed by dotted paths into
+nested objects; a rule on an object applies to all of it. Beyond ADK, and off unless
+configured: without rules a comparison is ADK's exactly.
 """
 
 from __future__ import annotations
@@ -14,12 +15,18 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# The ``re`` syntax, with a time limit on a match (``re`` has none: a nested quantifier such as
+# ``(a+)+$`` on a long value ran until the case was killed).
+import regex
+
 from ._spec import MetricError
+
+#: The longest one regex rule may take on one value.
+REGEX_SECONDS = 1.0
 
 RULE_NAMES = ("exact", "ignore", "contains", "case_insensitive", "regex", "tolerance")
 
@@ -28,7 +35,7 @@ RULE_NAMES = ("exact", "ignore", "contains", "case_insensitive", "regex", "toler
 class Rule:
     kind: str
     #: The compiled pattern of a regex rule, the bound of a tolerance rule.
-    pattern: re.Pattern[str] | None = None
+    pattern: Any = None
     tolerance: float = 0.0
 
     def describe(self) -> str:
@@ -54,7 +61,14 @@ class Rule:
         if kind == "regex":
             assert self.pattern is not None
             text = actual if isinstance(actual, str) else json.dumps(actual)
-            return self.pattern.fullmatch(text) is not None
+            try:
+                return self.pattern.fullmatch(text, timeout=REGEX_SECONDS) is not None
+            except TimeoutError:
+                raise MetricError(
+                    f"regex {self.pattern.pattern!r} took over {REGEX_SECONDS:g} s on a value "
+                    f"of {len(text)} characters (it backtracks without end on it): simplify "
+                    "the pattern"
+                ) from None
         # tolerance
         if not _number(actual) or not _number(expected):
             return False
@@ -88,8 +102,8 @@ def parse_rule(raw: Any, where: str) -> Rule:
             if not isinstance(value, str):
                 raise MetricError(f"{where}: a regex rule takes a pattern string")
             try:
-                return Rule("regex", pattern=re.compile(value))
-            except re.error as exc:
+                return Rule("regex", pattern=regex.compile(value, flags=regex.VERSION0))
+            except regex.error as exc:
                 raise MetricError(f"{where}: regex {value!r} does not compile: {exc}") from None
         if kind == "tolerance":
             if not _number(value) or not math.isfinite(value) or value < 0:

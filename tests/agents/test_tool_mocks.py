@@ -478,3 +478,25 @@ def test_a_mocked_answer_is_wrapped_as_google_adk_wraps_a_tool_s_return(value: A
     if normalize is None:
         pytest.skip("this google-adk has no _normalize_tool_result to compare with")
     assert as_response(value) == normalize(value)
+
+
+def test_a_regex_that_backtracks_without_end_is_an_error_naming_it_not_a_hung_case(
+    tmp_path: Path,
+) -> None:
+    """``(a|aa)+$`` on a long value that almost matches: Python's re backtracks for hours; the
+    rule stops within its second and says which pattern, and a sane pattern still matches."""
+    from platform_eval.agents.mock_sources import read_mock_file
+    from platform_eval.metrics._spec import MetricError
+
+    (tmp_path / "mocks.yaml").write_text(
+        "get_weather:\n"
+        "  - args: {city: {regex: '(a|aa)+$'}}\n"
+        "    response: {forecast: never}\n"
+        "  - args: {city: {regex: 'Li.*'}}\n"
+        "    response: {forecast: sunny}\n"
+    )
+    mocks = read_mock_file(tmp_path / "mocks.yaml")
+    said = r"regex .\(a\|aa\)\+\$. took over 1 s on a value of 65"
+    with pytest.raises(MetricError, match=said):
+        mocks.answer("get_weather", {"city": "a" * 64 + "!"})
+    assert mocks.answer("get_weather", {"city": "aaa"}) == {"forecast": "never"}
