@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -351,9 +352,12 @@ def _refused(exc: MetricsRefusedError) -> UsageError:
     return UsageError(str(MetricsRefusedError(exc.refusals, _ADVICE)))
 
 
-def _render(results: RunResults, fmt: str, rubrics: bool) -> str:
+def _render(results: RunResults, fmt: str, rubrics: bool, to_file: bool = False) -> str:
     if fmt == "table":
-        return results.to_table(rubrics=rubrics)
+        # Cut to the terminal's width where there is one ($COLUMNS too, in a CI log), whole in
+        # a file or a pipe: a line wider than the screen is what a reader loses.
+        columns = 0 if to_file else shutil.get_terminal_size(fallback=(0, 0)).columns
+        return results.to_table(rubrics=rubrics, width=columns or None)
     return {
         "json": results.to_json,
         "csv": results.to_csv,
@@ -393,7 +397,7 @@ def _finish(args: argparse.Namespace, results: RunResults) -> int:
 
         print_results(results, rubrics=rubrics)
         return EXIT_OK if results.ok else EXIT_FAILED
-    emit(_render(results, fmt, rubrics), args.output)
+    emit(_render(results, fmt, rubrics, to_file=args.output is not None), args.output)
     if args.output:
         note(f"results written to {args.output}", quiet=args.quiet)
         if not args.quiet:

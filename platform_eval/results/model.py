@@ -487,10 +487,11 @@ class RunResults:
 
         return to_html(self)
 
-    def to_table(self, *, rubrics: bool = False) -> str:
+    def to_table(self, *, rubrics: bool = False, width: int | None = None) -> str:
+        """The plain-text table; ``width``: the columns to fit explanations in (None: whole)."""
         from .render import to_table
 
-        return to_table(self, rubrics=rubrics)
+        return to_table(self, rubrics=rubrics, width=width)
 
     def to_dataframe(self) -> Any:
         """One row per case, candidate and metric (needs the ``pandas`` extra)."""

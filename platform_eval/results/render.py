@@ -312,10 +312,21 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
-def to_table(results: RunResults, *, rubrics: bool = False) -> str:
+#: The narrowest an explanation is cut to, however narrow the terminal.
+MIN_EXPLANATION = 40
+
+
+def _cut(text: str, room: int | None) -> str:
+    if room is None or len(text) <= room:
+        return text
+    return text[: max(room, MIN_EXPLANATION) - 1] + "…"
+
+
+def to_table(results: RunResults, *, rubrics: bool = False, width: int | None = None) -> str:
     """A plain-text table, then the per-metric summary (the CLI draws a rich one on a
-    terminal)."""
-    rows = [
+    terminal). ``width``: the terminal's columns, which the explanations are cut to fit (ending
+    with ``…``; the JSON report has them whole); None: not cut."""
+    cells = [
         [
             printable(row.eval_case_id),
             printable(row.candidate),
@@ -323,13 +334,18 @@ def to_table(results: RunResults, *, rubrics: bool = False) -> str:
             format_score(row.score),
             "-" if row.threshold is None else f"{row.threshold:g}",
             row.status.value,
-            printable((row.explanation or "")[:80]),
         ]
         for row in results.rows
     ]
-    lines = _table(
-        ["case", "candidate", "metric", "score", "threshold", "status", "explanation"], rows
-    )
+    headers = ["case", "candidate", "metric", "score", "threshold", "status"]
+    used = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    # What the other columns and their two-space gaps leave the explanation.
+    room = width - sum(used) - 2 * len(used) if width else None
+    rows = [
+        [*r, _cut(printable(row.explanation or ""), room)]
+        for r, row in zip(cells, results.rows, strict=True)
+    ]
+    lines = _table([*headers, "explanation"], rows)
     if rubrics:
         for row in results.rows:
             for v in row.verdicts:

@@ -221,3 +221,25 @@ def test_a_threshold_recorded_with_a_run_that_cannot_judge_is_an_error_not_dropp
     assert "the threshold recorded for exact_match" in err and said in err
     assert main(["-q", "results", str(run.name), "--ignore-run-thresholds"]) == 0
     assert main(["-q", "results", str(run.name), "--threshold", "exact_match=1"]) == 0
+
+
+def test_the_plain_table_cuts_explanations_to_the_terminal_not_to_80_characters(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from platform_eval.cli.evaluate import _render
+    from platform_eval.results.model import Row, RunResults
+
+    why = "the answer names Paris but the expected one names Rome; " * 4  # 224 characters
+    results = RunResults(None, [Row("paris", "i1", None, "agent", "exact_match", 0.0, 1.0, why)])
+    whole = results.to_table()
+    assert why.rstrip() in whole  # no width: nothing cut
+    wide = results.to_table(width=300)
+    assert why.rstrip() in wide and max(len(line) for line in wide.splitlines()[:3]) <= 300
+    narrow = results.to_table(width=120)
+    row = narrow.splitlines()[2]
+    assert len(row) == 120 and row.endswith("…") and why[:40] in row
+    # The command line fits the terminal it writes to ($COLUMNS, as a CI log sets it), and
+    # writes a file whole.
+    monkeypatch.setenv("COLUMNS", "200")
+    assert len(_render(results, "table", False).splitlines()[2]) == 200
+    assert why.rstrip() in _render(results, "table", False, to_file=True)
