@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
+
+from .._env import positive_number
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -48,3 +51,23 @@ def emit(text: str, output: str | None) -> None:
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+#: Without a terminal (a CI log), a progress line at most this often, in seconds.
+PROGRESS_EVERY_ENV = "PLATFORM_EVAL_PROGRESS_SECONDS"
+DEFAULT_PROGRESS_EVERY = 30.0
+
+
+class Every:
+    """True once per interval: a log's progress lines, not one per item."""
+
+    def __init__(self) -> None:
+        self.seconds = positive_number(PROGRESS_EVERY_ENV, DEFAULT_PROGRESS_EVERY)
+        self.last = time.monotonic()
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if now - self.last < self.seconds:
+            return False
+        self.last = now
+        return True

@@ -9,7 +9,6 @@ import json
 import logging
 import shutil
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from pydantic import ValidationError
 
 from .. import jobs
 from .._adaptive import AUTO
-from .._env import positive_number
 from ..agents import tool_mocks
 from ..agents.remote import ServedAgent, ServedAgentError, is_agent_url, parse_headers
 from ..formats import FormatError, load_eval_config
@@ -42,35 +40,16 @@ from ..types import (
     record_thresholds,
 )
 from ..types.predefined_metrics import newest_version
-from ._common import EXIT_FAILED, EXIT_OK, UsageError, emit, note, output_format
+from ._common import EXIT_FAILED, EXIT_OK, Every, UsageError, emit, note, output_format
 from ._target import judge_settings
 from ._traces import trace_sources
-
-#: Without a terminal (a CI log), a progress line at most this often, in seconds.
-PROGRESS_EVERY_ENV = "PLATFORM_EVAL_PROGRESS_SECONDS"
-DEFAULT_PROGRESS_EVERY = 30.0
-
-
-class _Every:
-    """True once per interval: a log's progress lines, not one per item."""
-
-    def __init__(self) -> None:
-        self.seconds = positive_number(PROGRESS_EVERY_ENV, DEFAULT_PROGRESS_EVERY)
-        self.last = time.monotonic()
-
-    def due(self) -> bool:
-        now = time.monotonic()
-        if now - self.last < self.seconds:
-            return False
-        self.last = now
-        return True
 
 
 def _upload_progress(quiet: bool) -> Any:
     if quiet:
         return None
     tty = sys.stderr.isatty()
-    every = _Every()
+    every = Every()
 
     def show(progress: jobs.Progress) -> None:
         finished = progress.done + progress.failed >= progress.total
@@ -110,7 +89,7 @@ def _run_progress(quiet: bool, target: Target) -> Any:
     seen: set[str] = set()
     judging = _judging(target)
 
-    every = _Every()
+    every = Every()
 
     def show(run: EvaluationRun) -> None:
         # A tty shows the count at every poll, a log at intervals; only the emulator reports
@@ -133,7 +112,7 @@ def agent_progress(quiet: bool) -> Any:
     if quiet:
         return None
     tty = sys.stderr.isatty()
-    every = _Every()
+    every = Every()
 
     def show(progress: Any) -> None:
         line = f"running the agent: {progress.done}/{progress.total} runs, {progress.turns} turns"

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import sys
 from pathlib import Path
+from typing import Any
 
 from .. import jobs
 from ..formats import load_eval_config, load_eval_set
-from ..jobs.optimize import optimize, write_report
-from ._common import EXIT_OK, UsageError, note
+from ..jobs.optimize import OptimizeProgress, optimize, write_report
+from ._common import EXIT_OK, Every, UsageError, note
 from ._target import judge_settings
 
 
@@ -41,6 +43,7 @@ def optimize_command(args: argparse.Namespace) -> int:
                 num_runs=args.num_runs,
                 seed=args.seed,
                 engine=args.engine,
+                on_progress=_progress(args.quiet),
                 # GEPA's state: an interrupted optimization, run again, goes on from it.
                 run_dir=Path(args.output) / "gepa-state",
             )
@@ -49,8 +52,32 @@ def optimize_command(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     finally:
         judges.close()
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)  # ends the progress line
     for path in write_report(report, args.output):
         note(f"wrote {path}", quiet=args.quiet)
     note(report.decision, quiet=args.quiet)
     print(report.instruction)
     return EXIT_OK
+
+
+def _progress(quiet: bool) -> Any:
+    """``optimizing: 3 instructions scored, 42 agent runs, best mean 0.83``: in place on a
+    terminal, at intervals in a log."""
+    if quiet:
+        return None
+    tty = sys.stderr.isatty()
+    every = Every()
+
+    def show(progress: OptimizeProgress) -> None:
+        best = "-" if progress.best is None else f"{progress.best:.3g}"
+        line = (
+            f"optimizing: {progress.instructions} instructions scored, {progress.runs} agent "
+            f"runs, best mean {best}"
+        )
+        if tty:
+            print(f"\r{line}", end="", file=sys.stderr, flush=True)
+        elif every.due():
+            print(line, file=sys.stderr, flush=True)
+
+    return show

@@ -148,6 +148,15 @@ def split_cases(
     return shuffled[held:], shuffled[:held], how
 
 
+@dataclass(frozen=True)
+class OptimizeProgress:
+    """How far an optimization is: instructions scored, agent runs made, the best mean."""
+
+    instructions: int
+    runs: int
+    best: float | None
+
+
 class _Scorer:
     """Runs a candidate root agent on cases and scores each run by the local engine."""
 
@@ -165,6 +174,8 @@ class _Scorer:
         self.num_runs = num_runs
         self.concurrency = concurrency
         self.tried: dict[str, Tried] = {}
+        self.runs = 0
+        self.on_progress: Callable[[OptimizeProgress], None] | None = None
 
     def _loaded(self, root_agent: Any) -> LoadedAgent:
         instruction = str(getattr(root_agent, "instruction", "") or "")
@@ -193,6 +204,12 @@ class _Scorer:
                 tried.scores.setdefault(run.eval_id, []).append(score)
                 tried.details.setdefault(run.eval_id, detail)
                 tried.agent_calls += _model_calls(run.session)
+            self.runs += len(report.runs)
+            if self.on_progress is not None:
+                means = [t.mean for t in self.tried.values() if t.mean is not None]
+                self.on_progress(
+                    OptimizeProgress(len(self.tried), self.runs, max(means, default=None))
+                )
         return tried
 
     def _case_score(self, case: adk.EvalCase, run: Any) -> tuple[float, dict[str, Any]]:
@@ -303,7 +320,7 @@ async def optimize(
     seed: int = DEFAULT_SEED,
     alpha: float = 0.05,
     concurrency: int | str = DEFAULT_AGENT_CONCURRENCY,
-    on_candidate: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[OptimizeProgress], None] | None = None,
     engine: str = "gepa",
     run_dir: str | Path | None = None,
 ) -> OptimizeReport:
@@ -319,6 +336,7 @@ async def optimize(
     loaded = agent if isinstance(agent, LoadedAgent) else await load_agent(agent)
     train, held, how = split_cases(cases, validation, seed)
     scorer = _Scorer(loaded, metrics, judges, num_runs, concurrency)
+    scorer.on_progress = on_progress
     if engine == "gepa":
         # GEPA keeps candidates by their scores on its "validation" cases: the training ones
         # here, so that the held-out cases judge the result without having chosen it.
@@ -346,8 +364,6 @@ async def optimize(
     changed = best.instruction != baseline.instruction
     accepted = changed and test.verdict == "improved"
     tried = [t for t in scorer.tried.values()]
-    if on_candidate is not None:
-        on_candidate(len(tried), budget)
     return OptimizeReport(
         train=[c.eval_id for c in train],
         validation=[c.eval_id for c in held],

@@ -126,6 +126,24 @@ def test_an_instruction_that_helps_is_accepted_and_scores_as_claimed(
 
 
 @pytest.mark.slow
+def test_a_log_gets_progress_lines_while_it_optimizes(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without a terminal (a CI log): a line at intervals (here every event), how many
+    instructions are scored, the agent runs made and the best mean so far."""
+    monkeypatch.setenv("PLATFORM_EVAL_PROGRESS_SECONDS", "0.000001")
+    with fake_gemini(_rule(f"Greet the user. {PHRASE}")) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        assert main(["optimize", "greet.evalset.json", "--agent", "greeter", "--config",
+                     "config.json", "--budget", "1", "-o", "out"]) == 0  # fmt: skip
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("optimizing:")]
+    assert lines, "no progress line"
+    assert lines[0].startswith("optimizing: 1 instructions scored, 4 agent runs, best mean 0")
+    assert lines[-1].endswith("best mean 1")  # the phrase found: every training case right
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["gepa", "simple"])
 def test_rewordings_are_not_accepted_and_the_original_is_written(
     project: Path, monkeypatch: pytest.MonkeyPatch, engine: str
