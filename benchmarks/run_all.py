@@ -32,6 +32,7 @@ QUICK = {
     "bench_judges.py": ["--cases", "80"],
     "bench_agent_runs.py": ["--cases", "20", "--rounds", "1", "--also-concurrency"],
     "bench_runs.py": ["--items", "300", "--rounds", "1"],
+    "bench_optimize.py": ["--cases", "6", "--budget", "1"],
 }
 #: bench_upload.py's contenders for a user's whole upload: the eval set file, then a run.
 _GOAL = ["--only", "platform-eval (eval set file, then", "--only", "official, create"]
