@@ -210,9 +210,19 @@ class AsyncClient(AsyncResultReading, _ClientBase):
     # -- evaluationItems ------------------------------------------------------------------
 
     async def create_item(
-        self, item: EvaluationItem | Mapping[str, Any], *, request_id: str | None = None
+        self,
+        item: EvaluationItem | Mapping[str, Any],
+        *,
+        request_id: str | None = None,
+        gcs_uri: str | None = None,
     ) -> EvaluationItem:
-        """Creates an evaluation item; the server assigns its id."""
+        """Creates an evaluation item; the server assigns its id. With ``gcs_uri``
+        (``gs://bucket/object``), the item's payload (its request, or a RESULT item's
+        response) is written to that object first and the item made to point at it: how the
+        service takes a RESULT item from a client, and how the official SDK uploads a request."""
+        if gcs_uri is not None:
+            item, payload = self._ops.payload_apart(item, gcs_uri)
+            await self._run(self._ops.write_object(gcs_uri, payload, "application/json"))
         return await self._run(self._ops.create_item(item, request_id))
 
     async def get_item(self, item: ResourceRef, *, read_payload: bool = True) -> EvaluationItem:

@@ -6,6 +6,7 @@ implementation of everything that is not I/O.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -340,6 +341,23 @@ class Operations:
         self, item: EvaluationItem | Mapping[str, Any], request_id: str | None
     ) -> Op[EvaluationItem]:
         return self._create(ITEMS, EvaluationItem, item, request_id)
+
+    @staticmethod
+    def payload_apart(
+        item: EvaluationItem | Mapping[str, Any], gcs_uri: str
+    ) -> tuple[EvaluationItem, bytes]:
+        """The item pointing at ``gcs_uri`` instead of holding its payload (its request, or a
+        RESULT item's response), and that payload as the JSON to write there."""
+        built = item if isinstance(item, EvaluationItem) else EvaluationItem.model_validate(item)
+        payload = built.evaluation_response or built.evaluation_request
+        if payload is None:
+            raise ValueError("gcs_uri: the item holds no request or response to write there")
+        _split_gs_uri(gcs_uri)  # a gs://bucket/object URI, or ValueError saying what it is
+        data = json.dumps(payload.to_wire(), ensure_ascii=False).encode()
+        apart = built.model_copy(
+            update={"evaluation_request": None, "evaluation_response": None, "gcs_uri": gcs_uri}
+        )
+        return apart, data
 
     def get_item(self, item: Any) -> Op[EvaluationItem]:
         return self._get(ITEMS, EvaluationItem, item)

@@ -2,15 +2,21 @@
 computed by ``evaluate`` over the request items it uploaded, as agents-cli's ``eval grade``
 computes them: in this process, on the user's own code.
 
-Their scores come back as RESULT-shaped items beside the run's own (``Evaluation.results``), so
-that ``fetch_results`` reads both alike. These items are this process's, never uploaded: they
-have no name, and ``results RUN`` later shows the run's own metrics only.
+Their scores come back as RESULT items beside the run's own (``Evaluation.results``), so that
+``fetch_results`` reads both alike. They are kept with the run (``keep_code_results``): each a
+RESULT item whose payload is a Cloud Storage object, as the service takes a RESULT item from a
+client, all of them in a set the run's metadata names, so that ``results RUN`` later shows the
+rows ``run`` printed. Where no Cloud Storage prefix is known (the service, with none given),
+they are not kept, and the run says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ..client import AsyncClient
 from ..formats._problems import FormatError
@@ -28,6 +34,8 @@ from ..types.items import EvaluationResult
 
 #: How many request items are read at once.
 CONCURRENCY = 16
+
+_logger = logging.getLogger("platform_eval.jobs")
 
 
 def functions_of(config: EvalConfig | None) -> dict[str, CodeFunction]:
@@ -97,6 +105,7 @@ def _result_item(
     results: list[CandidateResult],
 ) -> EvaluationItem:
     return EvaluationItem(
+        display_name=case,
         metadata={"evalCaseId": case},
         evaluation_item_type=EvaluationItemType.RESULT,
         evaluation_response=EvaluationResult(
@@ -111,3 +120,56 @@ def _case_of(item: EvaluationItem) -> str:
     metadata = item.metadata if isinstance(item.metadata, dict) else {}
     case = metadata.get("evalCaseId")
     return str(case) if isinstance(case, str) and case else (item.name or "?").rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class KeptResults:
+    """The code metrics' RESULT items as stored (named), and the set that holds them."""
+
+    items: list[EvaluationItem]
+    set_name: str
+
+
+async def keep_code_results(
+    client: AsyncClient,
+    items: Sequence[EvaluationItem],
+    evaluation_set: EvaluationSet,
+    destination: str | None,
+) -> KeptResults | None:
+    """The code metrics' results stored on the target (each payload an object under
+    ``destination``, then the item, then a set of them); None, said once, where they cannot
+    be kept: no ``gs://`` prefix, or the target refused."""
+    if destination is None:
+        _logger.warning(
+            "the local code metrics' results are not kept with the run (no Cloud Storage prefix "
+            "to write them under: give one, bulk_import='gs://...'): `results RUN` will not "
+            "show them"
+        )
+        return None
+    from google.api_core import exceptions as core
+
+    digest = hashlib.sha256((evaluation_set.name or "").encode()).hexdigest()[:16]
+    limit = asyncio.Semaphore(CONCURRENCY)
+
+    async def kept(index: int, item: EvaluationItem) -> EvaluationItem:
+        uri = f"{destination.rstrip('/')}/code-results/{digest}/{index:06d}.json"
+        async with limit:
+            made = await client.create_item(item, gcs_uri=uri)
+        # As returned here: the payload read back in, as get_item reads it.
+        return made.model_copy(update={"evaluation_response": item.evaluation_response})
+
+    try:
+        stored = await asyncio.gather(*(kept(n, item) for n, item in enumerate(items)))
+        holder = await client.create_set(
+            display_name=f"{evaluation_set.display_name or 'evaluation set'} (code metrics)",
+            items=[item.name for item in stored],
+        )
+    except core.GoogleAPICallError as exc:
+        _logger.warning(
+            "the local code metrics' results could not be kept with the run (%s): `results "
+            "RUN` will not show them",
+            exc,
+        )
+        return None
+    assert holder.name is not None
+    return KeptResults(list(stored), holder.name)

@@ -43,10 +43,11 @@ from ..types import (
     EvaluationRunState,
     EvaluationSet,
     record_agent_usage,
+    record_code_results,
     record_not_evaluated,
     record_thresholds,
 )
-from .code_metrics import code_results, not_evaluated_results
+from .code_metrics import code_results, keep_code_results, not_evaluated_results
 from .manifest import Manifest, key_label
 from .metric_check import MetricsRefusedError, refusals_async, rubric_types
 
@@ -749,16 +750,25 @@ def execute(client: AnyClient, plan: EvaluationPlan) -> Any:
             not_evaluated = ran.not_evaluated if ran else _unrecorded(report, plan.candidate)
             metadata = record_not_evaluated(record_thresholds(None, thresholds), not_evaluated)
             metadata = record_agent_usage(metadata, ran.usage if ran else {})
+            code = metric_plan.code
+            # The local code metrics score the uploaded cases before the run starts, so that
+            # their results are kept with it: ``results RUN`` shows what this call returns.
+            scored = (
+                await code_results(async_client, evaluation_set, report.case_ids, code)
+                if code
+                else []
+            )
             run: EvaluationRun | None = None
             attached = False
             if chosen:
-                run, attached = await _start_or_attach(
+                run, attached, scored = await _start_or_attach(
                     async_client,
                     journal,
                     evaluation_set,
                     chosen,
                     metadata,
                     run_options.inference_configs,
+                    _CodeResults(scored, _results_destination(async_client, run_options)),
                 )
             agent_runs = ran.report if ran else None
             if not run_options.wait and run is not None:
@@ -777,9 +787,8 @@ def execute(client: AnyClient, plan: EvaluationPlan) -> Any:
                 results = await async_client.get_results(run) if run.evaluation_results else []
                 if run.name:
                     journal.record_collected(run.name)
-            code = metric_plan.code
             if code:
-                results += await code_results(async_client, evaluation_set, report.case_ids, code)
+                results += scored
                 if run is None and ran is not None:
                     # No run records the cases the agent failed on: these items do.
                     results += not_evaluated_results(ran.not_evaluated, code)
@@ -883,6 +892,22 @@ async def _agent_upload(
     return ran, upload
 
 
+def _results_destination(client: AsyncClient, options: RunOptions) -> str | None:
+    """Where the code metrics' payloads go: the ``gs://`` prefix given, else the emulator's
+    own bucket (even when the items were created one by one)."""
+    given = options.bulk_import
+    return import_destination_for(client, given if isinstance(given, str) else True)
+
+
+@dataclass(frozen=True)
+class _CodeResults:
+    """The local code metrics' results, and where their payloads can be kept (a ``gs://``
+    prefix; None: nowhere, on the service without one)."""
+
+    items: list[EvaluationItem]
+    destination: str | None
+
+
 async def _start_or_attach(
     client: AsyncClient,
     journal: Manifest,
@@ -890,8 +915,12 @@ async def _start_or_attach(
     chosen: Sequence[MetricLike],
     metadata: Any,
     inference_configs: Mapping[str, Any] | None = None,
-) -> tuple[EvaluationRun, bool]:
-    """The run this evaluation started before and did not finish reading, or a new one."""
+    code: _CodeResults | None = None,
+) -> tuple[EvaluationRun, bool, list[EvaluationItem]]:
+    """The run this evaluation started before and did not finish reading, or a new one, with
+    the code metrics' results kept beside it (as stored, named; as given where they could not
+    be kept)."""
+    scored = list(code.items) if code is not None else []
     what = {
         "set": evaluation_set.name,
         "items": evaluation_set.evaluation_items,
@@ -908,7 +937,12 @@ async def _start_or_attach(
             run = None
         if run is not None and run.state not in _NOT_WORTH_ATTACHING:
             _logger.info("attaching to %s, started by an earlier attempt", earlier)
-            return run, True
+            return run, True, scored
+    if scored and code is not None:
+        kept = await keep_code_results(client, scored, evaluation_set, code.destination)
+        if kept is not None:
+            scored = kept.items
+            metadata = record_code_results(metadata, kept.set_name)
     run = await client.create_run(
         evaluation_set=evaluation_set,
         metrics=chosen,
@@ -917,7 +951,7 @@ async def _start_or_attach(
     )
     assert run.name is not None
     journal.record_run(key, run.name)
-    return run, False
+    return run, False, scored
 
 
 _NOT_WORTH_ATTACHING = (EvaluationRunState.FAILED, EvaluationRunState.CANCELLED)

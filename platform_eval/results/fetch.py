@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, overload
 
@@ -17,6 +18,8 @@ from .model import RunResults, build, eval_case_id
 
 #: How many request items are read at once to name the eval case of each result.
 CONCURRENCY = 16
+
+_logger = logging.getLogger("platform_eval.results")
 
 
 def _check_recorded(run: EvaluationRun, given: Mapping[str, float]) -> None:
@@ -53,7 +56,7 @@ async def fetch_results_async(
         thresholds = {**current.recorded_thresholds, **(thresholds or {})}
     if items is None:
         assert current is not None
-        items = await client.get_results(current)
+        items = await client.get_results(current) + await _code_results(client, current)
     known = dict(case_ids or {})
     requests: set[str] = set()
     for item in items:
@@ -77,6 +80,26 @@ async def fetch_results_async(
         # What judging the run cost, kept with it by the emulator (the service keeps none).
         results.judge = await client.run_judge_usage(current)
     return results
+
+
+async def _code_results(client: AsyncClient, run: EvaluationRun) -> list[EvaluationItem]:
+    """The local code metrics' RESULT items kept with the run (``jobs.keep_code_results``), in
+    the order of their set; none when the run has none."""
+    set_name = run.recorded_code_results
+    if set_name is None:
+        return []
+    try:
+        kept = await client.get_set(set_name)
+    except core.NotFound:
+        _logger.warning("%s names its code metrics' results %s, which is gone", run.name, set_name)
+        return []
+    limit = asyncio.Semaphore(CONCURRENCY)
+
+    async def read(name: str) -> EvaluationItem:
+        async with limit:
+            return await client.get_item(name)
+
+    return list(await asyncio.gather(*(read(n) for n in kept.evaluation_items or [])))
 
 
 @overload

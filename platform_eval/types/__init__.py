@@ -156,6 +156,7 @@ from .runs import (
     SamplingConfig,
     SummaryMetrics,
     record_agent_usage,
+    record_code_results,
     record_not_evaluated,
     record_thresholds,
 )
@@ -329,6 +330,7 @@ __all__ = [
     "WireModel",
     "is_terminal_state",
     "record_agent_usage",
+    "record_code_results",
     "record_not_evaluated",
     "record_thresholds",
     "request_mode_problem",

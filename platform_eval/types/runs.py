@@ -167,6 +167,15 @@ def record_agent_usage(metadata: Any, usage: dict[str, dict[str, dict[str, Any]]
     return {**base, METADATA_KEY: ours}
 
 
+def record_code_results(metadata: Any, set_name: str) -> Any:
+    """``metadata`` with the set holding the local code metrics' RESULT items (computed by the
+    caller, beside the run's own): reading the run's results later reads them too."""
+    base = dict(metadata) if isinstance(metadata, dict) else {}
+    ours = dict(base.get(METADATA_KEY) or {})
+    ours["codeResults"] = set_name
+    return {**base, METADATA_KEY: ours}
+
+
 class EvaluationRun(WireModel):
     name: str | None = None
     display_name: str | None = None
@@ -233,6 +242,14 @@ class EvaluationRun(WireModel):
             for case, by in recorded.items()
             if isinstance(by, dict)
         }
+
+    @property
+    def recorded_code_results(self) -> str | None:
+        """The set of the local code metrics' RESULT items kept with the run
+        (``record_code_results``), or None."""
+        ours = self.metadata.get(METADATA_KEY) if isinstance(self.metadata, dict) else None
+        found = ours.get("codeResults") if isinstance(ours, dict) else None
+        return found if isinstance(found, str) and found else None
 
     @property
     def recorded_thresholds(self) -> dict[str, float]:

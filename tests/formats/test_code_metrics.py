@@ -56,6 +56,22 @@ def test_code_metrics_score_each_case_with_the_users_function(
     assert rows["answer_words"]["score"] == 2.0
 
 
+def test_results_of_the_run_show_the_rows_run_printed_code_metrics_included(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The code metrics' results are kept with the run (RESULT items whose payloads are Cloud
+    Storage objects, in a set the run's metadata names): ``results RUN`` reads them back."""
+    (work / "eval_config.yaml").write_text(CONFIG)
+    (work / "words.py").write_text(WORDS)
+    run = ["run", "data/weather.evalset.json", "--traces", "data/weather_traces.otlp.json"]
+    assert main(["-q", *run, "--config", "eval_config.yaml", "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert {r["metric"] for r in printed["rows"]} >= {"agent_turn_count", "answer_words"}
+    assert main(["-q", "results", printed["run"], "--format", "json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["rows"] == printed["rows"]
+
+
 def test_a_function_that_raises_leaves_that_case_not_evaluated_with_its_last_line(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
