@@ -119,3 +119,28 @@ def a2a_peer(agent_folder: Path) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+class Silence:
+    """Middleware that, once ``after`` turns have been answered, answers no turn at all (the
+    request is read and left waiting): a served agent that stops answering mid-run. ``quiet``
+    set to False answers again."""
+
+    def __init__(self, after: int) -> None:
+        self.after = after
+        self.answered = 0
+        self.quiet = True
+
+    def __call__(self, app: Any) -> Any:
+        import asyncio
+
+        async def silenced(scope: Any, receive: Any, send: Any) -> None:
+            turn = scope["type"] == "http" and scope["path"] in ("/run_sse", "/run")
+            if turn and self.quiet and self.answered >= self.after:
+                await asyncio.sleep(3600)  # cancelled when the client gives up or the server ends
+                return
+            if turn:
+                self.answered += 1
+            await app(scope, receive, send)
+
+        return silenced

@@ -90,6 +90,8 @@ class ServedApp:
     http: httpx.AsyncClient
     #: Whether the server streams (``/run_sse``); False after it answered that it has none.
     sse: bool = True
+    #: Whether the server already held a session under a case's id (said once).
+    ids_taken: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -103,8 +105,9 @@ class ServedApp:
         """Where ``path`` is asked (under the server's base URL)."""
         return path
 
-    async def call(self, method: str, path: str, body: Any = None) -> Any:
-        """A JSON request to the server; ServedAgentError naming the URL on a failure."""
+    async def call(self, method: str, path: str, body: Any = None, *, conflict: Any = None) -> Any:
+        """A JSON request to the server; ServedAgentError naming the URL on a failure (a 409
+        answers ``conflict`` instead, where one is given)."""
         for attempt in range(1, _TRIES + 1):
             try:
                 response = await self.http.request(method, self._url(path), json=body)
@@ -113,6 +116,8 @@ class ServedApp:
             if response.status_code in _BUSY and attempt < _TRIES:
                 await _backoff(attempt, response)
                 continue
+            if response.status_code == 409 and conflict is not None:
+                return conflict
             _raise_for(self.agent.url, method, path, response)
             return response.json() if response.content else None
         raise AssertionError("unreachable")
@@ -151,7 +156,21 @@ class ServedApp:
         body: dict[str, Any] = {"sessionId": session_id, "state": state}
         if events:
             body["events"] = events
-        created = await self.call("POST", self._sessions(user_id), body)
+        created = await self.call("POST", self._sessions(user_id), body, conflict=_TAKEN)
+        if created is _TAKEN:
+            # The server keeps the sessions of an earlier evaluation under the cases' ids (a
+            # deployment's database): this one gets an id of the server's choosing.
+            if not self.ids_taken:
+                self.ids_taken = True
+                note = (
+                    f"{self.agent.url} holds sessions of an earlier evaluation under the cases' "
+                    "ids: new sessions take ids of the server's (their saved files pair with "
+                    "their cases by their first message)"
+                )
+                self.notes.append(note)
+                _logger.warning("%s", note)
+            del body["sessionId"]
+            created = await self.call("POST", self._sessions(user_id), body)
         if isinstance(created, dict) and created.get("id"):
             return str(created["id"])
         return session_id
@@ -249,6 +268,10 @@ class RuntimeApp(ServedApp):
                 raise _unreachable(self.agent.url, exc) from None
             return events
         raise AssertionError("unreachable")
+
+
+#: What ``call`` answers for a 409 where a conflict is expected.
+_TAKEN = object()
 
 
 class _NoSseError(Exception):

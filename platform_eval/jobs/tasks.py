@@ -792,8 +792,11 @@ def execute(client: AnyClient, plan: EvaluationPlan) -> Any:
                 if run is None and ran is not None:
                     # No run records the cases the agent failed on: these items do.
                     results += not_evaluated_results(ran.not_evaluated, code)
-            if ran is not None and ran.journal is not None:
-                ran.journal.clear()  # the sessions are evaluated: a next evaluation runs the agent
+            if ran is not None and ran.journal is not None and not ran.not_evaluated:
+                # Every run evaluated: a next evaluation runs the agent afresh. With runs that
+                # failed (a server that stopped answering), the finished ones are kept: run
+                # again, the agent runs only what it did not finish.
+                ran.journal.clear()
             return Evaluation(
                 run,
                 results,

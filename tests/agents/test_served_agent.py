@@ -256,3 +256,39 @@ def test_an_image_in_a_case_reaches_the_agents_model_on_both_routes(
         asked = [json.dumps(s.body) for s in agent_project.seen[before:] if s.body.get("tools")]
         assert asked and all(PNG in request for request in asked), agent
     assert rows[0] == rows[1]
+
+
+@pytest.mark.slow
+def test_a_server_that_stops_answering_ends_the_waiting_cases_and_a_rerun_resumes(
+    agent_project: FakeGemini, tmp_path: Path, sync_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two turns answered, then none: every case still waiting ends NOT_EVALUATED once its
+    turn's time is up (no hang), the finished ones are evaluated; run again when the server
+    answers, the agent runs only the cases it had not finished (their sessions of the first
+    attempt are still on the server: the new ones take ids of the server's, said once)."""
+    from served_agents import Silence
+
+    from platform_eval import jobs
+    from platform_eval.agents.remote import ServedAgent
+
+    silence = Silence(after=2)
+    options: dict[str, Any] = {"config": CONFIG, "agent_concurrency": 1}
+    with adk_api_server(tmp_path / "agents", silence) as url:
+        agent = ServedAgent(url, turn_timeout=2)
+        first = jobs.evaluate(sync_client, "agents/travel.evalset.json", agent=agent, **options)
+        report = first.agent_runs
+        assert report is not None
+        failed = {run.eval_id for run in report.runs if run.error}
+        finished = {run.eval_id for run in report.runs if not run.error}
+        assert finished and failed and len(finished | failed) == 4
+        assert all("did not answer in time" in (r.error or "") for r in report.runs if r.error)
+        silence.quiet = False
+        again = jobs.evaluate(sync_client, "agents/travel.evalset.json", agent=agent, **options)
+    assert again.agent_runs is not None
+    resumed = {run.eval_id for run in again.agent_runs.runs if run.resumed}
+    assert resumed == finished
+    assert not any(run.error for run in again.agent_runs.runs)
+    said = [
+        r.getMessage() for r in caplog.records if "holds sessions of an earlier" in r.getMessage()
+    ]
+    assert len(said) == 1
