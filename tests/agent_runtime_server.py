@@ -17,6 +17,8 @@ import sys
 import warnings
 from typing import Any
 
+from served_agents import lifespan, read_body
+
 ENGINE = "projects/test-project/locations/us-central1/reasoningEngines/4242"
 
 
@@ -50,16 +52,9 @@ def _asgi(adk_app: Any) -> Any:
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await lifespan(receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         given = json.loads(body) if body else {}
         method, arguments = given.get("classMethod"), given.get("input") or {}
         path = scope["path"]

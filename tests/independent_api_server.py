@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from served_agents import lifespan, read_body, serve_asgi
+
 APP = "weather_app"
 AGENT = "weather_agent"
 WEATHER = {"Oslo": "snowy", "Rome": "sunny", "Lima": "cloudy"}
@@ -93,16 +95,9 @@ class _Sessions:
 def _app(sessions: _Sessions) -> Any:
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await lifespan(receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         status, answer = _route(sessions, scope["method"], scope["path"], body)
         payload = json.dumps(answer).encode()
         headers = [(b"content-type", b"application/json")]
@@ -132,21 +127,5 @@ def _route(sessions: _Sessions, method: str, path: str, body: bytes) -> tuple[in
 @contextmanager
 def independent_api_server() -> Iterator[str]:
     """The server's base URL while it runs on loopback, in a thread of this process."""
-    import uvicorn
-
-    config = uvicorn.Config(
-        _app(_Sessions()), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="independent-api-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serve_asgi(_app(_Sessions()), "independent-api-server") as url:
+        yield url

@@ -17,21 +17,28 @@ from typing import Any
 def adk_api_server(agents_dir: Path, wrap: Callable[[Any], Any] | None = None) -> Iterator[str]:
     """The server's base URL while it serves ``agents_dir`` (``wrap``: middleware around its
     app, a token check say)."""
-    import uvicorn
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # google-adk's experimental notices
         from google.adk.cli.fast_api import get_fast_api_app
 
         app = get_fast_api_app(agents_dir=str(agents_dir), web=False, use_local_storage=False)
-    served = wrap(app) if wrap is not None else app
-    config = uvicorn.Config(served, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    with serve_asgi(wrap(app) if wrap is not None else app, "adk-api-server") as url:
+        yield url
+
+
+@contextmanager
+def serve_asgi(app: Any, name: str) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port, in a thread of this process; its base
+    URL while the block runs."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="adk-api-server", daemon=True)
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
     while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the api_server did not start"
+        assert thread.is_alive() and time.monotonic() < deadline, f"{name} did not start"
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
@@ -39,6 +46,23 @@ def adk_api_server(agents_dir: Path, wrap: Callable[[Any], Any] | None = None) -
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+async def read_body(receive: Any) -> bytes:
+    """An ASGI request's whole body."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
+async def lifespan(receive: Any, send: Any) -> None:
+    """An ASGI lifespan answered: started, then stopped when asked."""
+    while (await receive())["type"] != "lifespan.shutdown":
+        await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})
 
 
 def bearer_required(token: str) -> Callable[[Any], Any]:

@@ -184,21 +184,29 @@ class ServedApp:
         return session
 
     async def _run_sse(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        return await self._stream("/run_sse", body, no_stream=(404, 405))
+
+    async def _stream(
+        self, path: str, body: dict[str, Any], no_stream: tuple[int, ...] = ()
+    ) -> list[dict[str, Any]]:
+        """The events a streamed answer sends, a JSON object a line (``data:`` framed or not);
+        a busy server is asked again, a status of ``no_stream`` is _NoSseError."""
         for attempt in range(1, _TRIES + 1):
             events: list[dict[str, Any]] = []
             try:
-                async with self.http.stream("POST", "/run_sse", json=body) as response:
-                    if response.status_code in (404, 405):
+                async with self.http.stream("POST", self._url(path), json=body) as response:
+                    if response.status_code in no_stream:
                         raise _NoSseError
                     if response.status_code in _BUSY and attempt < _TRIES:
                         await _backoff(attempt, response)
                         continue
                     if response.status_code >= 400:
                         await response.aread()
-                        _raise_for(self.agent.url, "POST", "/run_sse", response)
+                        _raise_for(self.agent.url, "POST", path.split("?")[0], response)
                     async for line in response.aiter_lines():
-                        if line.startswith("data:"):
-                            events.append(_event(_json(line[5:], self.agent.url), self.agent.url))
+                        data = line.removeprefix("data:").strip()
+                        if data and not line.startswith((":", "event:", "id:", "retry:")):
+                            events.append(_event(_json(data, self.agent.url), self.agent.url))
             except httpx.HTTPError as exc:
                 raise _unreachable(self.agent.url, exc) from None
             return events
@@ -249,25 +257,7 @@ class RuntimeApp(ServedApp):
                 "message": message.model_dump(mode="json", exclude_none=True),
             },
         }
-        events: list[dict[str, Any]] = []
-        for attempt in range(1, _TRIES + 1):
-            try:
-                url = self._url(":streamQuery?alt=sse")
-                async with self.http.stream("POST", url, json=body) as response:
-                    if response.status_code in _BUSY and attempt < _TRIES:
-                        await _backoff(attempt, response)
-                        continue
-                    if response.status_code >= 400:
-                        await response.aread()
-                        _raise_for(self.agent.url, "POST", ":streamQuery", response)
-                    async for line in response.aiter_lines():
-                        line = line.removeprefix("data:").strip()
-                        if line:
-                            events.append(_event(_json(line, self.agent.url), self.agent.url))
-            except httpx.HTTPError as exc:
-                raise _unreachable(self.agent.url, exc) from None
-            return events
-        raise AssertionError("unreachable")
+        return await self._stream(":streamQuery?alt=sse", body)
 
 
 #: What ``call`` answers for a 409 where a conflict is expected.
