@@ -78,7 +78,8 @@ def test_sample_runs_with_a_project(
                 assert list(client.list_sets())
         return
     with contextlib.ExitStack() as stack:
-        if sample.name in ("run_agent.py", "mocked_tools.py"):  # its agent needs a model
+        # Its agent needs a model.
+        if sample.name in ("run_agent.py", "mocked_tools.py", "evaluate_served_agent.py"):
             pytest.importorskip("google.adk")
             from agent_script import travel_rule
             from fake_gemini import fake_gemini
@@ -372,3 +373,23 @@ def test_the_judge_agreement_sample_sets_the_judge_beside_the_labels(tmp_path: P
     # and a gate does not pass on an undefined kappa.
     assert gated.returncode == 1, gated.stderr
     assert "--min-kappa: all: kappa undefined < 0.6" in gated.stdout
+
+
+@pytest.mark.slow
+def test_the_served_agent_sample_evaluates_the_sample_agent_through_its_api(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("google.adk")
+    from agent_script import travel_rule
+    from fake_gemini import fake_gemini
+
+    with fake_gemini(travel_rule) as fake:
+        done = _run(
+            "evaluate_served_agent.py",
+            cwd=tmp_path,
+            env={"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "test-key"},
+        )
+    assert done.returncode == 0, done.stderr
+    assert "agent ran 4 of 4 cases" in done.stdout
+    assert re.search(r"weather_paris\s+agent\s+tool_trajectory_avg_score\s+1", done.stdout)
+    assert len(fake.seen) == 9  # every turn of the four cases, sent by the server to the model
