@@ -457,6 +457,13 @@ def parser() -> argparse.ArgumentParser:
         help="the model that proposes instructions (default gemini-2.5-flash)",
     )
     p.add_argument(
+        "--target",
+        choices=("root", "sub-agents", "all"),
+        default="root",
+        help="whose instructions: the root agent's (default), every sub-agent's, or all (the "
+        "gepa engine; instructions.json is written)",
+    )
+    p.add_argument(
         "--engine",
         choices=("gepa", "simple"),
         default="gepa",

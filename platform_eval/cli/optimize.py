@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 from pathlib import Path
@@ -43,6 +44,7 @@ def optimize_command(args: argparse.Namespace) -> int:
                 num_runs=args.num_runs,
                 seed=args.seed,
                 engine=args.engine,
+                target=args.target,
                 on_progress=_progress(args.quiet),
                 # GEPA's state: an interrupted optimization, run again, goes on from it.
                 run_dir=Path(args.output) / "gepa-state",
@@ -57,7 +59,7 @@ def optimize_command(args: argparse.Namespace) -> int:
     for path in write_report(report, args.output):
         note(f"wrote {path}", quiet=args.quiet)
     note(report.decision, quiet=args.quiet)
-    print(report.instruction)
+    print(report.instruction if report.target == "root" else json.dumps(report.instructions))
     return EXIT_OK
 
 

@@ -38,6 +38,7 @@ from ..results.significance import DEFAULT_SEED, MetricTest, assess, rule_line
 from ..traces.adk_session import session_to_conversation
 from ..types import CandidateResponse
 from .agent_job import with_agents
+from .gepa_agents import TARGETS, instructions_of, optimize_agents, with_instructions
 
 _logger = logging.getLogger("platform_eval.jobs")
 
@@ -58,6 +59,8 @@ class Tried:
     """A candidate instruction and what it scored, in the order the engine asked."""
 
     instruction: str
+    #: Every agent's instruction (name -> text), the root's among them: what was tried.
+    instructions: dict[str, str] = field(default_factory=dict)
     #: Per eval case, the case's score on each of its runs.
     scores: dict[str, list[float]] = field(default_factory=dict)
     agent_calls: int = 0
@@ -72,6 +75,7 @@ class Tried:
     def as_dict(self) -> dict[str, Any]:
         return {
             "instruction": self.instruction,
+            "instructions": self.instructions,
             "meanScore": self.mean,
             "cases": {case: scores for case, scores in self.scores.items()},
             "agentModelCalls": self.agent_calls,
@@ -91,6 +95,12 @@ class OptimizeReport:
     reflection_calls: int
     reflection_model: str
     engine: str = "gepa"
+    target: str = "root"
+
+    @property
+    def instructions(self) -> dict[str, str]:
+        """Every agent's instruction, as accepted, else as they were."""
+        return self.best.instructions if self.accepted else self.baseline.instructions
 
     @property
     def instruction(self) -> str:
@@ -98,7 +108,7 @@ class OptimizeReport:
 
     @property
     def decision(self) -> str:
-        if self.best.instruction == self.baseline.instruction:
+        if self.best.instructions == self.baseline.instructions:
             return "kept the original: no candidate scored higher on the training cases"
         verdict = self.test.verdict
         if self.accepted:
@@ -118,6 +128,8 @@ class OptimizeReport:
             "best": {"instruction": self.best.instruction, "validation": self.best.as_dict()},
             "statistic": {**self.test.as_dict(), "rule": rule_line(self.test)},
             "engine": self.engine,
+            "target": self.target,
+            "instructions": self.instructions,
             "candidates": [t.as_dict() for t in self.tried],
             "modelCalls": {
                 "reflection": self.reflection_calls,
@@ -178,8 +190,7 @@ class _Scorer:
         self.on_progress: Callable[[OptimizeProgress], None] | None = None
 
     def _loaded(self, root_agent: Any) -> LoadedAgent:
-        instruction = str(getattr(root_agent, "instruction", "") or "")
-        digest = hashlib.sha256(instruction.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(_key(root_agent).encode()).hexdigest()[:16]
         return dataclasses.replace(
             self.agent,
             root_agent=root_agent,
@@ -188,8 +199,14 @@ class _Scorer:
         )
 
     async def score(self, root_agent: Any, cases: Sequence[adk.EvalCase]) -> Tried:
-        instruction = str(getattr(root_agent, "instruction", "") or "")
-        tried = self.tried.setdefault(instruction, Tried(instruction))
+        key = _key(root_agent)
+        if key not in self.tried:
+            instruction = getattr(root_agent, "instruction", "")
+            self.tried[key] = Tried(
+                instruction if isinstance(instruction, str) else "",
+                instructions=json.loads(key),
+            )
+        tried = self.tried[key]
         todo = [c for c in cases if c.eval_id not in tried.scores]
         if todo:
             report = await run_agent_cases(
@@ -255,6 +272,21 @@ def _detail(score: float, agent_data: Any, results: Sequence[Any]) -> dict[str, 
             str(r.metric): {"score": r.score, "explanation": r.explanation} for r in results
         },
     }
+
+
+def _key(root_agent: Any) -> str:
+    """What a candidate is: every agent's instruction, by name (the tried ones are kept by it)."""
+    found: dict[str, str] = {}
+
+    def walk(agent: Any) -> None:
+        instruction = getattr(agent, "instruction", None)
+        if isinstance(instruction, str):
+            found[agent.name] = instruction
+        for child in getattr(agent, "sub_agents", None) or []:
+            walk(child)
+
+    walk(root_agent)
+    return json.dumps(found, sort_keys=True, ensure_ascii=False)
 
 
 def _model_calls(session: Any) -> int:
@@ -323,6 +355,7 @@ async def optimize(
     on_progress: Callable[[OptimizeProgress], None] | None = None,
     engine: str = "gepa",
     run_dir: str | Path | None = None,
+    target: str = "root",
 ) -> OptimizeReport:
     """Optimizes the root agent's instruction (see the module); ``budget``: the candidate
     instructions the reflection model is asked for. ``run_dir``: where GEPA keeps its state, so
@@ -331,13 +364,36 @@ async def optimize(
         raise ValueError(f"--budget must be at least 1, got {budget}")
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    if target not in TARGETS:
+        raise ValueError(f"--target {target}: expected one of {', '.join(TARGETS)}")
+    if target != "root" and engine != "gepa":
+        raise ValueError(f"--target {target}: only the gepa engine changes more than the root")
     if engine == "gepa":
         _require_gepa()
     loaded = agent if isinstance(agent, LoadedAgent) else await load_agent(agent)
     train, held, how = split_cases(cases, validation, seed)
     scorer = _Scorer(loaded, metrics, judges, num_runs, concurrency)
     scorer.on_progress = on_progress
-    if engine == "gepa":
+    if target == "root" and not isinstance(getattr(loaded.root_agent, "instruction", None), str):
+        raise ValueError(
+            f"the root agent {loaded.root_agent.name} has no instruction of its own to optimize "
+            "(a workflow agent, or one whose instruction a function builds): --target "
+            "sub-agents optimizes the agents below it"
+        )
+    if target != "root":
+        instructions_of(loaded.root_agent, target)  # refused before any run, with why
+        found = await optimize_agents(
+            scorer,
+            loaded.root_agent,
+            train,
+            target,
+            reflection_model,
+            _gepa_calls(budget, len(train)),
+            min(GEPA_MINIBATCH, len(train)),
+            str(run_dir) if run_dir is not None else None,
+        )
+        ranked = [_Ranked(with_instructions(loaded.root_agent, found))]
+    elif engine == "gepa":
         # GEPA keeps candidates by their scores on its "validation" cases: the training ones
         # here, so that the held-out cases judge the result without having chosen it.
         sampler = _sampler_class()(scorer, train, train)
@@ -361,7 +417,7 @@ async def optimize(
         alpha=alpha,
         seed=seed,
     )
-    changed = best.instruction != baseline.instruction
+    changed = best.instructions != baseline.instructions
     accepted = changed and test.verdict == "improved"
     tried = [t for t in scorer.tried.values()]
     return OptimizeReport(
@@ -378,7 +434,23 @@ async def optimize(
         reflection_calls=len(tried) - 1 if engine == "gepa" else budget,
         reflection_model=reflection_model,
         engine=engine,
+        target=target,
     )
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """The best candidate of the multi-agent GEPA, as the engines' results give theirs."""
+
+    optimized_agent: Any
+    overall_score: float | None = None
+
+
+def _gepa_calls(budget: int, train: int) -> int:
+    """GEPA's metric calls for ``budget`` proposals: the original on every training case, then
+    per proposal its parent and itself on a minibatch and, when it does better there, itself on
+    every training case."""
+    return train + budget * (2 * min(GEPA_MINIBATCH, train) + train)
 
 
 def _require_gepa() -> None:
@@ -397,14 +469,10 @@ def _gepa(model: str, budget: int, train: int, run_dir: str | Path | None) -> An
         GEPARootAgentPromptOptimizerConfig,
     )
 
-    minibatch = min(GEPA_MINIBATCH, train)
-    # The original on every training case, then per proposal its parent and itself on a
-    # minibatch and, when it does better there, itself on every training case.
-    calls = train + budget * (2 * minibatch + train)
     config = GEPARootAgentPromptOptimizerConfig(
         optimizer_model=model,
-        max_metric_calls=calls,
-        reflection_minibatch_size=minibatch,
+        max_metric_calls=_gepa_calls(budget, train),
+        reflection_minibatch_size=min(GEPA_MINIBATCH, train),
         run_dir=str(run_dir) if run_dir is not None else None,
     )
     with adk_experimental():
@@ -434,7 +502,15 @@ def write_report(report: OptimizeReport, folder: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     document = report.as_dict()
     files = {
-        "instruction.txt": report.instruction + "\n",
+        # The root's instruction, or every agent's where more than the root was optimized.
+        **(
+            {"instruction.txt": report.instruction + "\n"}
+            if report.target == "root"
+            else {
+                "instructions.json": json.dumps(report.instructions, indent=2, ensure_ascii=False)
+                + "\n"
+            }
+        ),
         "optimize.json": json.dumps(document, indent=2, ensure_ascii=False) + "\n",
         "optimize.html": render("optimize.html.j2", report=document),
     }

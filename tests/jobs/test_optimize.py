@@ -153,3 +153,34 @@ def test_rewordings_are_not_accepted_and_the_original_is_written(
     assert Path("out/instruction.txt").read_text().strip() == "Greet the user."
     assert report["decision"].startswith("kept the original")
     assert report["statistic"]["rule"]
+
+
+PIPELINE = """from google.adk.agents import Agent, SequentialAgent
+
+greeter = Agent(name="greeter", model="gemini-2.5-flash", instruction="Greet the user.")
+root_agent = SequentialAgent(name="pipeline", sub_agents=[greeter])
+"""
+
+
+@pytest.mark.slow
+def test_a_sub_agents_instruction_is_optimized_with_target_sub_agents(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The root (a sequential agent) has no instruction of its own: its sub-agent's is the one
+    GEPA changes, and instructions.json holds every optimized agent's."""
+    (project / "greeter" / "agent.py").write_text(PIPELINE)
+    improved = f"Greet the user. {PHRASE}"
+    with fake_gemini(_rule(improved)) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        code = main(["-q", "optimize", "greet.evalset.json", "--agent", "greeter", "--config",
+                     "config.json", "--budget", "2", "--target", "sub-agents", "-o", "out"])  # fmt: skip
+        assert code == 0
+        # The root alone has nothing to optimize: said, before any run.
+        assert main(["-q", "optimize", "greet.evalset.json", "--agent", "greeter", "--config",
+                     "config.json", "--target", "root", "-o", "out2"]) == 2  # fmt: skip
+    report = json.loads(Path("out/optimize.json").read_text())
+    assert report["accepted"] is True and report["target"] == "sub-agents"
+    assert json.loads(Path("out/instructions.json").read_text()) == {"greeter": improved}
+    assert not Path("out/instruction.txt").exists()
+    assert "greeter" in Path("out/optimize.html").read_text()
