@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
@@ -176,3 +177,21 @@ def test_the_failure_analysis_and_judge_agreement_pages_show_hostile_text_as_tex
         assert "<img" not in document and "<script>" not in document and "<b>" not in document
         assert "\u202e" not in document and "\x1b" not in document
         assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in document
+
+
+def test_the_optimize_page_shows_a_proposed_instruction_as_text(tmp_path: Path) -> None:
+    """An instruction is what a reflection model wrote: the page shows it, never runs it."""
+    from platform_eval.jobs.optimize import OptimizeReport, Tried, write_report
+    from platform_eval.results.significance import assess
+
+    hostile = '<img src=x onerror="alert(1)">\u202e\x1b[31m'
+    baseline = Tried("Greet.", {"root": "Greet."}, {"a": [0.0], "b": [0.0]})
+    best = Tried(hostile, {"root": hostile}, {"a": [1.0], "b": [1.0]})
+    test = assess("case score", baseline.scores, best.scores)
+    report = OptimizeReport(
+        ["a"], ["a", "b"], "given", baseline, best, test, True, [baseline, best], 1, "m"
+    )
+    write_report(report, tmp_path)
+    document = (tmp_path / "optimize.html").read_text()
+    assert "<img" not in document and "\u202e" not in document and "\x1b" not in document
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in document
