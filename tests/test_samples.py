@@ -89,6 +89,10 @@ def test_sample_runs_with_a_project(
         done = _run(sample.name, "--project", project, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     with emulator.client(project) as client:
+        if sample.name == "optimize_agent.py":
+            # Its candidates are scored on this machine (the project is not asked).
+            assert not list(client.list_sets())
+            return
         if sample.name == "judged_eval.py":
             # No judge model: its metrics are refused before anything is uploaded.
             assert "nothing was uploaded" in done.stdout
@@ -393,3 +397,27 @@ def test_the_served_agent_sample_evaluates_the_sample_agent_through_its_api(
     assert "agent ran 4 of 4 cases" in done.stdout
     assert re.search(r"weather_paris\s+agent\s+tool_trajectory_avg_score\s+1", done.stdout)
     assert len(fake.seen) == 9  # every turn of the four cases, sent by the server to the model
+
+
+@pytest.mark.slow
+def test_the_optimize_sample_writes_its_decision_and_the_statistic(tmp_path: Path) -> None:
+    """The fake model answers the travel agent alike whatever its instruction: whatever GEPA
+    proposes scores as the original, so the original is kept, and the report says why."""
+    pytest.importorskip("google.adk")
+    pytest.importorskip("gepa")
+    from agent_script import travel_rule
+    from fake_gemini import fake_gemini
+
+    with fake_gemini(travel_rule) as fake:
+        done = _run(
+            "optimize_agent.py",
+            "--output",
+            str(tmp_path / "out"),
+            cwd=tmp_path,
+            env={"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "test-key"},
+        )
+    assert done.returncode == 0, done.stderr
+    assert "kept the original" in done.stdout
+    assert (tmp_path / "out" / "instruction.txt").exists()
+    report = json.loads((tmp_path / "out" / "optimize.json").read_text())
+    assert report["accepted"] is False and report["engine"] == "gepa"
