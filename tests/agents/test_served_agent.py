@@ -292,3 +292,33 @@ def test_a_server_that_stops_answering_ends_the_waiting_cases_and_a_rerun_resume
         r.getMessage() for r in caplog.records if "holds sessions of an earlier" in r.getMessage()
     ]
     assert len(said) == 1
+
+
+@pytest.mark.slow
+def test_an_image_in_a_datasets_prompt_reaches_the_agent_and_the_stored_request(
+    agent_project: FakeGemini, served: str, capsys: pytest.CaptureFixture[str], sync_client: Any
+) -> None:
+    """A dataset case (the platform's own shape) whose prompt holds an image: the stored request
+    keeps it (prompt.agentData), and the agent's model is sent it, in-process and served."""
+    from platform_eval import jobs
+
+    prompt = {
+        "role": "user",
+        "parts": [
+            {"text": "What is the weather in Paris?"},
+            {"inline_data": {"mime_type": "image/png", "data": PNG}},
+        ],
+    }
+    dataset = {"eval_cases": [{"eval_case_id": "paris_photo", "prompt": prompt}]}
+    Path("photo-dataset.json").write_text(json.dumps(dataset))
+    for agent in ("agents/travel_agent", served):
+        before = len(agent_project.seen)
+        evaluation = jobs.evaluate(
+            sync_client, "photo-dataset.json", agent=agent, metrics=["rouge_1"], resume=False
+        )
+        asked = [json.dumps(s.body) for s in agent_project.seen[before:] if s.body.get("tools")]
+        assert asked and all(PNG in request for request in asked), agent
+        (name,) = evaluation.evaluation_set.evaluation_items or []
+        stored = sync_client.get_item(name).to_wire()["evaluationRequest"]
+        user = stored["prompt"]["agentData"]["turns"][0]["events"][0]["content"]["parts"]
+        assert user[1]["inlineData"]["mimeType"] == "image/png"
