@@ -22,7 +22,15 @@ from . import adk
 from ._problems import FormatError, Problem, problems_from_validation
 from .convert import EMPTY_CASE
 from .dataset_items import DatasetCases, FileCase
-from .load import Kind, LoadedFile, checked_dataset, eval_set_from, load, rubric_id_problems
+from .load import (
+    Kind,
+    LoadedFile,
+    checked_dataset,
+    duplicate_id_problem,
+    eval_set_from,
+    load,
+    rubric_id_problems,
+)
 from .reading import read_text
 
 #: The eval set text up to which an upload keeps every case it has read (see keeps_parsed_cases).
@@ -174,10 +182,25 @@ def as_eval_set(cases: EvalCases) -> adk.EvalSet:
     pairing recordings with them by their first message)."""
     if isinstance(cases, InMemoryCases):
         return cases.eval_set
+    read = [cases.case(index) for index in range(len(cases))]
+    # Two cases of one id, refused before an agent runs on them (a streamed file is checked
+    # case by case; its whole-set check is this one).
+    first: dict[str, int] = {}
+    problems = []
+    for index, case in enumerate(read):
+        earlier = first.setdefault(case.eval_id, index)
+        if earlier != index:
+            where = getattr(cases, "path", None) or cases.eval_set_id
+            field = "eval_id" if isinstance(cases, EvalSetFile) else "eval_case_id"
+            problems.append(
+                duplicate_id_problem(
+                    where, cases_json_path(cases), field, index, case.eval_id, earlier
+                )
+            )
+    if problems:
+        raise FormatError(problems)
     return adk.EvalSet(
-        eval_set_id=cases.eval_set_id,
-        name=cases.name or cases.eval_set_id,
-        eval_cases=[cases.case(index) for index in range(len(cases))],
+        eval_set_id=cases.eval_set_id, name=cases.name or cases.eval_set_id, eval_cases=read
     )
 
 

@@ -511,3 +511,19 @@ def test_without_a_terminal_progress_is_a_line_at_intervals(
     agent_lines = [line for line in err.splitlines() if line.startswith("running the agent:")]
     assert len(agent_lines) >= 3 and "\r" not in err, err
     assert agent_lines[-1].startswith("running the agent: 4/4 runs")
+
+
+def test_two_cases_of_one_id_are_refused_before_the_agent_runs(
+    agent_project: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The eval set file is read a case at a time; its cases' ids are still checked whole,
+    before the agent runs on any of them."""
+    eval_set = json.loads(Path("agents/travel.evalset.json").read_text())
+    eval_set["eval_cases"][1]["eval_id"] = eval_set["eval_cases"][0]["eval_id"]
+    Path("twice.evalset.json").write_text(json.dumps(eval_set))
+    code = main(["-q", "run", "twice.evalset.json", "--agent", "agents/travel_agent",
+                 "--metrics", "response_match_score"])  # fmt: skip
+    assert code == 2
+    said = capsys.readouterr().err
+    assert "$.eval_cases[1].eval_id" in said and "each case needs an id of its own" in said
+    assert agent_project.seen == []  # the agent never ran
