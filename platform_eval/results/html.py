@@ -31,7 +31,7 @@ overflow-wrap:anywhere}
 h1{font-size:22px;margin-top:4px}h2{font-size:18px;margin-top:28px}.label{color:#57606a;margin:0}
 table{border-collapse:collapse;width:100%}.scroll{overflow-x:auto;max-width:100%}
 th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top;
-overflow-wrap:break-word}th{background:#f6f8fa}
+overflow-wrap:anywhere}th{background:#f6f8fa}
 .PASSED{color:#1a7f37;font-weight:600}.FAILED{color:#cf222e;font-weight:600}
 .NOT_EVALUATED{color:#9a6700;font-weight:600}.NOT_CHECKED{color:#57606a;font-weight:600}
 .NOT_APPLICABLE{color:#8c959f}.problems{color:#cf222e}

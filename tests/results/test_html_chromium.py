@@ -107,14 +107,20 @@ def _layout(report: Path, tmp_path: Path) -> dict[str, int]:
     script = (
         "<script>addEventListener('load', () => {const e = document.documentElement;"
         "document.body.dataset.width = e.scrollWidth; document.body.dataset.height = "
-        "e.scrollHeight;});</script>"
+        "e.scrollHeight; let over = 0; for (const d of document.querySelectorAll('.scroll')) "
+        "{over = Math.max(over, d.scrollWidth - d.clientWidth);} "
+        "document.body.dataset.over = over;});</script>"
     )
     measured.write_text(report.read_text().replace("</body>", script + "</body>"))
     dom = _chromium("--window-size=1280,800", "--dump-dom", page=measured)
     assert dom.returncode == 0, dom.stderr
-    found = re.search(r'data-width="(\d+)" data-height="(\d+)"', dom.stdout)
+    found = re.search(r'data-width="(\d+)" data-height="(\d+)" data-over="(\d+)"', dom.stdout)
     assert found, dom.stdout[:500]
-    return {"width": int(found.group(1)), "height": int(found.group(2))}
+    return {
+        "width": int(found.group(1)),
+        "height": int(found.group(2)),
+        "over": int(found.group(3)),
+    }
 
 
 def _fifty_cases() -> RunResults:
@@ -144,4 +150,7 @@ def test_fifty_cases_fit_1280_pixels_with_the_failing_ones_open(tmp_path: Path) 
     assert html.index('id="case-case-41"') < html.index('id="case-case-0-')
     layout = _layout(report, tmp_path)
     assert layout["width"] <= 1280, layout
+    # No table wider than its box: nothing hidden behind a scroll bar (unbroken ids, long
+    # metric names and explanations wrap in their cells).
+    assert layout["over"] <= 1, layout
     assert layout["height"] < 12_000, layout  # 47 closed cases, 3 open ones, the tables
