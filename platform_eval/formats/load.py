@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -284,39 +285,41 @@ def _eval_set_problems(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Pro
     eval_set, problems = _read_eval_set(loaded)
     if eval_set is None:
         return None, problems
-    problems = _whole_set_problems(eval_set, loaded)
+    problems = _whole_set_problems([case.eval_id for case in eval_set.eval_cases], loaded)
     return (None, problems) if problems else (eval_set, [])
 
 
-def _whole_set_problems(eval_set: adk.EvalSet, loaded: LoadedFile) -> list[Problem]:
+def _whole_set_problems(ids: Sequence[str], loaded: LoadedFile) -> list[Problem]:
     """What no single case shows: a set with no case (nothing to evaluate), and two cases of
     one id (their results could not be told apart)."""
     data = loaded.data if isinstance(loaded.data, dict) else {}
     key = "evalCases" if "evalCases" in data else "eval_cases"
-    if not eval_set.eval_cases:
+    if not ids:
         return [Problem(loaded.path, f"$.{key}", "has no cases: there is nothing to evaluate")]
     field = "eval_case_id" if loaded.kind == Kind.DATASET else "eval_id"
+    return repeated_ids(ids, loaded.path, f"$.{key}", field)
+
+
+def repeated_ids(ids: Sequence[str | None], path: str, cases: str, field: str) -> list[Problem]:
+    """A problem for each case whose id an earlier case has (``ids`` in the file's order, None
+    for a case that could not be read; ``cases``: the JSON path of the cases' array, ``field``:
+    the id's name there)."""
     first: dict[str, int] = {}
     problems = []
-    for index, case in enumerate(eval_set.eval_cases):
-        earlier = first.setdefault(case.eval_id, index)
+    for index, eval_id in enumerate(ids):
+        if eval_id is None:
+            continue
+        earlier = first.setdefault(eval_id, index)
         if earlier != index:
             problems.append(
-                duplicate_id_problem(loaded.path, f"$.{key}", field, index, case.eval_id, earlier)
+                Problem(
+                    path,
+                    f"{cases}[{index}].{field}",
+                    f"{eval_id!r} is the id of {cases}[{earlier}] too: each case needs an id "
+                    "of its own (results are kept by it)",
+                )
             )
     return problems
-
-
-def duplicate_id_problem(
-    path: str, cases: str, field: str, index: int, eval_id: str, earlier: int
-) -> Problem:
-    """A case whose id an earlier case has (``cases``: the JSON path of the cases' array)."""
-    return Problem(
-        path,
-        f"{cases}[{index}].{field}",
-        f"{eval_id!r} is the id of {cases}[{earlier}] too: each case needs an id of its own "
-        "(results are kept by it)",
-    )
 
 
 def _read_eval_set(loaded: LoadedFile) -> tuple[adk.EvalSet | None, list[Problem]]:
@@ -399,8 +402,8 @@ def checked_dataset(loaded: LoadedFile) -> tuple[EvaluationDataset, str]:
     except ValidationError as error:
         raise FormatError(problems_from_validation(error, loaded.path)) from None
     eval_set_id = dataset_set_id(loaded.path)
-    eval_set, _ = dataset_to_eval_set(dataset, eval_set_id)  # what is not carried: said later
-    problems = _whole_set_problems(eval_set, loaded)
+    ids = [case.eval_case_id or f"case-{n}" for n, case in enumerate(dataset.eval_cases)]
+    problems = _whole_set_problems(ids, loaded)
     if problems:
         raise FormatError(problems)
     return dataset, eval_set_id

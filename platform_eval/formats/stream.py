@@ -26,9 +26,9 @@ from .load import (
     Kind,
     LoadedFile,
     checked_dataset,
-    duplicate_id_problem,
     eval_set_from,
     load,
+    repeated_ids,
     rubric_id_problems,
 )
 from .reading import read_text
@@ -50,6 +50,11 @@ class EvalCases(Protocol):
 
     @property
     def name(self) -> str | None: ...
+
+    @property
+    def path(self) -> str | None:
+        """The file the cases were read from (None: given in memory), for messages."""
+        ...
 
     def __len__(self) -> int: ...
 
@@ -185,18 +190,13 @@ def as_eval_set(cases: EvalCases) -> adk.EvalSet:
     read = [cases.case(index) for index in range(len(cases))]
     # Two cases of one id, refused before an agent runs on them (a streamed file is checked
     # case by case; its whole-set check is this one).
-    first: dict[str, int] = {}
-    problems = []
-    for index, case in enumerate(read):
-        earlier = first.setdefault(case.eval_id, index)
-        if earlier != index:
-            where = getattr(cases, "path", None) or cases.eval_set_id
-            field = "eval_id" if isinstance(cases, EvalSetFile) else "eval_case_id"
-            problems.append(
-                duplicate_id_problem(
-                    where, cases_json_path(cases), field, index, case.eval_id, earlier
-                )
-            )
+    field = "eval_id" if isinstance(cases, EvalSetFile) else "eval_case_id"
+    problems = repeated_ids(
+        [case.eval_id for case in read],
+        cases.path or cases.eval_set_id,
+        cases_json_path(cases),
+        field,
+    )
     if problems:
         raise FormatError(problems)
     return adk.EvalSet(

@@ -54,7 +54,7 @@ def read_cases(source: EvalSetSource) -> tuple[EvalCases, str]:
     if isinstance(source, adk.EvalSet):
         return InMemoryCases(source), f"eval-set:{source.eval_set_id}"
     if isinstance(source, EvalCases):  # read already, as the command line reads its file
-        return source, getattr(source, "path", None) or f"eval-set:{source.eval_set_id}"
+        return source, source.path or f"eval-set:{source.eval_set_id}"
     if is_table(source):
         return cases_from(table_dataset(source)), "table"
     return read_eval_cases(source), str(source)

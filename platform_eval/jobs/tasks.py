@@ -18,11 +18,10 @@ from .._operations import MetricLike, to_metric
 from .._sync import run_or_defer
 from ..client import AsyncClient, Client
 from ..errors import PlatformEvalError, WaitTimeoutError
-from ..formats import adk
 from ..formats._problems import FormatError, Problem
 from ..formats.convert import STATE_NOT_CARRIED, ConversionReport
-from ..formats.dataset_items import FileCase, file_case_id, file_case_item
-from ..formats.load import duplicate_id_problem
+from ..formats.dataset_items import DatasetCases, FileCase, file_case_id, file_case_item
+from ..formats.load import repeated_ids
 from ..formats.stream import (
     EvalCases,
     as_eval_set,
@@ -85,11 +84,6 @@ Candidates = dict[str, list[CandidateResponse]]
 #: What recordings hold of their candidates beside AgentData, kept in the item's metadata
 #: (``Conversation.records``): eval id -> metadata key -> candidate -> what is kept.
 CandidateRecords = dict[str, dict[str, dict[str, Any]]]
-
-
-def _eval_set(source: EvalSetSource) -> tuple[adk.EvalSet, str]:
-    cases, where = read_cases(source)
-    return as_eval_set(cases), where
 
 
 #: Part of every item's content hash: bump it when conversion changes what an item holds.
@@ -220,7 +214,7 @@ def _pending_cases(
     reads the case again, so that no more than a few are held at once."""
     pending: list[PendingItem] = []
     problems: list[Problem] = []
-    first: dict[str, int] = {}
+    ids: list[str | None] = []
     keep = cases.keeps_parsed_cases
     # Reading builds thousands of objects that all stay until the upload: with the collector
     # running, its walks over them took a third of the reading (3,000 cases, bench_upload.py).
@@ -230,19 +224,10 @@ def _pending_cases(
                 file_case = cases.file_case(index)
             except FormatError as error:
                 problems += error.problems
+                ids.append(None)
                 continue
             eval_id = file_case_id(file_case)
-            earlier = first.setdefault(eval_id, index)
-            if earlier != index:
-                # One id, two cases: their results could not be told apart.
-                field = "eval_id" if isinstance(file_case, adk.EvalCase) else "eval_case_id"
-                where = getattr(cases, "path", None) or cases.eval_set_id
-                problems.append(
-                    duplicate_id_problem(
-                        where, cases_json_path(cases), field, index, eval_id, earlier
-                    )
-                )
-                continue
+            ids.append(eval_id)
             if candidates is not None and eval_id not in candidates:
                 continue
             case_records = (records or {}).get(eval_id)
@@ -252,6 +237,9 @@ def _pending_cases(
                 _build, source, cases.eval_set_id, report, candidates, case_records
             )
             pending.append((key, build))
+    # One id, two cases: their results could not be told apart.
+    field = "eval_case_id" if isinstance(cases, DatasetCases) else "eval_id"
+    problems += repeated_ids(ids, cases.path or cases.eval_set_id, cases_json_path(cases), field)
     if problems:
         raise FormatError(problems)
     return pending
