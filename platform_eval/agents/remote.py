@@ -97,7 +97,8 @@ class ServedAgent:
     @property
     def is_runtime(self) -> bool:
         """An Agent Runtime: sessions and turns through its ``:query`` and ``:streamQuery``
-        methods (as the official SDK's ``run_inference`` sends them), not the api_server's."""
+        methods (the class methods the official SDK's ``run_inference`` calls, read from its
+        source; not run beside ours), not the api_server's."""
         return _RUNTIME_PATH.search(urlsplit(self.url).path) is not None
 
     @property

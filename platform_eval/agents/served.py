@@ -215,9 +215,9 @@ class ServedApp:
 
 class RuntimeApp(ServedApp):
     """An Agent Runtime (``projects/P/locations/L/reasoningEngines/ID``): its ADK app's class
-    methods called as the official SDK's ``run_inference`` calls them: ``create_session`` and
-    ``get_session`` through ``:query``, each turn through ``:streamQuery?alt=sse``
-    (``stream_query``), its events ADK's as JSON, one a line."""
+    methods the official SDK's ``run_inference`` calls (read from its source):
+    ``create_session`` and ``get_session`` through ``:query``, each turn through
+    ``:streamQuery?alt=sse`` (``stream_query``), its events ADK's as JSON, one a line."""
 
     def _url(self, path: str) -> str:
         # A custom method of the resource: ``.../reasoningEngines/ID:query``, not a path below.

@@ -274,7 +274,8 @@ def test_a_server_that_stops_answering_ends_the_waiting_cases_and_a_rerun_resume
     silence = Silence(after=2)
     options: dict[str, Any] = {"config": CONFIG, "agent_concurrency": 1}
     with adk_api_server(tmp_path / "agents", silence) as url:
-        agent = ServedAgent(url, turn_timeout=2)
+        # Long enough for a turn the server answers on a busy machine; the silent ones wait it out.
+        agent = ServedAgent(url, turn_timeout=8)
         first = jobs.evaluate(sync_client, "agents/travel.evalset.json", agent=agent, **options)
         report = first.agent_runs
         assert report is not None
