@@ -17,6 +17,7 @@ from .adk_judged import ADK_CRITERIA, adk_available
 from .code_execution import ALLOW_FLAG
 from .engine import REGISTRY, resolve
 from .judges import LOCAL_TYPES, Judges
+from .rubric_metrics import ADK_RUBRIC_CRITERIA
 
 #: What keeps a metric from being computed, as ``Refusal.kind`` says it.
 UNKNOWN = "unknown"  # no such metric, or a spec the engine refuses
@@ -62,7 +63,7 @@ def refusals(
         if beyond is not None:
             found.append(Refusal(spec.name, beyond, SERVICE))
             continue
-        if spec.name in ADK_CRITERIA and not adk_available():
+        if _needs_adk(spec, judges) and not adk_available():
             why = (
                 f"metric {spec.name!r} is judged by google-adk's own evaluator and prompts, and "
                 "google-adk is not installed where the emulator runs"
@@ -74,6 +75,14 @@ def refusals(
             kind = CODE if "evaluation_function" in spec.params else JUDGE
             found.append(Refusal(spec.name, why_not, kind))
     return found
+
+
+def _needs_adk(spec: MetricSpec, judges: Judges) -> bool:
+    """One of ADK's judged criteria, scored by google-adk's evaluator: ADK's rubric criteria
+    only with a model judge (without one, the local judge decides their typed rubrics here)."""
+    if spec.name not in ADK_CRITERIA:
+        return False
+    return spec.name not in ADK_RUBRIC_CRITERIA or judges.model is not None
 
 
 def why_not_computable(

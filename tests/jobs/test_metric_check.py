@@ -116,6 +116,27 @@ def test_an_adk_criterion_without_google_adk_is_refused_saying_what_to_install(
     assert "pip install 'platform-eval[adk]'" in str(refused.value)
 
 
+def test_adks_rubric_criterion_without_google_adk_is_decided_by_the_local_judge(
+    unjudged: Emulator, project: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without a model judge, ADK's rubric criteria are this engine's (the local judge decides
+    their typed rubrics): the `[cli]` extra's Quick start runs without google-adk."""
+    from platform_eval.metrics import computable
+
+    monkeypatch.setattr(computable, "adk_available", lambda: False)
+    config = json.loads((SAMPLE_DATA / "eval_config.json").read_text())
+    with unjudged.client(project) as client:
+        evaluation = jobs.evaluate(client, str(EVALSET), traces=[TRACES], config=config)
+        assert client.metric_refusals(["rubric_based_final_response_quality_v1"]) == []
+    scored = [
+        r
+        for item in evaluation.results
+        for r in (item.evaluation_response.candidate_results or [])
+        if item.evaluation_response and r.metric == "rubric_based_final_response_quality_v1"
+    ]
+    assert scored and all(r.score is not None for r in scored)
+
+
 def test_the_check_answers_a_bad_body_with_400_naming_what_was_expected(
     unjudged: Emulator,
 ) -> None:
