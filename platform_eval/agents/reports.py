@@ -30,6 +30,9 @@ class CaseRun:
     #: With mocked tools: each tool call in order, (tool, its arguments as JSON, "mocked" or
     #: "real").
     tool_calls: list[tuple[str, str, str]] = field(default_factory=list)
+    #: In live mode: the agent's audio of each turn, as WAV files by turn number (not kept by
+    #: the journal: a resumed run has none).
+    audio: dict[int, bytes] = field(default_factory=dict)
 
     @property
     def mocked_calls(self) -> int:

@@ -30,6 +30,7 @@ from ..traces.adk_session import AGENT_CONFIG_KEY
 from ..traces.matching import case_session_id
 from .history import history_events
 from .journal import AgentJournal
+from .live import LiveConversation, LiveStream, Utterance, drain, live_session, next_from, silence
 from .loading import LoadedAgent, load_agent
 from .model_probe import ModelProbe, probe_timeout, retry_plugin
 from .model_quota import CURRENT_CASE, CaseQuota, quota_plugin
@@ -257,12 +258,14 @@ async def run_case(
     probe: ModelProbe | None = None,
     mocks: ToolMocks | None = None,
     quota: bool = False,
+    audio: dict[int, bytes] | None = None,
 ) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]]]:
     """Runs one ADK eval case; returns its finished session (ADK's JSON), why it ended, and
     what each agent was given (``CaseRun.agents``). ``history``: turns that already happened,
     put into the session before the case's own are asked. ``probe``: whether the model
     answered yet in this run (``model_probe``); ``mocks``: the case's golden tool answers
-    (``tool_mocks``), None for the real tools."""
+    (``tool_mocks``), None for the real tools. ``audio``: given in live mode (``live``), the
+    case runs through ``Runner.run_live`` and each turn's audio goes into it."""
     from google.adk.events.event import Event
     from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
@@ -303,15 +306,89 @@ async def run_case(
             said.append(event)
         return said
 
+    live = RunnerLive(runner, user_id, session_id, run_config) if audio is not None else None
     try:
-        ending = await converse(simulator, turn, on_turn)
+        ending = await converse(simulator, live.turn if live is not None else turn, on_turn)
     finally:
+        if live is not None:
+            await live.close()
         await runner.close()
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     assert session is not None
     dumped = session.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if live is not None and audio is not None:
+        dumped = live.session(dumped, audio)
     recorder.keep_in(dumped)
     return dumped, ending, recorder.agents()
+
+
+class RunnerLive:
+    """A case's live conversation through ``Runner.run_live`` (``live``), in this process: the
+    run config ``adk api_server``'s ``/run_live`` gives (audio out, transcribed)."""
+
+    def __init__(
+        self, runner: Any, user_id: str, session_id: str, run_config: RunConfig | None
+    ) -> None:
+        from google.adk.agents.live_request_queue import LiveRequestQueue
+        from google.adk.agents.run_config import RunConfig
+
+        self.queue = LiveRequestQueue()
+        config = (run_config or RunConfig()).model_copy(update={"response_modalities": ["AUDIO"]})
+        self.events: asyncio.Queue[Any] = asyncio.Queue()
+        stream = runner.run_live(
+            user_id=user_id, session_id=session_id, live_request_queue=self.queue,
+            run_config=config,
+        )  # fmt: skip
+        self._pump = asyncio.ensure_future(drain(stream, self.events))
+        self.conversation = LiveConversation(_QueueStream(self))
+        self.sent: list[dict[str, Any]] = []
+
+    async def turn(self, message: Any) -> list[Any]:
+        from google.adk.events.event import Event
+
+        self.sent.append(message.model_dump(mode="json", by_alias=True, exclude_none=True))
+        answered = await self.conversation.turn(message)
+        said = [Event(content=message, author="user")]
+        return said + [Event.model_validate(e) for e in answered if not e.get("partial")]
+
+    def session(self, session: dict[str, Any], audio: dict[int, bytes]) -> dict[str, Any]:
+        """The finished session in a turn-based shape (``live_session``); each turn's audio
+        into ``audio``."""
+        for turn in self.conversation.turns:
+            wav = turn.wav()
+            if wav is not None:
+                audio[turn.index] = wav
+        return live_session(session, self.conversation.turns, self.sent)
+
+    async def close(self) -> None:
+        self.queue.close()
+        self._pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._pump
+
+
+class _QueueStream(LiveStream):
+    def __init__(self, live: RunnerLive) -> None:
+        self.live = live
+
+    async def send(self, said: Utterance) -> None:
+        from google.genai import types
+
+        queue = self.live.queue
+        if said.content is not None:
+            queue.send_content(types.Content.model_validate(said.content))
+        if said.audio:
+            queue.send_realtime(types.Blob(data=said.audio, mime_type=said.audio_mime))
+            queue.send_realtime(
+                types.Blob(data=silence(said.audio_mime), mime_type=said.audio_mime)
+            )
+
+    async def next(self) -> dict[str, Any] | None:
+        event = await next_from(self.live.events)
+        if event is None:
+            return None
+        dumped: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
 
 
 class AgentModelError(PlatformEvalError):
@@ -360,6 +437,8 @@ class CaseSettings:
     user_simulator_config: dict[str, Any] | None = None
     #: Keep each run's OpenTelemetry spans (``--save-traces``).
     record_spans: bool = False
+    #: Each case as one live (bidi) conversation: ``Runner.run_live``, audio out (``live``).
+    live: bool = False
 
 
 @dataclass
@@ -425,6 +504,7 @@ async def execute_case(
                 context.probe,
                 mocks,
                 context.settings.adaptive,
+                result.audio if context.settings.live else None,
             )
     except Exception as exc:  # one case's failure must not stop the others
         result.error = _failure_text(exc, context.probe)
@@ -462,6 +542,7 @@ async def run_agent_cases(
     on_progress: AgentProgressCallback | None = None,
     tool_mocks: Callable[[adk.EvalCase], ToolMocks | None] | None = None,
     workers: WorkerPool | None = None,
+    live: bool = False,
 ) -> AgentRunReport:
     """Runs every case ``num_runs`` times, ``concurrency`` runs at a time.
 
@@ -469,7 +550,8 @@ async def run_agent_cases(
     finished run is kept as it finishes, and runs an interrupted attempt finished are read
     back instead of being run again. With ``workers`` (started, ``agents.workers``), the cases
     run in those worker processes too, each with the agent loaded from its spec: the cases of
-    every process share the one limit of cases at once.
+    every process share the one limit of cases at once. ``live``: each case as one live
+    conversation (``Runner.run_live``).
     """
     if num_runs < 1:
         raise ValueError(f"num_runs must be at least 1, got {num_runs}")
@@ -477,7 +559,7 @@ async def run_agent_cases(
     adaptive = concurrency == AUTO
     if not isinstance(agent, LoadedAgent):
         agent = await load_agent(agent)
-    settings = CaseSettings(num_runs, adaptive, user_simulator_config, record_spans)
+    settings = CaseSettings(num_runs, adaptive, user_simulator_config, record_spans, live)
     if workers is not None and workers.settings != settings:
         # A worker's case would run otherwise than this process's: a session id, a simulator
         # or spans that differ by where the case ran.

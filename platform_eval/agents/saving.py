@@ -54,7 +54,8 @@ def _write(path: Path, data: object) -> None:
 
 
 def save_sessions(report: AgentRunReport, folder: str | Path) -> list[Path]:
-    """One ``<eval id>[.run<n>].json`` per finished run; returns the files written."""
+    """One ``<eval id>[.run<n>].json`` per finished run, and in live mode the agent's audio of
+    each turn beside it (``<eval id>[.run<n>].turn<k>.wav``); returns the files written."""
     written = []
     stems = _file_stems(report)
     for run in report.runs:
@@ -62,6 +63,12 @@ def save_sessions(report: AgentRunReport, folder: str | Path) -> list[Path]:
             path = Path(folder) / f"{stems[run.key]}.json"
             _write(path, run.session)
             written.append(path)
+            for turn, wav in sorted(run.audio.items()):
+                audio = Path(folder) / f"{stems[run.key]}.turn{turn}.wav"
+                partial = audio.with_name(audio.name + ".tmp")
+                partial.write_bytes(wav)
+                partial.replace(audio)
+                written.append(audio)
     return written
 
 

@@ -19,6 +19,7 @@ without them is asked again with a Google ID token from Application Default Cred
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -26,7 +27,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import httpx
 
@@ -34,6 +35,7 @@ from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
 from ..formats import adk
 from .history import history_events
 from .journal import AgentJournal
+from .live import LiveConversation, LiveStream, Utterance, live_session, silence, turn_timeout
 from .model_quota import CURRENT_CASE, CaseQuota
 from .remote import ServedAgent, ServedAgentError
 from .reports import AgentProgressCallback, AgentRunReport, CaseRun
@@ -484,9 +486,11 @@ async def run_case(
     session_id: str,
     provider: Any,
     on_turn: Callable[[], None] | None = None,
+    audio: dict[int, bytes] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Runs one ADK eval case (google-adk's EvalCase) on the served agent; its session as the
-    server keeps it, and why the conversation ended."""
+    server keeps it, and why the conversation ended. ``audio``: given in live mode, the case is
+    one conversation on the server's ``/run_live`` WebSocket, each turn's audio put into it."""
     from google.adk.events.event import Event
 
     given = case.session_input
@@ -507,8 +511,114 @@ async def run_case(
         said = [Event(content=message, author="user", invocation_id=invocation)]
         return said + [Event.model_validate(e) for e in answered]
 
-    ending = await converse(simulator, turn, on_turn)
-    return await app.get_session(user_id, session_id), ending
+    if audio is None:
+        ending = await converse(simulator, turn, on_turn)
+        return await app.get_session(user_id, session_id), ending
+    async with SocketLive.open(app, user_id, session_id) as live:
+        ending = await converse(simulator, live.turn, on_turn)
+    session = await app.get_session(user_id, session_id)
+    for number, wav in live.audio().items():
+        audio[number] = wav
+    return live_session(session, live.conversation.turns, live.sent), ending
+
+
+class SocketLive(LiveStream):
+    """A case's live conversation on a served agent's ``/run_live`` WebSocket (``live``): the
+    frames ADK's api_server takes (a ``content`` or a ``blob`` each), its events back."""
+
+    def __init__(self, app: ServedApp, socket: Any, url: str) -> None:
+        self.app = app
+        self.socket = socket
+        self.url = url
+        self.conversation = LiveConversation(
+            self, timeout=min(app.agent.turn_timeout, turn_timeout())
+        )
+        self.sent: list[dict[str, Any]] = []
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(cls, app: ServedApp, user_id: str, session_id: str) -> AsyncIterator[SocketLive]:
+        from websockets.asyncio.client import connect as ws_connect
+        from websockets.exceptions import InvalidHandshake, InvalidURI
+
+        query = urlencode(
+            {"app_name": app.app_name, "user_id": user_id, "session_id": session_id,
+             "modalities": "AUDIO"}
+        )  # fmt: skip
+        base = app.agent.url
+        url = "wss" + base[len("https") :] if base.startswith("https") else "ws" + base[4:]
+        url = f"{url}/run_live?{query}"
+        headers = dict(app.agent.headers)
+        if "authorization" not in {k.lower() for k in headers} and app.http.headers.get(
+            "authorization"
+        ):
+            headers["Authorization"] = app.http.headers["authorization"]  # the ID token
+        where = f"{app.agent.url}/run_live"
+        try:
+            socket = await ws_connect(
+                url, additional_headers=headers, max_size=None, open_timeout=30
+            )
+        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
+            raise ServedAgentError(
+                f"{where} cannot be opened: {type(exc).__name__}: {exc}"
+            ) from None
+        live = cls(app, socket, where)
+        try:
+            yield live
+        finally:
+            with contextlib.suppress(Exception):
+                await socket.send(json.dumps({"close": True}))
+            await socket.close()
+
+    async def turn(self, message: Any) -> list[Any]:
+        from google.adk.events.event import Event
+
+        self.sent.append(message.model_dump(mode="json", by_alias=True, exclude_none=True))
+        answered = await self.conversation.turn(message)
+        said = [Event(content=message, author="user")]
+        return said + [Event.model_validate(e) for e in answered if not e.get("partial")]
+
+    def audio(self) -> dict[int, bytes]:
+        return {t.index: wav for t in self.conversation.turns if (wav := t.wav()) is not None}
+
+    async def send(self, said: Utterance) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        frames: list[dict[str, Any]] = []
+        if said.content is not None:
+            frames.append({"content": said.content})
+        if said.audio:
+            for data in (said.audio, silence(said.audio_mime)):
+                blob = {"mimeType": said.audio_mime, "data": base64.b64encode(data).decode()}
+                frames.append({"blob": blob})
+        try:
+            for frame in frames:
+                await self.socket.send(json.dumps(frame))
+        except ConnectionClosed as exc:
+            raise ServedAgentError(f"{self.url} closed the conversation: {_closed(exc)}") from None
+
+    async def next(self) -> dict[str, Any] | None:
+        from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
+
+        while True:
+            try:
+                raw = await self.socket.recv()
+            except ConnectionClosedOK:
+                return None
+            except ConnectionClosed as exc:
+                raise ServedAgentError(
+                    f"{self.url} closed the conversation: {_closed(exc)}"
+                ) from None
+            if isinstance(raw, bytes):
+                continue  # the api_server sends events as text; nothing else is one
+            return _event(_json(raw, self.url), self.url)
+
+
+def _closed(exc: Any) -> str:
+    received = getattr(exc, "rcvd", None)
+    if received is None:
+        return "the connection was lost"
+    return f"{received.code} {received.reason}".strip()
 
 
 async def run_served_cases(
@@ -521,12 +631,18 @@ async def run_served_cases(
     user_simulator_config: dict[str, Any] | None = None,
     journal: AgentJournal | None = None,
     on_progress: AgentProgressCallback | None = None,
+    live: bool = False,
 ) -> AgentRunReport:
     """Every case ``num_runs`` times on the served agent, as ``run_agent_cases`` runs them
     in-process: the same session ids, the same adaptive limit of cases at once (a 429 or 503 of
     the server cuts it), a run that fails reported with its error while the others go on."""
     if num_runs < 1:
         raise ValueError(f"num_runs must be at least 1, got {num_runs}")
+    if live and isinstance(app, RuntimeApp):
+        raise ServedAgentError(
+            f"--agent-mode live: {app.agent.url} is an Agent Runtime, whose API has no /run_live "
+            "here; run its ADK app with adk api_server (or in-process, --agent DIR) for live mode"
+        )
     provider = simulator_provider(user_simulator_config)
 
     async def execute(
@@ -548,6 +664,7 @@ async def run_served_cases(
                 session_id_for(case.eval_id, run, num_runs),
                 provider,
                 on_turn,
+                result.audio if live else None,
             )
         except ServedAgentError as exc:
             result.error = str(exc)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .live import LIVE_KEY
+
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -17,13 +19,19 @@ def _number(value: Any) -> float | None:
 def session_usage(session: dict[str, Any]) -> dict[str, Any]:
     """``{"modelCalls", "promptTokens", "outputTokens", "thinkingTokens", "byModel": {model:
     the same}, "turnSeconds": [...], "seconds"}`` of one ADK session (camelCase or snake_case
-    JSON); seconds are omitted where events carry no timestamps."""
+    JSON); seconds are omitted where events carry no timestamps. A live run's turns add
+    ``"liveTurns"``: each turn's time to the agent's first and last audio (``LIVE_KEY``)."""
     totals = {"modelCalls": 0, "promptTokens": 0, "outputTokens": 0, "thinkingTokens": 0}
     by_model: dict[str, dict[str, int]] = {}
     turns: dict[str, list[float]] = {}
+    live: list[dict[str, Any]] = []
     for event in session.get("events") or []:
         if not isinstance(event, dict):
             continue
+        metadata = event.get("customMetadata") or event.get("custom_metadata")
+        timing = metadata.get(LIVE_KEY) if isinstance(metadata, dict) else None
+        if isinstance(timing, dict):
+            live.append(timing)
         invocation = str(event.get("invocationId") or event.get("invocation_id") or "")
         stamp = _number(event.get("timestamp"))
         if stamp is not None and invocation:
@@ -43,6 +51,8 @@ def session_usage(session: dict[str, Any]) -> dict[str, Any]:
             totals[key] += value
             book[key] += value
     found: dict[str, Any] = {**totals, "byModel": by_model}
+    if live:
+        found["liveTurns"] = live
     spans = [max(stamps) - min(stamps) for stamps in turns.values() if len(stamps) > 1]
     if spans:
         found["turnSeconds"] = [round(s, 6) for s in spans]

@@ -92,6 +92,16 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         "credentials gets a Google ID token from Application Default Credentials",
     )
     agent.add_argument(
+        "--agent-mode",
+        choices=("run", "live"),
+        default="run",
+        help="run: each user turn a request, as adk eval runs it (the default); live: each case "
+        "one live (bidi) conversation, as ADK's /run_live holds it (in-process through "
+        "Runner.run_live, or a served agent's /run_live WebSocket): turns sent as text or as "
+        "the case's audio, the agent's audio kept with --save-sessions and its transcript "
+        "scored, time to first and last audio per turn reported",
+    )
+    agent.add_argument(
         "--num-runs",
         type=_positive,
         default=1,

@@ -147,6 +147,8 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
                 raise UsageError(f"--{flag.replace('_', '-')} needs --agent")
         if getattr(args, "num_runs", 1) != 1:
             raise UsageError("--num-runs needs --agent")
+        if getattr(args, "agent_mode", "run") != "run":
+            raise UsageError("--agent-mode needs --agent")
         if getattr(args, "mock_tools", None) or getattr(args, "real_tools", None):
             raise UsageError("--mock-tools and --real-tools need --agent (tools the agent calls)")
         return {}
@@ -179,6 +181,7 @@ def _agent_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "real_tools": tuple(t.strip() for t in (args.real_tools or "").split(",") if t.strip()),
         "unmatched_tools": args.unmocked,
         "save_traces": args.save_traces,
+        "agent_mode": args.agent_mode,
         "on_agent_progress": agent_progress(args.quiet),
     }
 

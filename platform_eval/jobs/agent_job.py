@@ -22,7 +22,7 @@ from ..agents import (
     load_agent,
     run_agent_cases,
 )
-from ..agents.remote import ServedAgent, ServedAgentError, is_agent_url
+from ..agents.remote import ServedAgent, ServedAgentError, is_a2a_card, is_agent_url
 from ..agents.running import CaseSettings
 from ..agents.saving import save_sessions, save_traces
 from ..agents.served import connect, run_served_cases
@@ -36,6 +36,9 @@ from ..types import AgentConfig, AgentData, CandidateResponse
 from .upload import candidate_name
 
 _logger = logging.getLogger("platform_eval.jobs")
+
+#: How the agent is run on a case: a request per user turn, or one live conversation.
+AGENT_MODES = ("run", "live")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,6 +69,17 @@ class AgentOptions:
     unmatched_tools: str = "error"
     #: The trajectory criterion's args_match rules, which golden answers are matched by.
     tool_arg_rules: ArgRules | None = None
+    #: "run" (each user turn a request, as adk eval runs it) or "live" (each case one live
+    #: conversation, as ADK's /run_live holds it: ``agents.live``).
+    mode: str = "run"
+
+    def __post_init__(self) -> None:
+        if self.mode not in AGENT_MODES:
+            raise ValueError(f"agent_mode {self.mode!r}: expected one of {', '.join(AGENT_MODES)}")
+
+    @property
+    def live(self) -> bool:
+        return self.mode == "live"
 
 
 @dataclass
@@ -86,6 +100,11 @@ async def run_for_candidates(
 ) -> AgentCandidates:
     """Runs the agent on every case of ``eval_set`` and turns the sessions into candidates."""
     agent = options.agent
+    if options.live and is_a2a_card(agent):
+        raise ServedAgentError(
+            f"--agent-mode live: {agent} is an A2A peer, which answers messages, not a live "
+            "stream; evaluate it in run mode"
+        )
     if isinstance(agent, ServedAgent) or is_agent_url(agent):
         _standby.release()  # the agent runs on its server: no worker process here takes part
         served = agent if isinstance(agent, ServedAgent) else ServedAgent(str(agent))
@@ -105,6 +124,7 @@ async def run_for_candidates(
             parse_concurrency(options.concurrency) == AUTO,
             options.user_simulator_config,
             options.save_traces is not None,
+            options.live,
         )
         spec = agent.spec if isinstance(agent, LoadedAgent) else str(agent)
         workers = WorkerPool(spec, processes - 1, settings)
@@ -142,6 +162,7 @@ async def _run_for_candidates(
                 "simulator": options.user_simulator_config,
                 # A run with mocked tools is not one with the real tools: not resumed as one.
                 **({"mocks": mocks.fingerprint} if mocks is not None else {}),
+                **({"mode": options.mode} if options.live else {}),
             },
         )
     report = await run_agent_cases(
@@ -156,6 +177,7 @@ async def _run_for_candidates(
         on_progress=options.on_progress,
         tool_mocks=mocks.for_case if mocks is not None else None,
         workers=workers,
+        live=options.live,
     )
     return _candidates(report, options, candidate, journal)
 
@@ -182,7 +204,10 @@ async def _run_served(
             journal = AgentJournal(
                 agent_fingerprint=app.fingerprint,
                 agent_spec=agent.spec,
-                settings={"simulator": options.user_simulator_config},
+                settings={
+                    "simulator": options.user_simulator_config,
+                    **({"mode": options.mode} if options.live else {}),
+                },
             )
         report = await run_served_cases(
             app,
@@ -193,6 +218,7 @@ async def _run_served(
             user_simulator_config=options.user_simulator_config,
             journal=journal,
             on_progress=options.on_progress,
+            live=options.live,
         )
     return _candidates(report, options, candidate, journal)
 

@@ -248,6 +248,7 @@ class EvaluateOptions(TypedDict, total=False):
     mock_tools: str | None
     real_tools: Sequence[str]
     unmatched_tools: str
+    agent_mode: str
 
 
 _RUN_OPTIONS = frozenset(RunOptions.__dataclass_fields__)
@@ -263,6 +264,7 @@ _AGENT_OPTIONS = {
     "mock_tools": "mock_tools",
     "real_tools": "real_tools",
     "unmatched_tools": "unmatched_tools",
+    "agent_mode": "mode",
 }
 
 

@@ -18,8 +18,17 @@ from .engine import REGISTRY
 _RELIABILITY = re.compile(r"^pass(?P<kind>[@^])(?P<k>[1-9][0-9]{0,3})$")
 
 
-#: Upper bounds on what the agent's runs took and cost (``results.usage``).
-USAGE_THRESHOLDS = ("latency_p50_s", "latency_p95_s", "cost_per_case_usd")
+#: Upper bounds on what the agent's runs took and cost (``results.usage``); in live mode, the
+#: time from each user turn to the agent's first and to its last audio.
+USAGE_THRESHOLDS = (
+    "latency_p50_s",
+    "latency_p95_s",
+    "cost_per_case_usd",
+    "first_audio_p50_s",
+    "first_audio_p95_s",
+    "last_audio_p50_s",
+    "last_audio_p95_s",
+)
 
 
 def reliability_name(name: str) -> tuple[str, int] | None:

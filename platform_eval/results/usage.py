@@ -5,7 +5,9 @@ agent's last event), p50 and p95 over the runs.
 
 ``latency_p50_s``, ``latency_p95_s`` and ``cost_per_case_usd`` are thresholds too, upper bounds:
 a run above one fails; one that cannot be computed (no usage recorded, a model with no price)
-never passes.
+never passes. A live run (``--agent-mode live``) adds the time from each user turn to the
+agent's first audio and to its last, over every turn: ``first_audio_p50_s``,
+``first_audio_p95_s``, ``last_audio_p50_s``, ``last_audio_p95_s``, upper bounds too.
 """
 
 from __future__ import annotations
@@ -85,6 +87,15 @@ class RunUsage:
     def tokens(self, kind: str) -> int:
         return int(self.recorded.get(kind) or 0)
 
+    def audio_seconds(self, which: str) -> list[float]:
+        """Each live turn's seconds to the agent's ``first`` or ``last`` audio."""
+        key = f"{which}AudioSeconds"
+        return [
+            float(t[key])
+            for t in self.recorded.get("liveTurns") or []
+            if isinstance(t, dict) and isinstance(t.get(key), int | float)
+        ]
+
     @property
     def seconds(self) -> float | None:
         value = self.recorded.get("seconds")
@@ -127,10 +138,14 @@ class Usage:
             costs = [r.cost for r in self.runs]
             found = [c for c in costs if c is not None]
             return statistics.fmean(found) if found and len(found) == len(costs) else None
+        share = 0.5 if name.endswith("_p50_s") else 0.95
+        if name.startswith(("first_audio", "last_audio")):
+            turns = [s for r in self.runs for s in r.audio_seconds(name.split("_")[0])]
+            return percentile(turns, share) if turns else None
         seconds = [s for r in self.runs if (s := r.seconds) is not None]
         if not seconds:
             return None
-        return percentile(seconds, 0.5 if name == "latency_p50_s" else 0.95)
+        return percentile(seconds, share)
 
     def misses(self, thresholds: Mapping[str, float]) -> list[str]:
         missed = []
@@ -140,6 +155,8 @@ class Usage:
                 why = (
                     f"no price for {', '.join(self.unpriced)} (--prices FILE)"
                     if name == "cost_per_case_usd" and self.unpriced
+                    else "no turn was live (--agent-mode live) or the agent sent no audio"
+                    if name.startswith(("first_audio", "last_audio"))
                     else "the agent's runs recorded none"
                 )
                 missed.append(f"{name}: cannot be computed: {why}")
@@ -167,6 +184,7 @@ class Usage:
                     "secondsP50": percentile(seconds, 0.5) if seconds else None,
                     "secondsP95": percentile(seconds, 0.95) if seconds else None,
                     "turnSeconds": [t for r in runs for t in r.recorded.get("turnSeconds") or []],
+                    **_live_case(runs),
                 }
             )
         return cases
@@ -185,6 +203,9 @@ class Usage:
         p50, p95 = self.value("latency_p50_s"), self.value("latency_p95_s")
         if p50 is not None and p95 is not None:
             said += f"; latency p50 {p50:.3f} s, p95 {p95:.3f} s"
+        first, last = self.value("first_audio_p95_s"), self.value("last_audio_p95_s")
+        if first is not None and last is not None:
+            said += f"; live turns: first audio p95 {first:.3f} s, last audio p95 {last:.3f} s"
         return said
 
     def as_dict(self) -> dict[str, Any]:
@@ -197,6 +218,17 @@ class Usage:
             "unpriced": self.unpriced,
             "perCase": self.per_case(),
         }
+
+
+def _live_case(runs: list[RunUsage]) -> dict[str, Any]:
+    """A case's live turns, in the order they ran: seconds to the first and last audio."""
+    turns = [t for r in runs for t in r.recorded.get("liveTurns") or [] if isinstance(t, dict)]
+    if not turns:
+        return {}
+    return {
+        "firstAudioSeconds": [t.get("firstAudioSeconds") for t in turns],
+        "lastAudioSeconds": [t.get("lastAudioSeconds") for t in turns],
+    }
 
 
 def usage(results: RunResults) -> Usage | None:
