@@ -160,3 +160,18 @@ APP_DETAILS_CONFIG = {
         },
     }
 }
+
+
+def voice_rule(said: str, setup: dict[str, Any], responses: list[dict[str, Any]]) -> Any:
+    """The fake Live model of the voice agents (samples/voice, tests/agents/test_live_agent.py):
+    it calls the weather tool when asked, then says what it answered; else it greets, or
+    thanks, and says back what it heard."""
+    from fake_gemini_live import LiveAnswer
+
+    if "weather" in said and not responses:
+        return LiveAnswer(call="get_weather", args={"city": "Paris"})
+    if responses:
+        return LiveAnswer(text=f"It is {responses[-1]['response']['sky']} in Paris.")
+    if said.startswith("hello"):
+        return LiveAnswer(text=f"Hello! You said {said}.")
+    return LiveAnswer(text=f"Glad to help. You said {said}.")

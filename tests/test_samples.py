@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -79,6 +80,13 @@ def test_sample_runs_with_a_project(
         return
     with contextlib.ExitStack() as stack:
         # Its agent needs a model.
+        if sample.name == "evaluate_live_agent.py":
+            pytest.importorskip("google.adk")
+            from agent_script import voice_rule
+            from fake_gemini_live import fake_gemini_live
+
+            live = stack.enter_context(fake_gemini_live(voice_rule))
+            env |= _live_env(live)
         if sample.name in ("run_agent.py", "mocked_tools.py", "evaluate_served_agent.py"):
             pytest.importorskip("google.adk")
             from agent_script import travel_rule
@@ -397,6 +405,32 @@ def test_the_served_agent_sample_evaluates_the_sample_agent_through_its_api(
     assert "agent ran 4 of 4 cases" in done.stdout
     assert re.search(r"weather_paris\s+agent\s+tool_trajectory_avg_score\s+1", done.stdout)
     assert len(fake.seen) == 9  # every turn of the four cases, sent by the server to the model
+
+
+def _live_env(live: Any) -> dict[str, str]:
+    """What the live sample needs to reach the fake Gemini Live server (over TLS)."""
+    return {
+        "GOOGLE_GEMINI_BASE_URL": live.url,
+        "GOOGLE_API_KEY": "test-key",
+        "SSL_CERT_FILE": live.cert_file,
+    }
+
+
+@pytest.mark.slow
+def test_the_live_sample_scores_the_transcript_and_keeps_the_audio(tmp_path: Path) -> None:
+    pytest.importorskip("google.adk")
+    from agent_script import voice_rule
+    from fake_gemini_live import fake_gemini_live
+
+    with fake_gemini_live(voice_rule, first_delay=0.01) as live:
+        done = _run("evaluate_live_agent.py", cwd=tmp_path, env=_live_env(live))
+    assert done.returncode == 0, done.stderr
+    assert "agent ran 2 of 2 cases" in done.stdout
+    assert re.search(r"weather_paris\s+agent\s+tool_trajectory_avg_score\s+1", done.stdout)
+    assert re.search(r"greeting: first audio per turn \(s\): \d+\.\d+, \d+\.\d+", done.stdout)
+    assert "the agent's audio: 3 files in live-sessions/" in done.stdout
+    assert done.stdout.strip().endswith("PASSED")
+    assert [s.setup["model"] for s in live.sessions] == ["models/gemini-live-2.5-flash-preview"] * 2
 
 
 @pytest.mark.slow

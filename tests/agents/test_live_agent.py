@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from agent_script import voice_rule
 from conftest import work_offline
 from fake_gemini import adk_judge_rule
 from fake_gemini_live import FakeGeminiLive, LiveAnswer, fake_gemini_live, heard, speech
@@ -103,18 +104,6 @@ CONFIG = {
 }
 
 
-def voice_rule(said: str, setup: dict[str, Any], responses: list[dict[str, Any]]) -> LiveAnswer:
-    """The fake voice model: it calls the weather tool when asked, then says what it answered;
-    else it greets and says back what it heard."""
-    if "weather" in said and not responses:
-        return LiveAnswer(call="get_weather", args={"city": "Paris"})
-    if responses:
-        return LiveAnswer(text=f"It is {responses[-1]['response']['sky']} in Paris.")
-    if said.startswith("hello"):
-        return LiveAnswer(text=f"Hello! You said {said}.")
-    return LiveAnswer(text=f"Glad to help. You said {said}.")
-
-
 @pytest.fixture
 def voice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGeminiLive]:
     work_offline(tmp_path, monkeypatch)
@@ -173,7 +162,16 @@ def test_a_live_agent_is_scored_on_its_transcript_here_and_served_alike(
 
     with adk_api_server(Path("agents")) as served:
         assert _run("--agent", served, "--agent-mode", "live", "--save-sessions", "sessions") == 0
+        theirs = {
+            case["eval_id"]: _agents_cli_live(served, case) for case in EVAL_SET["eval_cases"]
+        }
     assert _rows() == here
+    # agents-cli's own live route (eval generate --mode adk_live) on the same server hears the
+    # same conversations: per turn, the same transcript and the same tool calls.
+    assert theirs["weather"] == [(["It is sunny in Paris."], [("get_weather", {"city": "Paris"})])]
+    for eval_id, turns in theirs.items():
+        ours = _said(json.loads(Path(f"sessions/{eval_id}.json").read_text()))
+        assert ours == turns, eval_id
     saved = sorted(p.name for p in Path("sessions").iterdir())
     assert saved == [
         "greeting.json",
@@ -195,6 +193,67 @@ def test_a_live_agent_is_scored_on_its_transcript_here_and_served_alike(
     assert [t["turn"] for t in timings] == [1, 2]
     assert _run("--traces", "sessions") == 0
     assert _rows() == here
+
+
+def _agents_cli_live(url: str, case: dict[str, Any]) -> list[tuple[list[str], list[Any]]]:
+    """agents-cli's ``run_case_live`` on the served agent: per turn, the agent's words and its
+    tool calls (name, args)."""
+    from google.agents.cli._agent_platform_types import types
+    from google.agents.cli.eval._live import run_case_live
+
+    turns = [
+        types.evals.ConversationTurn(
+            turn_index=i,
+            events=[types.evals.AgentEvent(author="user", content=turn["user_content"])],
+        )
+        for i, turn in enumerate(case["conversation"])
+    ]
+    given = types.EvalCase(agent_data=types.evals.AgentData(turns=turns))
+    ran, error = run_case_live(
+        case=given,
+        base_url=url,
+        app_name="weather_voice",
+        headers={},
+        root_agent_name="weather_voice",
+        agents_map={},
+        user_id="agents-cli",
+    )
+    assert error is None, error
+    said = []
+    for turn in ran.agent_data.turns:
+        agent = [e.content for e in turn.events if e.author != "user" and e.content]
+        words = [p.text for c in agent for p in c.parts or [] if p.text]
+        calls = [
+            (p.function_call.name, p.function_call.args)
+            for c in agent
+            for p in c.parts or []
+            if p.function_call
+        ]
+        said.append((words, calls))
+    return said
+
+
+def _said(session: dict[str, Any]) -> list[tuple[list[str], list[Any]]]:
+    """Our saved live session, per turn (invocation): the agent's words and its tool calls."""
+    by_turn: dict[str, list[dict[str, Any]]] = {}
+    for event in session["events"]:
+        by_turn.setdefault(event["invocationId"], []).append(event)
+    said = []
+    for events in by_turn.values():
+        parts = [
+            p
+            for e in events
+            if e["author"] != "user"
+            for p in (e.get("content") or {}).get("parts", [])
+        ]
+        words = [p["text"] for p in parts if p.get("text")]
+        calls = [
+            (p["functionCall"]["name"], p["functionCall"]["args"])
+            for p in parts
+            if p.get("functionCall")
+        ]
+        said.append((words, calls))
+    return said
 
 
 def test_a_latency_threshold_fails_the_run_when_missed(

@@ -1,0 +1,1 @@
+from . import agent  # noqa: F401  (as adk create lays out an agent folder)
