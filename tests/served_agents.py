@@ -4,6 +4,7 @@ against, speaking ADK's REST API with ADK's own code."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import warnings
@@ -17,6 +18,12 @@ from typing import Any
 def adk_api_server(agents_dir: Path, wrap: Callable[[Any], Any] | None = None) -> Iterator[str]:
     """The server's base URL while it serves ``agents_dir`` (``wrap``: middleware around its
     app, a token check say)."""
+    # google-adk's loader imports each agent folder as a top-level module: one an earlier test
+    # in this process imported from another folder of the same name would be served instead.
+    agents = [f for f in Path(agents_dir).iterdir() if (f / "agent.py").is_file()]
+    for folder in agents:
+        for name in [m for m in sys.modules if m == folder.name or m.startswith(f"{folder.name}.")]:
+            del sys.modules[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # google-adk's experimental notices
         from google.adk.cli.fast_api import get_fast_api_app

@@ -79,6 +79,14 @@ def _project(root: Path) -> None:
     agent = ROOT / "samples" / "agent" / "travel_agent"
     for name in ("my_agent", "app"):
         shutil.copytree(agent, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    # The live agent of docs/agents.md: the sample voice agent, and its eval set.
+    voice = ROOT / "samples" / "voice"
+    shutil.copytree(
+        voice / "voice_agent", root / "voice_agent", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    evalsets = root / "tests" / "eval" / "evalsets"
+    evalsets.mkdir(parents=True, exist_ok=True)
+    shutil.copy(voice / "voice.evalset.json", evalsets / "voice.evalset.json")
 
 
 def _runs(capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -95,14 +103,25 @@ def test_every_readme_command_line_runs_as_written(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from agent_script import synthesis_rule
+    from agent_script import synthesis_rule, voice_rule
+    from fake_gemini_live import fake_gemini_live
 
-    # The agent's model, and the judge that writes scenarios, rubrics and clusters.
-    agent_project.rule = synthesis_rule  # type: ignore[attr-defined]
     root = tmp_path / "project"
     root.mkdir()
     _project(root)
     monkeypatch.chdir(root)
+    ran = []
+    # The agent's model, and the judge that writes scenarios, rubrics and clusters; the live
+    # agent's Live model on the same address (over TLS, as google-genai opens it).
+    live = fake_gemini_live(voice_rule, synthesis_rule)
+    with live as model:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", model.url)
+        monkeypatch.setenv("SSL_CERT_FILE", model.cert_file)
+        ran = _run_commands(root, capsys)
+    assert len(ran) == len(COMMANDS)
+
+
+def _run_commands(root: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
     ran = []
     # The docs' deployed agent: google-adk's api_server serving the project's my_agent/ here.
     with adk_api_server(root) as served:
@@ -117,4 +136,4 @@ def test_every_readme_command_line_runs_as_written(
             said = capsys.readouterr()
             assert code in (0, 1), f"{line}\nexit {code}\n{said.err[-2000:]}"
             ran.append(line)
-    assert len(ran) == len(COMMANDS)
+    return ran

@@ -49,6 +49,7 @@ from .running import (
     simulator_provider,
     to_adk_case,
 )
+from .served_details import turn_details
 
 _logger = logging.getLogger("platform_eval.agents")
 
@@ -94,6 +95,8 @@ class ServedApp:
     sse: bool = True
     #: Whether the server already held a session under a case's id (said once).
     ids_taken: bool = False
+    #: Whether an instruction had to be shown as declared (said once).
+    declared_said: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -176,6 +179,27 @@ class ServedApp:
         if isinstance(created, dict) and created.get("id"):
             return str(created["id"])
         return session_id
+
+    async def details(
+        self, user_id: str, session: dict[str, Any], state: dict[str, Any]
+    ) -> dict[str, dict[str, Any]] | None:
+        """What each agent was given in each turn of ``session`` (which started with ``state``),
+        written into its events as the in-process run writes them; each agent's first."""
+        if not self.agents:
+            return None
+        first, declared = await turn_details(
+            self.agents, self.root_name, self.app_name, user_id, session, state
+        )
+        if declared and not self.declared_said:
+            self.declared_said = True
+            note = (
+                f"{self.agent.url}: the instruction of {', '.join(declared)} cannot be built as "
+                "ADK builds it from what app-info declares (an instruction provider, or a "
+                "placeholder with no value): judged criteria are shown it as declared"
+            )
+            self.notes.append(note)
+            _logger.warning("%s", note)
+        return first or dict(self.agents)
 
     async def get_session(self, user_id: str, session_id: str) -> dict[str, Any]:
         """The session as the server keeps it: its events and state."""
@@ -487,10 +511,12 @@ async def run_case(
     provider: Any,
     on_turn: Callable[[], None] | None = None,
     audio: dict[int, bytes] | None = None,
-) -> tuple[dict[str, Any], str]:
+) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]] | None]:
     """Runs one ADK eval case (google-adk's EvalCase) on the served agent; its session as the
-    server keeps it, and why the conversation ended. ``audio``: given in live mode, the case is
-    one conversation on the server's ``/run_live`` WebSocket, each turn's audio put into it."""
+    server keeps it, why the conversation ended, and what each agent was given (``CaseRun.
+    agents``, built as ADK builds it: ``served_details``). ``audio``: given in live mode, the
+    case is one conversation on the server's ``/run_live`` WebSocket, each turn's audio put
+    into it."""
     from google.adk.events.event import Event
 
     given = case.session_input
@@ -513,13 +539,15 @@ async def run_case(
 
     if audio is None:
         ending = await converse(simulator, turn, on_turn)
-        return await app.get_session(user_id, session_id), ending
-    async with SocketLive.open(app, user_id, session_id) as live:
-        ending = await converse(simulator, live.turn, on_turn)
-    session = await app.get_session(user_id, session_id)
-    for number, wav in live.audio().items():
-        audio[number] = wav
-    return live_session(session, live.conversation.turns, live.sent), ending
+        session = await app.get_session(user_id, session_id)
+    else:
+        async with SocketLive.open(app, user_id, session_id) as live:
+            ending = await converse(simulator, live.turn, on_turn)
+        session = await app.get_session(user_id, session_id)
+        for number, wav in live.audio().items():
+            audio[number] = wav
+        session = live_session(session, live.conversation.turns, live.sent)
+    return session, ending, await app.details(user_id, session, state)
 
 
 class SocketLive(LiveStream):
@@ -657,7 +685,7 @@ async def run_served_cases(
         )
         token = CURRENT_CASE.set(quota)
         try:
-            result.session, result.ending = await run_case(
+            result.session, result.ending, result.agents = await run_case(
                 app,
                 to_adk_case(asked),
                 history,

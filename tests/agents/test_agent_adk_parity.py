@@ -81,7 +81,10 @@ def adk_eval(eval_set: str, config: str) -> dict[tuple[str, str], float | None]:
 
 
 def ours(
-    eval_set: str, config: str, capsys: pytest.CaptureFixture[str]
+    eval_set: str,
+    config: str,
+    capsys: pytest.CaptureFixture[str],
+    agent: str = "agents/travel_agent",
 ) -> dict[tuple[str, str], Any]:
     main(
         [
@@ -92,7 +95,7 @@ def ours(
             "run",
             eval_set,
             "--agent",
-            "agents/travel_agent",
+            agent,
             "--config",
             config,
             "--format",
@@ -174,7 +177,10 @@ def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(
     """The rubric criteria and the hallucination validator are given the agent's app details
     (its system instruction as sent, its tool declarations), in each turn what it was given
     in that turn: the same judge requests, and the same scores, as adk eval on the same
-    agent."""
+    agent; and on the same agent served by google-adk's api_server (its app details built from
+    app-info and the session's state, as ADK builds them)."""
+    from served_agents import adk_api_server
+
     if instruction == "changing each turn":
         agent = Path("agents/travel_agent/agent.py")
         agent.write_text(agent.read_text() + TURN_COUNTING)
@@ -190,6 +196,12 @@ def test_judged_criteria_read_the_agents_instruction_and_tools_as_adk_eval_does(
     assert any("book_hotel" in request for request in theirs_asked)
     if instruction == "changing each turn":
         assert any("This is turn 2 of ours." in request for request in theirs_asked)
+    with adk_api_server(Path("agents")) as url:
+        served_from = len(model.seen)
+        served = ours("agents/travel.evalset.json", "app_details_config.json", capsys, url)
+    served_asked = judge_requests(model.seen[served_from:])
+    assert served == pytest.approx(mine)
+    assert served_asked == theirs_asked
 
 
 PERSONA = {

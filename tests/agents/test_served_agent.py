@@ -108,19 +108,30 @@ def test_what_cannot_be_done_with_a_served_agent_is_refused_before_it_runs(
 def test_judged_criteria_are_shown_the_served_agents_instruction_and_tools(
     agent_project: FakeGemini, served: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The app details come from the server's app-info: the instruction as the agent declares
-    it (its placeholders unfilled: the server does not say what it sent) and its tools."""
+    """The app details of a served agent are built as ADK builds them (its instruction from
+    app-info's template and the session's state, by google-adk's request processors, its tool
+    declarations as a request holds them): the judges are asked byte for byte what they are
+    asked of the same agent run in-process."""
     from agent_script import APP_DETAILS_CONFIG
     from fake_gemini import judge_requests
 
     Path("judged.json").write_text(json.dumps(APP_DETAILS_CONFIG))
-    code = main(["-q", "run", "agents/travel.evalset.json", "--agent", served, "--config",
-                 "judged.json", "--format", "json", "--no-judge-cache"])  # fmt: skip
-    assert code in (0, 1)
+    common = ["--config", "judged.json", "--format", "json", "--no-judge-cache"]
+    agent_project.seen.clear()
+    code = main(
+        ["-q", "run", "agents/travel.evalset.json", "--agent", "agents/travel_agent", *common]
+    )
+    here_rows, here_asked = _rows(capsys), judge_requests(agent_project.seen)
+    agent_project.seen.clear()
+    assert main(["-q", "run", "agents/travel.evalset.json", "--agent", served, *common]) == code
     rows = _rows(capsys)
     assert rows and all(r["score"] is not None for r in rows), rows
+    assert rows == here_rows
     asked = judge_requests(agent_project.seen)
-    assert any("The traveller's name is {user_name?}" in request for request in asked)
+    assert asked == here_asked
+    # The instruction as sent: its {user_name?} filled from the case's state.
+    assert any("The traveller's name is Ada." in request for request in asked)
+    assert not any("{user_name?}" in request for request in asked)
     assert any("book_hotel" in request for request in asked)
 
 
