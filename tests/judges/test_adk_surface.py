@@ -45,6 +45,10 @@ PRIVATE = [
         "google.adk.evaluation.hallucinations_v1",
         "HallucinationsV1Evaluator._evaluate_nl_response",
     ),
+    # agents/served_details.py: the request processors that build a served agent's instruction.
+    ("google.adk.flows.llm_flows.prompt._instructions", "request_processor"),
+    ("google.adk.flows.llm_flows.prompt._identity", "request_processor"),
+    ("google.adk.flows.llm_flows.agent_transfer", "request_processor"),
 ]
 #: Private attributes of objects made at run time: (module, class, attribute), checked on the
 #: class's fields or, for plain classes, on an instance's attributes as its __init__ sets them.
