@@ -468,10 +468,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--target",
-        choices=("root", "sub-agents", "all"),
+        choices=("root", "sub-agents", "all", "skills"),
         default="root",
-        help="whose instructions: the root agent's (default), every sub-agent's, or all (the "
-        "gepa engine; instructions.json is written)",
+        help="whose instructions: the root agent's (default), every sub-agent's, all, or the "
+        "skills' (the SKILL.md bodies of the agents' SkillToolsets, keyed "
+        "skill_instructions:<skill>) (the gepa engine; instructions.json is written)",
     )
     p.add_argument(
         "--engine",

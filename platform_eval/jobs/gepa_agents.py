@@ -1,11 +1,14 @@
-"""GEPA over several agents' instructions at once (``optimize --target sub-agents|all``).
+"""GEPA over several texts of an agent at once (``optimize --target sub-agents|all|skills``).
 
-google-adk's GEPA optimizer changes the root agent's instruction only. The gepa package itself
-optimizes a candidate of several named texts, one reflected on at a time (round robin): here a
-text per agent of the tree (its name -> its instruction), the agent tree rebuilt with them for
-every evaluation. The cases run and are scored as for the root (``optimize._Scorer``); GEPA's
-reflection reads each case's messages, tool calls, answer and metric explanations, and the
-reflection model is asked through google-genai.
+google-adk's GEPA prompt optimizer changes the root agent's instruction only. The gepa package
+itself optimizes a candidate of several named texts, one reflected on at a time (round robin):
+here a text per agent of the tree (its name -> its instruction), or per skill of its
+``SkillToolset``s (``skill_instructions:<skill>`` -> the skill's instructions, the SKILL.md body:
+google-adk's GEPARootAgentOptimizer names them so), the agent tree rebuilt with them for every
+evaluation. A skill's text is reflected on with the cases whose runs mention the skill, as
+google-adk's optimizer does. The cases run and are scored as for the root
+(``optimize._Scorer``); GEPA's reflection reads each case's messages, tool calls, answer and
+metric explanations, and the reflection model is asked through google-genai.
 """
 
 from __future__ import annotations
@@ -17,14 +20,15 @@ from typing import Any
 
 from ..formats import adk
 
-#: Which agents' instructions ``--target`` optimizes.
-TARGETS = ("root", "sub-agents", "all")
+#: Which texts ``--target`` optimizes: the root agent's instruction, the sub-agents', all the
+#: agents', or the instructions of the skills the agents' SkillToolsets hold.
+TARGETS = ("root", "sub-agents", "all", "skills")
+
+#: A skill's text in a candidate: google-adk's GEPARootAgentOptimizer's key for it.
+SKILL_KEY = "skill_instructions:"
 
 
-def instructions_of(root: Any, target: str) -> dict[str, str]:
-    """Agent name -> its instruction, for the agents ``target`` names (``sub-agents``: every
-    agent below the root; ``all``: the root too). ValueError naming an agent whose instruction
-    is not a string (a provider function is resolved per call: there is no text to change)."""
+def _agents(root: Any) -> list[Any]:
     agents: list[Any] = []
 
     def walk(agent: Any) -> None:
@@ -33,6 +37,41 @@ def instructions_of(root: Any, target: str) -> dict[str, str]:
             walk(child)
 
     walk(root)
+    return agents
+
+
+def _skill_toolsets(agent: Any) -> list[Any]:
+    try:
+        from google.adk.tools.skill_toolset import SkillToolset
+    except ImportError:  # a google-adk without skills
+        return []
+    return [t for t in getattr(agent, "tools", None) or [] if isinstance(t, SkillToolset)]
+
+
+def skills_of(root: Any) -> dict[str, str]:
+    """``skill_instructions:<skill>`` -> its instructions, for every skill of every agent's
+    SkillToolsets (a skill two toolsets hold is one text)."""
+    found: dict[str, str] = {}
+    for agent in _agents(root):
+        for toolset in _skill_toolsets(agent):
+            for skill in toolset.skills:
+                found.setdefault(f"{SKILL_KEY}{skill.name}", skill.instructions)
+    return found
+
+
+def instructions_of(root: Any, target: str) -> dict[str, str]:
+    """Agent name -> its instruction, for the agents ``target`` names (``sub-agents``: every
+    agent below the root; ``all``: the root too), or each skill's key -> its instructions
+    (``skills``). ValueError naming an agent whose instruction is not a string (a provider
+    function is resolved per call: there is no text to change), or saying there is nothing."""
+    if target == "skills":
+        skills = skills_of(root)
+        if not skills:
+            raise ValueError(
+                "--target skills: no agent of the tree has a SkillToolset with skills to optimize"
+            )
+        return skills
+    agents = _agents(root)
     chosen = agents if target == "all" else agents[1:]
     found: dict[str, str] = {}
     for agent in chosen:
@@ -50,17 +89,40 @@ def instructions_of(root: Any, target: str) -> dict[str, str]:
 
 
 def with_instructions(root: Any, instructions: Mapping[str, str]) -> Any:
-    """A copy of the agent tree whose named agents have these instructions."""
+    """A copy of the agent tree whose named agents have these instructions, and whose skills
+    (``skill_instructions:<skill>``) these: each SkillToolset cloned with them, the original's
+    left as it was."""
     copy = root.clone()
+    skills = {
+        k.removeprefix(SKILL_KEY): v for k, v in instructions.items() if k.startswith(SKILL_KEY)
+    }
 
     def walk(agent: Any) -> None:
         if agent.name in instructions:
             agent.instruction = instructions[agent.name]
+        if skills and _skill_toolsets(agent):
+            agent.tools = [_with_skills(tool, skills) for tool in agent.tools]
         for child in getattr(agent, "sub_agents", None) or []:
             walk(child)
 
     walk(copy)
     return copy
+
+
+def _with_skills(tool: Any, skills: Mapping[str, str]) -> Any:
+    if not _is_skill_toolset(tool):
+        return tool
+    updated = [
+        s.model_copy(update={"instructions": skills[s.name]}) if s.name in skills else s
+        for s in tool.skills
+    ]
+    return tool.clone_with_updated_skills(updated)
+
+
+def _is_skill_toolset(tool: Any) -> bool:
+    from google.adk.tools.skill_toolset import SkillToolset
+
+    return isinstance(tool, SkillToolset)
 
 
 def _feedback(detail: Mapping[str, Any]) -> str:
@@ -115,9 +177,22 @@ def _adapter_class() -> Any:
                     eval_batch.scores, eval_batch.trajectories or [], strict=True
                 )
             ]
-            return {component: records for component in components_to_update}
+            return {
+                component: _about(component, records, eval_batch.trajectories or [])
+                for component in components_to_update
+            }
 
     return AgentsAdapter
+
+
+def _about(component: str, records: list[Any], details: Sequence[Any]) -> list[Any]:
+    """The cases a text is reflected on with: a skill's, those whose run mentions the skill
+    (google-adk's optimizer's rule); all of them where none does, or for an agent's text."""
+    if not component.startswith(SKILL_KEY):
+        return records
+    name = component.removeprefix(SKILL_KEY)
+    mention = [r for r, d in zip(records, details, strict=True) if name in str(d)]
+    return mention or records
 
 
 def _reflection(model: str) -> Any:

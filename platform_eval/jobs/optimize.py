@@ -38,7 +38,14 @@ from ..results.significance import DEFAULT_SEED, MetricTest, assess, rule_line
 from ..traces.adk_session import session_to_conversation
 from ..types import CandidateResponse
 from .agent_job import with_agents
-from .gepa_agents import TARGETS, instructions_of, optimize_agents, with_instructions
+from .gepa_agents import (
+    SKILL_KEY,
+    TARGETS,
+    instructions_of,
+    optimize_agents,
+    skills_of,
+    with_instructions,
+)
 
 _logger = logging.getLogger("platform_eval.jobs")
 
@@ -275,8 +282,9 @@ def _detail(score: float, agent_data: Any, results: Sequence[Any]) -> dict[str, 
 
 
 def _key(root_agent: Any) -> str:
-    """What a candidate is: every agent's instruction, by name (the tried ones are kept by it)."""
-    found: dict[str, str] = {}
+    """What a candidate is: every agent's instruction, by name, and every skill's
+    (``skill_instructions:<skill>``); the tried ones are kept by it."""
+    found: dict[str, str] = dict(skills_of(root_agent))
 
     def walk(agent: Any) -> None:
         instruction = getattr(agent, "instruction", None)
@@ -493,6 +501,13 @@ def _simple(model: str, budget: int, train: int) -> Any:
     return SimplePromptOptimizer(config)
 
 
+def _targeted(instructions: dict[str, str], target: str) -> dict[str, str]:
+    """The texts ``target`` optimizes: the skills' (``skill_instructions:<skill>``), or the
+    agents'."""
+    skills = target == "skills"
+    return {k: v for k, v in instructions.items() if k.startswith(SKILL_KEY) == skills}
+
+
 def write_report(report: OptimizeReport, folder: str | Path) -> list[Path]:
     """``instruction.txt`` (accepted, else the original), ``optimize.json`` and
     ``optimize.html`` in ``folder``; the files written."""
@@ -507,7 +522,9 @@ def write_report(report: OptimizeReport, folder: str | Path) -> list[Path]:
             {"instruction.txt": report.instruction + "\n"}
             if report.target == "root"
             else {
-                "instructions.json": json.dumps(report.instructions, indent=2, ensure_ascii=False)
+                "instructions.json": json.dumps(
+                    _targeted(report.instructions, report.target), indent=2, ensure_ascii=False
+                )
                 + "\n"
             }
         ),

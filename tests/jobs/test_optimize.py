@@ -184,3 +184,75 @@ def test_a_sub_agents_instruction_is_optimized_with_target_sub_agents(
     assert json.loads(Path("out/instructions.json").read_text()) == {"greeter": improved}
     assert not Path("out/instruction.txt").exists()
     assert "greeter" in Path("out/optimize.html").read_text()
+
+
+SKILLED = """from google.adk.agents import Agent
+from google.adk.skills import Frontmatter, Skill
+from google.adk.tools.skill_toolset import SkillToolset
+
+greeting = Skill(
+    frontmatter=Frontmatter(name="greeting", description="How to greet a guest."),
+    instructions="Greet the user.",
+)
+root_agent = Agent(
+    name="greeter",
+    model="gemini-2.5-flash",
+    instruction="Load the greeting skill, then answer as it says.",
+    tools=[SkillToolset(skills=[greeting])],
+)
+"""
+
+
+def _skill_rule(proposal: str, reflections: list[str]) -> Any:
+    """The agent loads its skill, then answers in French only when the skill says so."""
+
+    def answer(seen: Seen) -> Any:
+        if GEPA_ASKS in seen.prompt:
+            reflections.append(seen.prompt)
+            return f"Here is the new instruction:\n```\n{proposal}\n```"
+        loaded = [
+            part["functionResponse"]
+            for content in seen.body.get("contents", [])
+            for part in content.get("parts", [])
+            if part.get("functionResponse", {}).get("name") == "load_skill"
+        ]
+        if not loaded:
+            call = {"name": "load_skill", "args": {"skill_name": "greeting"}}
+            return {"role": "model", "parts": [{"functionCall": call}]}
+        return "Bonjour !" if PHRASE in json.dumps(loaded) else "Hello!"
+
+    return answer
+
+
+@pytest.mark.slow
+def test_a_skills_instructions_are_optimized_with_target_skills(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The skill's instructions (the SKILL.md body the agent loads) are the text GEPA changes,
+    reflected on with the runs that loaded it; the agent's own instruction is left as it is."""
+    (project / "greeter" / "agent.py").write_text(SKILLED)
+    improved = f"Greet the user. {PHRASE}"
+    reflections: list[str] = []
+    with fake_gemini(_skill_rule(improved, reflections)) as fake:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+        code = main(["-q", "optimize", "greet.evalset.json", "--agent", "greeter", "--config",
+                     "config.json", "--budget", "2", "--target", "skills", "-o", "out"])  # fmt: skip
+    assert code == 0
+    report = json.loads(Path("out/optimize.json").read_text())
+    assert report["accepted"] is True and report["target"] == "skills"
+    assert json.loads(Path("out/instructions.json").read_text()) == {
+        "skill_instructions:greeting": improved
+    }
+    # The reflection was shown the skill's text and the runs that loaded it.
+    assert reflections and "Greet the user." in reflections[0] and "load_skill" in reflections[0]
+
+
+@pytest.mark.slow
+def test_target_skills_without_skills_is_refused_before_any_run(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["-q", "optimize", "greet.evalset.json", "--agent", "greeter", "--config",
+                 "config.json", "--target", "skills", "-o", "out"])  # fmt: skip
+    assert code == 2
+    assert "no agent of the tree has a SkillToolset with skills" in capsys.readouterr().err
