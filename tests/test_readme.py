@@ -71,3 +71,17 @@ def test_a_readme_python_block_runs_as_pasted(
         command = [sys.executable, "example.py"]
     done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, f"{block[:300]}\n---\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+
+
+def test_every_command_is_in_the_command_table() -> None:
+    """docs/cli.md's table names every command the parser has."""
+    import argparse
+
+    from platform_eval.cli._arguments import parser
+
+    found = parser()
+    choices = next(a for a in found._actions if isinstance(a, argparse._SubParsersAction)).choices
+    commands = list(choices)
+    table = (ROOT / "docs" / "cli.md").read_text()
+    missing = [name for name in commands if f"`{name}" not in table and f"\\|{name}" not in table]
+    assert missing == []
