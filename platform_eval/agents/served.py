@@ -49,7 +49,7 @@ from .running import (
     simulator_provider,
     to_adk_case,
 )
-from .served_details import turn_details
+from .served_details import StandIns, turn_details
 
 _logger = logging.getLogger("platform_eval.agents")
 
@@ -97,6 +97,8 @@ class ServedApp:
     ids_taken: bool = False
     #: Whether an instruction had to be shown as declared (said once).
     declared_said: bool = False
+    #: google-adk stand-ins of the app's agents, to build their instructions (``details``).
+    stand_ins: StandIns | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -187,9 +189,9 @@ class ServedApp:
         written into its events as the in-process run writes them; each agent's first."""
         if not self.agents:
             return None
-        first, declared = await turn_details(
-            self.agents, self.root_name, self.app_name, user_id, session, state
-        )
+        if self.stand_ins is None:
+            self.stand_ins = StandIns(self.agents, self.root_name)  # made once: pydantic's cost
+        first, declared = await turn_details(self.stand_ins, self.app_name, user_id, session, state)
         if declared and not self.declared_said:
             self.declared_said = True
             note = (

@@ -107,8 +107,7 @@ class StandIns:
 
 
 async def turn_details(
-    agents: Mapping[str, Mapping[str, Any]],
-    root: str,
+    stand_ins: StandIns,
     app_name: str,
     user_id: str,
     session: dict[str, Any],
@@ -118,7 +117,7 @@ async def turn_details(
     on each agent's first event of a turn, as the in-process run does); returns each agent's
     details in its first turn (``CaseRun.agents``) and the agents whose instruction could not be
     built (their declared one is kept)."""
-    stand_ins = StandIns(agents, root)
+    agents = stand_ins.configs
     events = [e for e in session.get("events") or [] if isinstance(e, dict)]
     # The details go on an agent's first event of a turn, as the in-process run puts them; the
     # state they are built with is the state when it first called its model: before its first
