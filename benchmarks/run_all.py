@@ -53,6 +53,11 @@ VARIANTS = {
     "bench_judges.py": [[], ["--adaptive"]],
     # run --agent beside adk eval, then against a model with a quota of 24 calls at once.
     "bench_agent_runs.py": [[], ["--quota", "24"]],
+    # Issue 53's size: 1,000 cases against adk api_server, beside the same agent in-process.
+    "bench_served_agents.py": [
+        ["--cases", "1000"],
+        ["--cases", "1000", "--session-service-uri", "memory://"],
+    ],
 }
 PACKAGES = ("platform-eval", "google-cloud-aiplatform", "google-genai", "google-adk", "pydantic")
 

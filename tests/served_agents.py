@@ -4,6 +4,7 @@ against, speaking ADK's REST API with ADK's own code."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -90,9 +91,11 @@ def bearer_required(token: str) -> Callable[[Any], Any]:
     return wrap
 
 
-def answering_first(path: str, status: int, times: int | None = None) -> Callable[[Any], Any]:
-    """Middleware that answers ``status`` to requests of ``path`` (the first ``times`` of them;
-    None: all), and lets every other request through."""
+def answering_first(
+    path: str, status: int, times: int | None = None, detail: str = "not here"
+) -> Callable[[Any], Any]:
+    """Middleware that answers ``status`` (and ``detail``) to requests of ``path`` (the first
+    ``times`` of them; None: all), and lets every other request through."""
 
     def wrap(app: Any) -> Any:
         left = [times]
@@ -103,7 +106,8 @@ def answering_first(path: str, status: int, times: int | None = None) -> Callabl
                     left[0] -= 1
                 headers = [(b"retry-after", b"0")] if status in (429, 503) else []
                 await send({"type": "http.response.start", "status": status, "headers": headers})
-                await send({"type": "http.response.body", "body": b'{"detail": "not here"}'})
+                body = json.dumps({"detail": detail}).encode()
+                await send({"type": "http.response.body", "body": body})
                 return
             await app(scope, receive, send)
 

@@ -19,11 +19,13 @@ without them is asked again with a Google ID token from Application Default Cred
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
 import json
 import logging
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +58,15 @@ _logger = logging.getLogger("platform_eval.agents")
 #: Answers of the server that say "not now" (its own load): tried again, the cases cut.
 _BUSY = (429, 503)
 _TRIES = 5
+
+#: A server's failure that says it was overloaded, not that the agent failed: a gateway's
+#: 502 or 504, or a store that could not take the write now (adk api_server's default SQLite
+#: session file answers "database is locked" when many cases write at once). The case is run
+#: again from the start, in a new session, with fewer cases at once.
+_TRANSIENT_STATUS = (502, 504)
+_TRANSIENT_TEXT = re.compile(r"database is locked|deadlock detected|temporarily unavailable", re.I)
+#: Runs of one case at most, the first included, when the server fails it transiently.
+CASE_TRIES = 3
 
 
 def _id_token(url: str) -> str:
@@ -99,6 +110,8 @@ class ServedApp:
     declared_said: bool = False
     #: google-adk stand-ins of the app's agents, to build their instructions (``details``).
     stand_ins: StandIns | None = None
+    #: Whether a case was run again for the server's load (said once).
+    retried_said: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -292,8 +305,16 @@ class RuntimeApp(ServedApp):
 _TAKEN = object()
 
 
+class _Transient(str):
+    """A case's error that a run again may not meet (``_TransientError``'s message)."""
+
+
 class _NoSseError(Exception):
     """The server answered /run_sse 404 or 405."""
+
+
+class _TransientError(ServedAgentError):
+    """The server failed a request for its own load (``_TRANSIENT_TEXT``, a 502 or 504)."""
 
 
 def _json(text: str, url: str) -> Any:
@@ -308,7 +329,10 @@ def _event(raw: Any, url: str) -> dict[str, Any]:
         raise ServedAgentError(f"{url} sent an event that is not an object")
     if "error" in raw and "author" not in raw:
         # ADK's server reports a failed run as an event of its own: the case fails with it.
-        raise ServedAgentError(f"the agent at {url} failed: {raw['error']}")
+        said = f"the agent at {url} failed: {raw['error']}"
+        if _TRANSIENT_TEXT.search(str(raw["error"])):
+            raise _TransientError(said)
+        raise ServedAgentError(said)
     return raw
 
 
@@ -348,9 +372,11 @@ def _raise_for(url: str, method: str, path: str, response: httpx.Response) -> No
         found = response.json()
         detail = str(found.get("detail") if isinstance(found, dict) else found)
     detail = detail or response.text[:200]
-    raise ServedAgentError(
-        f"{url}{path} answered {method} with {response.status_code}: {detail[:300]}".rstrip(": ")
+    said = f"{url}{path} answered {method} with {response.status_code}: {detail[:300]}"
+    transient = response.status_code in _TRANSIENT_STATUS or (
+        response.status_code >= 500 and _TRANSIENT_TEXT.search(detail) is not None
     )
+    raise (_TransientError if transient else ServedAgentError)(said.rstrip(": "))
 
 
 @contextlib.asynccontextmanager
@@ -678,6 +704,27 @@ async def run_served_cases(
     async def execute(
         case: adk.EvalCase, run: int, quota: CaseQuota, mocks: Any, on_turn: Callable[[], None]
     ) -> tuple[CaseRun, str | None]:
+        for attempt in range(1, CASE_TRIES + 1):
+            result, stops = await execute_once(case, run, quota, on_turn, attempt)
+            if not isinstance(result.error, _Transient) or attempt == CASE_TRIES:
+                break
+            # The server's own overload: fewer cases at once, and this one again, from the
+            # start, in a new session (the failed one may hold half a turn).
+            quota.refused += 1
+            quota.place.refused_now(None)
+            if not app.retried_said:
+                app.retried_said = True
+                note = f"{app.agent.url} failed cases for its load ({result.error}): run again"
+                app.notes.append(note)
+                _logger.warning("%s", note)
+            await asyncio.sleep(0.5 * 2**attempt)
+        if isinstance(result.error, _Transient):
+            result.error = str(result.error)
+        return result, stops
+
+    async def execute_once(
+        case: adk.EvalCase, run: int, quota: CaseQuota, on_turn: Callable[[], None], attempt: int
+    ) -> tuple[CaseRun, str | None]:
         result = CaseRun(case.eval_id, run, agents=dict(app.agents) or None)
         history = (case.conversation or [])[: case.history_turns]
         asked = (
@@ -691,11 +738,14 @@ async def run_served_cases(
                 app,
                 to_adk_case(asked),
                 history,
-                session_id_for(case.eval_id, run, num_runs),
+                session_id_for(case.eval_id, run, num_runs)
+                + (f"~{attempt}" if attempt > 1 else ""),
                 provider,
                 on_turn,
                 result.audio if live else None,
             )
+        except _TransientError as exc:
+            result.error = _Transient(str(exc))
         except ServedAgentError as exc:
             result.error = str(exc)
             if isinstance(exc, _UnreachableError):

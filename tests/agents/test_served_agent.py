@@ -138,8 +138,13 @@ def test_judged_criteria_are_shown_the_served_agents_instruction_and_tools(
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "wrap",
-    [answering_first("/run_sse", 404), answering_first("/run_sse", 429, times=2)],
-    ids=["no-sse-so-run", "busy-twice"],
+    [
+        answering_first("/run_sse", 404),
+        answering_first("/run_sse", 429, times=2),
+        # adk api_server's SQLite session file under load: the cases run again, from the start.
+        answering_first("/run_sse", 500, times=2, detail="OperationalError: database is locked"),
+    ],
+    ids=["no-sse-so-run", "busy-twice", "database-locked-twice"],
 )
 def test_a_server_without_sse_or_busy_for_a_while_gives_the_same_rows(
     agent_project: FakeGemini, tmp_path: Path, capsys: pytest.CaptureFixture[str], wrap: Any
