@@ -116,44 +116,60 @@ def answering_first(
     return wrap
 
 
+#: What the A2A peer's process runs: google-adk's ``to_a2a`` on the agent folder, served by
+#: uvicorn (the a2a-sdk's server), until it is stopped.
+_A2A_PEER = """
+import importlib.util, sys, warnings
+import uvicorn
+warnings.simplefilter("ignore")
+from google.adk.a2a.utils.agent_to_a2a import to_a2a
+
+folder, port = sys.argv[1], int(sys.argv[2])
+spec = importlib.util.spec_from_file_location(
+    "a2a_peer_agent", folder + "/__init__.py", submodule_search_locations=[folder]
+)
+module = importlib.util.module_from_spec(spec)
+sys.modules["a2a_peer_agent"] = module
+spec.loader.exec_module(module)
+app = to_a2a(module.agent.root_agent, host="127.0.0.1", port=port)
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+"""
+
+
 @contextmanager
 def a2a_peer(agent_folder: Path) -> Iterator[str]:
     """google-adk's ``to_a2a`` serving the agent of ``agent_folder`` as an A2A peer (the
-    a2a-sdk's server) on loopback in a thread; yields its agent card's URL."""
-    import importlib.util
+    a2a-sdk's server) on loopback, in a process of its own (its model: this process's
+    environment); yields its agent card's URL."""
     import socket
-    import sys
+    import subprocess
 
-    import uvicorn
+    import httpx
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from google.adk.a2a.utils.agent_to_a2a import to_a2a
-
-        name = f"a2a_peer_{agent_folder.name}"
-        spec = importlib.util.spec_from_file_location(
-            name, agent_folder / "__init__.py", submodule_search_locations=[str(agent_folder)]
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        app = to_a2a(module.agent.root_agent, host="127.0.0.1", port=port)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, name="a2a-peer", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the A2A peer did not start"
-        time.sleep(0.01)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    peer = subprocess.Popen(
+        [sys.executable, "-c", _A2A_PEER, str(agent_folder), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    card = f"http://127.0.0.1:{port}/.well-known/agent-card.json"
     try:
-        yield f"http://127.0.0.1:{port}/.well-known/agent-card.json"
+        deadline = time.monotonic() + 120
+        while True:
+            assert peer.poll() is None, "the A2A peer exited"
+            assert time.monotonic() < deadline, "the A2A peer did not start"
+            try:
+                if httpx.get(card, timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        yield card
     finally:
-        server.should_exit = True
-        thread.join(10)
+        peer.terminate()
+        peer.wait(timeout=30)
 
 
 class Silence:

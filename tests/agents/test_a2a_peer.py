@@ -1,5 +1,5 @@
 """``run --agent CARD_URL``: an A2A peer as the agent under test, google-adk's ``to_a2a``
-serving the sample agent (the a2a-sdk's server) and google-adk's ``RemoteA2aAgent`` calling it
+serving the sample agent (the a2a-sdk's server, in a process of its own) and google-adk's ``RemoteA2aAgent`` calling it
 (the a2a-sdk's client): its tool calls reach the trajectory, its answers the response metrics."""
 
 from __future__ import annotations
