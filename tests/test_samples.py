@@ -407,6 +407,17 @@ def test_the_served_agent_sample_evaluates_the_sample_agent_through_its_api(
     assert len(fake.seen) == 9  # every turn of the four cases, sent by the server to the model
 
 
+@pytest.mark.slow
+def test_the_images_sample_keeps_the_photo_and_shows_it(tmp_path: Path) -> None:
+    done = _run("images_in_cases.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "the stored request keeps the photo: ['image/png']" in done.stdout
+    assert re.search(r"sky_photo\s+agent\s+rouge_1\s+0\.727", done.stdout)
+    assert "images-report.html: the photo shown inline: True" in done.stdout
+    page = (tmp_path / "images-report.html").read_text()
+    assert page.count("data:image/png;base64,") >= 1
+
+
 def _live_env(live: Any) -> dict[str, str]:
     """What the live sample needs to reach the fake Gemini Live server (over TLS)."""
     return {
