@@ -121,6 +121,12 @@ def voice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemin
         yield fake
 
 
+#: The voice agent played live, scored by one metric.
+LIVE_ONE_METRIC = [
+    "--agent", "agents/weather_voice", "--agent-mode", "live", "--metrics", "response_match_score"
+]  # fmt: skip
+
+
 def _run(*args: str) -> int:
     common = ["--config", "eval_config.json", "--format", "json", "-o", "report.json"]
     return main(
@@ -260,14 +266,7 @@ def test_a_latency_threshold_fails_the_run_when_missed(
     voice: FakeGeminiLive, capsys: pytest.CaptureFixture[str]
 ) -> None:
     voice.first_delay = 0.3
-    args = [
-        "--agent",
-        "agents/weather_voice",
-        "--agent-mode",
-        "live",
-        "--metrics",
-        "response_match_score",
-    ]
+    args = LIVE_ONE_METRIC
     assert _run(*args, "--threshold", "first_audio_p95_s=0.05") == 1
     missed = json.loads(Path("report.json").read_text())["agentUsage"]["missed"]
     assert (
@@ -299,14 +298,7 @@ def test_a_spoken_turn_reaches_the_model_as_audio_and_is_scored_on_what_it_heard
         ],
     }
     Path("voice.evalset.json").write_text(json.dumps(spoken))
-    args = [
-        "--agent",
-        "agents/weather_voice",
-        "--agent-mode",
-        "live",
-        "--metrics",
-        "response_match_score",
-    ]
+    args = LIVE_ONE_METRIC
     assert _run(*args, "--save-sessions", "sessions") == 0
     assert [(r["metric"], r["score"]) for r in _rows()] == [("response_match_score", 1.0)]
     received = voice.sessions[-1].received
@@ -328,14 +320,7 @@ def test_a_turn_the_model_never_ends_fails_its_case_within_the_time(
         return LiveAnswer(silent=True) if "weather" in said else voice_rule(said, setup, answered)
 
     voice.rule = hangs_on_weather
-    args = [
-        "--agent",
-        "agents/weather_voice",
-        "--agent-mode",
-        "live",
-        "--metrics",
-        "response_match_score",
-    ]
+    args = LIVE_ONE_METRIC
     assert _run(*args) == 1
     report = json.loads(Path("report.json").read_text())
     statuses = {r["evalCaseId"]: r["status"] for r in report["rows"]}
