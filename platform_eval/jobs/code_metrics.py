@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..client import AsyncClient
 from ..formats._problems import FormatError
 from ..formats.config import EvalConfig
-from ..metrics import code_metrics
+from ..metrics import code_metrics, evaluate_request
 from ..metrics.code_metrics import CodeFunction
 from ..types import (
     CandidateResult,
@@ -62,6 +62,7 @@ async def code_results(
     its candidates. The request items are read back from the target: what is scored is what
     was uploaded."""
     limit = asyncio.Semaphore(CONCURRENCY)
+    specs = [code_metrics.local_spec(name, function) for name, function in functions.items()]
 
     async def scored(name: str) -> EvaluationItem | None:
         async with limit:
@@ -71,7 +72,7 @@ async def code_results(
             return None
         case = case_ids.get(name) or _case_of(item)
         # The user's code may be slow (agents-cli's default asks a model): off the loop.
-        results = await asyncio.to_thread(code_metrics.score_request, case, request, functions)
+        results = await asyncio.to_thread(evaluate_request, specs, request, case=case)
         return _result_item(case, name, request, results)
 
     found = await asyncio.gather(*(scored(n) for n in evaluation_set.evaluation_items or []))

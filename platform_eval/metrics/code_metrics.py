@@ -16,7 +16,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..types import CandidateResponse, CandidateResult, Content, EvaluationRequest, Part
-from ._invocations import final_text
+from ._invocations import Subject, final_text
+from ._spec import MetricSpec
+from .judges import Judges
 
 CodeFunction = Callable[[dict[str, Any]], Any]
 
@@ -56,15 +58,18 @@ def instance(
     return found
 
 
-def score_request(
-    case_id: str, request: EvaluationRequest, functions: Mapping[str, CodeFunction]
-) -> list[CandidateResult]:
-    """Every function's result for every candidate response of ``request``."""
-    return [
-        score(name, function, response.candidate or "", instance(case_id, request, response))
-        for response in request.candidate_responses or []
-        for name, function in functions.items()
-    ]
+def local_spec(name: str, function: CodeFunction) -> MetricSpec:
+    """A local code metric as a metric of the engine, scored by ``evaluate_request`` as every
+    other metric is: the user's function called on the SDK's instance of each candidate (a code
+    execution spec's source is the other code metric: ``code_execution``, the service's
+    instance, run by the judges' code runner)."""
+    return MetricSpec(name, {"function": function}, scorer=_score_local)
+
+
+def _score_local(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult:
+    response = subject.candidate
+    given = instance(subject.case_id, subject.request, response)
+    return score(spec.name, spec.params["function"], response.candidate or "", given)
 
 
 def read_result(result: Any) -> tuple[float, str | None]:
