@@ -53,6 +53,8 @@ VARIANTS = {
     "bench_judges.py": [[], ["--adaptive"]],
     # run --agent beside adk eval, then against a model with a quota of 24 calls at once.
     "bench_agent_runs.py": [[], ["--quota", "24"]],
+    # adk optimize beside ours: the default size, then 48 training cases (issue 54).
+    "bench_optimize.py": [[], ["--cases", "48", "--validation", "12", "--budget", "4"]],
     # Issue 53's size: 1,000 cases against adk api_server, beside the same agent in-process.
     "bench_served_agents.py": [
         ["--cases", "1000"],
