@@ -343,13 +343,19 @@ def model_judges(
 _ADK_CALL_ID = re.compile(r"adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
+def _stable(body: dict[str, Any]) -> str:
+    """A request byte for byte but for ADK's random function-call ids, numbered in order."""
+    text = json.dumps(body, sort_keys=True)
+    ids: dict[str, str] = {}
+    return _ADK_CALL_ID.sub(lambda m: ids.setdefault(m[0], f"adk-call-{len(ids)}"), text)
+
+
 def judge_requests(seen: list[Seen]) -> Counter[str]:
     """Every judge request (not the agent's, which declare tools), byte for byte but for
     ADK's random function-call ids, numbered in order of appearance."""
+    return Counter(_stable(s.body) for s in seen if not s.body.get("tools"))
 
-    def stable(body: dict[str, Any]) -> str:
-        text = json.dumps(body, sort_keys=True)
-        ids: dict[str, str] = {}
-        return _ADK_CALL_ID.sub(lambda m: ids.setdefault(m[0], f"adk-call-{len(ids)}"), text)
 
-    return Counter(stable(s.body) for s in seen if not s.body.get("tools"))
+def agent_requests(seen: list[Seen]) -> Counter[str]:
+    """Every request of an agent (those that declare tools), as ``judge_requests`` reads them."""
+    return Counter(_stable(s.body) for s in seen if s.body.get("tools"))

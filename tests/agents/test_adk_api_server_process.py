@@ -1,8 +1,9 @@
 """The served route against the real thing: ``adk api_server`` as a user starts it, a process of
 its own (its default session storage, a SQLite file), its model the fake Gemini server. Our
-command, a process of its own too, gives the rows the same agent gives in-process; killed
-(SIGKILL) with cases still running, the same command again runs only the cases the journal
-does not hold, and gives the same rows."""
+command, a process of its own too, gives the rows the same agent gives in-process, its
+deterministic and its judged criteria alike: the agent's model is sent the same requests and
+the judges are asked the same prompts. Killed (SIGKILL) with cases still running, the same
+command again runs only the cases the journal does not hold, and gives the same rows."""
 
 from __future__ import annotations
 
@@ -20,15 +21,22 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from agent_script import travel_rule
+from agent_script import APP_DETAILS_CONFIG, travel_rule
 from conftest import command_env, free_port
-from fake_gemini import fake_gemini
+from fake_gemini import agent_requests, fake_gemini, judge_requests
 from paths import SAMPLE_AGENTS
 from sockets import until
 
 pytestmark = [pytest.mark.slow]  # an api_server process and three commands: CI runs it
 
-CONFIG = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}
+#: Deterministic criteria and ADK's judged ones (given the agent's instruction and tools).
+CONFIG = {
+    "criteria": {
+        "tool_trajectory_avg_score": 1.0,
+        "response_match_score": 0.8,
+        **APP_DETAILS_CONFIG["criteria"],
+    }
+}
 
 
 @pytest.fixture
@@ -74,8 +82,9 @@ def api_server(tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
 
 def _command(folder: Path, model_url: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "platform_eval.cli", "-q", "run", "eight.evalset.json",
-         "--config", "eval_config.json", "--format", "json", "--agent-concurrency", "2", *args],
+        [sys.executable, "-m", "platform_eval.cli", "-q", "--no-judge-cache", "run",
+         "eight.evalset.json", "--config", "eval_config.json", "--format", "json",
+         "--agent-concurrency", "2", *args],
         cwd=folder,
         env=command_env(model_url),
         stdout=subprocess.PIPE,
@@ -97,7 +106,9 @@ def test_a_real_api_server_scores_as_in_process_and_a_killed_run_resumes(
     out, err = here.communicate(timeout=300)
     assert here.returncode == 1, err  # weather_oslo misses its thresholds, both times
     in_process = _rows(out)
-    assert len(in_process) == 16 and all(score is not None for *_, score in in_process)
+    assert len(in_process) == 8 * 5 and all(score is not None for *_, score in in_process)
+    asked_here, judged_here = agent_requests(fake.seen), judge_requests(fake.seen)
+    fake.seen.clear()
 
     killed = _command(folder, fake.url, "--agent", url)
     journals = folder / ".platform-eval" / "agent-runs"
@@ -113,14 +124,20 @@ def test_a_real_api_server_scores_as_in_process_and_a_killed_run_resumes(
     finished = len(list(journals.glob("*/*.json")))
     assert 3 <= finished < 8
 
-    calls_before = len(fake.seen)
+    calls_before = len(agent_requests(fake.seen))
+    judged_before = len(fake.seen)
     again = subprocess.run(
-        [sys.executable, "-m", "platform_eval.cli", "run", "eight.evalset.json", "--agent", url,
-         "--config", "eval_config.json", "--format", "json", "--agent-concurrency", "2"],
+        [sys.executable, "-m", "platform_eval.cli", "--no-judge-cache", "run",
+         "eight.evalset.json", "--agent", url, "--config", "eval_config.json", "--format",
+         "json", "--agent-concurrency", "2"],
         cwd=folder, env=command_env(fake.url), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert again.returncode == 1, again.stderr
     assert _rows(again.stdout) == in_process
+    # The agent's model was sent what it is sent in-process (a case cut short by the kill and
+    # run again sends its first requests twice), and the judges were asked the same prompts.
+    assert set(agent_requests(fake.seen)) == set(asked_here)
+    assert judge_requests(fake.seen[judged_before:]) == judged_here
     assert f"({finished} finished by an earlier attempt, not run again)" in again.stderr
     # Only the cases the journal did not hold were asked of the model again.
-    assert len(fake.seen) - calls_before < 18
+    assert len(agent_requests(fake.seen)) - calls_before < 18
