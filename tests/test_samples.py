@@ -37,7 +37,8 @@ def _run(
         text=True,
         timeout=180,
         cwd=cwd,
-        env={**clean, **(env or {})},
+        # What a sample keeps in a temporary folder (sessions, reports) stays in the test's.
+        env={**clean, "TMPDIR": str(cwd), **(env or {})},
     )
 
 
