@@ -7,7 +7,9 @@
 Each case's conversation goes through google-adk's Runner (a `conversation_scenario` case
 through ADK's user simulator); the finished sessions are the candidates, scored with ADK's
 trajectory and response criteria. With --num-runs N each case has N candidates, and the table
-ends with each case's mean and spread: how much the agent varies from run to run. The sessions
+ends with each case's mean and spread: how much the agent varies from run to run, pass@k and
+pass^k for k = 1..N and the flaky cases (runs that disagree), then what the runs cost and took
+(model calls, tokens, cost at list prices, latency p50 and p95). The sessions
 are kept in a folder, so that `platform-eval run EVALSET --traces FOLDER` scores them again
 without running the agent. The sample agent's model is Gemini: without GOOGLE_API_KEY (or
 GOOGLE_GENAI_USE_VERTEXAI with Application Default Credentials) the sample says so and stops.

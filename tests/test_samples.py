@@ -261,6 +261,10 @@ def test_run_agent_runs_the_agent_and_shows_each_cases_spread(tmp_path: Path) ->
     assert re.search(r"weather_then_booking\s+response_match_score\s+2\s+0\.833\s+0\.000", spread)
     folder = re.search(r"sessions kept in (\S+):", done.stdout)
     assert folder and len(list(Path(folder.group(1)).glob("*.json"))) == 8
+    # Repeated runs' reliability (pass@k, pass^k, flaky cases) and what the runs cost and took.
+    assert "reliability over 2 runs" in done.stdout
+    assert re.search(r"agent: 18 model calls, \d+ prompt, \d+ output", done.stdout)
+    assert "latency p50" in done.stdout
 
 
 @pytest.mark.slow
