@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
-import os
 import re
 import time
 import wave
@@ -29,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._env import positive_number
 from ..errors import PlatformEvalError
 
 #: Where a turn's timings are kept: the customMetadata of the turn's last event.
@@ -55,11 +55,9 @@ class LiveTurnError(PlatformEvalError):
 
 
 def turn_timeout() -> float:
-    given = os.environ.get("PLATFORM_EVAL_LIVE_TURN_TIMEOUT")
-    try:
-        return float(given) if given else LIVE_TURN_TIMEOUT
-    except ValueError:
-        return LIVE_TURN_TIMEOUT
+    """``PLATFORM_EVAL_LIVE_TURN_TIMEOUT`` (ConfigurationError naming it when it is no positive
+    number), else ``LIVE_TURN_TIMEOUT``."""
+    return positive_number("PLATFORM_EVAL_LIVE_TURN_TIMEOUT", LIVE_TURN_TIMEOUT)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from ..agents import (
     load_agent,
     run_agent_cases,
 )
+from ..agents.live import turn_timeout
 from ..agents.remote import ServedAgent, ServedAgentError, is_a2a_card, is_agent_url
 from ..agents.running import CaseSettings
 from ..agents.saving import save_sessions, save_traces
@@ -76,6 +77,8 @@ class AgentOptions:
     def __post_init__(self) -> None:
         if self.mode not in AGENT_MODES:
             raise ValueError(f"agent_mode {self.mode!r}: expected one of {', '.join(AGENT_MODES)}")
+        if self.live:
+            turn_timeout()  # a bad PLATFORM_EVAL_LIVE_TURN_TIMEOUT is said before any run
 
     @property
     def live(self) -> bool:

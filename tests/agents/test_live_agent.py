@@ -400,3 +400,13 @@ async def test_an_unanswered_call_ends_its_turn_after_the_deferred_wait(
     message = types.Content(role="user", parts=[types.Part(text="go")])
     events = await conversation.turn(message)
     assert len(events) == 2 and conversation.turns[0].ended_at is not None
+
+
+def test_a_turn_timeout_that_is_no_number_is_said_before_any_run(
+    voice: FakeGeminiLive, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PLATFORM_EVAL_LIVE_TURN_TIMEOUT", "2 minutes")
+    assert _run(*LIVE_ONE_METRIC) == 2
+    err = capsys.readouterr().err
+    assert "PLATFORM_EVAL_LIVE_TURN_TIMEOUT must be a positive number, got '2 minutes'" in err
+    assert "Traceback" not in err and not voice.sessions
