@@ -72,6 +72,8 @@ class LiveSession:
 
     setup: dict[str, Any]
     received: list[dict[str, Any]] = field(default_factory=list)
+    #: Tool calls made so far.
+    calls: int = 0
 
 
 @dataclass
@@ -127,13 +129,15 @@ class FakeGeminiLive:
                 responses += message["toolResponse"].get("functionResponses") or []
             else:
                 continue
-            await self._answer(websocket, self.rule(said, session.setup, responses))
+            await self._answer(websocket, self.rule(said, session.setup, responses), session)
 
-    async def _answer(self, websocket: Any, answer: LiveAnswer) -> None:
+    async def _answer(self, websocket: Any, answer: LiveAnswer, session: LiveSession) -> None:
         if answer.silent:
             return
         if answer.call is not None:
-            call = {"id": f"call-{time.monotonic_ns()}", "name": answer.call, "args": answer.args}
+            # Numbered per connection: the same conversation gets the same ids, run to run.
+            session.calls += 1
+            call = {"id": f"call-{session.calls}", "name": answer.call, "args": answer.args}
             await websocket.send_text(json.dumps({"toolCall": {"functionCalls": [call]}}))
             # The model's turn ends with its call (Gemini 2.x Live); the answer is a new turn.
             await websocket.send_text(json.dumps({"serverContent": {"turnComplete": True}}))

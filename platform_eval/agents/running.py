@@ -128,13 +128,15 @@ def _app_details_recorder_class() -> Any:
         def agents(self) -> dict[str, dict[str, Any]]:
             return {name: _agent_config(name, request) for name, request in self.requests.items()}
 
-        def keep_in(self, session: dict[str, Any]) -> None:
+        def keep_in(self, session: dict[str, Any], *, one_setup: bool = False) -> None:
             """Writes what each agent was given in each turn into the session's events
-            (``AGENT_CONFIG_KEY``), so that a saved session is judged as this run is."""
+            (``AGENT_CONFIG_KEY``), so that a saved session is judged as this run is.
+            ``one_setup``: a live conversation, whose agents were set up once for every turn
+            (its turns are invocations of their own only once ``live_session`` made them so)."""
             kept: set[tuple[str, str]] = set()
             for event in session.get("events") or []:
                 turn = (event.get("invocationId"), event.get("author"))
-                request = self.turn_requests.get(turn)
+                request = self.requests.get(turn[1]) if one_setup else self.turn_requests.get(turn)
                 if request is None or turn in kept:
                     continue
                 kept.add(turn)
@@ -318,7 +320,7 @@ async def run_case(
     dumped = session.model_dump(mode="json", by_alias=True, exclude_none=True)
     if live is not None and audio is not None:
         dumped = live.session(dumped, audio)
-    recorder.keep_in(dumped)
+    recorder.keep_in(dumped, one_setup=live is not None)
     return dumped, ending, recorder.agents()
 
 
