@@ -4,6 +4,7 @@ once rather than meeting the same failure call after call."""
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 #: Words of google-genai's error when no API key or project is set.
@@ -40,6 +41,15 @@ def unusable_model(exc: BaseException) -> bool:
     if status_of(exc) in (401, 403, 404):
         return True
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | ConnectionError):
+        return True
+    if isinstance(exc, ssl.SSLCertVerificationError):  # a certificate no call will trust
+        return True
+    response = getattr(exc, "response", None)  # a Live socket's refused handshake (websockets)
+    if type(exc).__name__ == "InvalidStatus" and getattr(response, "status_code", None) in (
+        401,
+        403,
+        404,
+    ):
         return True
     try:
         import aiohttp  # google-genai's async transport, when installed

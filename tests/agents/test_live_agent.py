@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -289,9 +290,8 @@ def test_a_latency_threshold_fails_the_run_when_missed(
     args = LIVE_ONE_METRIC
     assert _run(*args, "--threshold", "first_audio_p95_s=0.05") == 1
     missed = json.loads(Path("report.json").read_text())["agentUsage"]["missed"]
-    assert (
-        len(missed) == 1 and missed[0].startswith("first_audio_p95_s: 0.") and "> 0.05" in missed[0]
-    )
+    # Whatever the machine's load made it: above the bound.
+    assert len(missed) == 1 and re.fullmatch(r"first_audio_p95_s: [0-9.]+ > 0\.05", missed[0])
     assert _run(*args, "--threshold", "last_audio_p95_s=60") == 0
     # In run mode no turn is live: the bound cannot be checked, and never passes.
     run_mode = ["--agent", "agents/weather_voice", "--metrics", "response_match_score"]
@@ -334,7 +334,8 @@ def test_a_spoken_turn_reaches_the_model_as_audio_and_is_scored_on_what_it_heard
 def test_a_turn_the_model_never_ends_fails_its_case_within_the_time(
     voice: FakeGeminiLive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PLATFORM_EVAL_LIVE_TURN_TIMEOUT", "1")
+    # Long enough for a turn that is answered, on a busy machine too.
+    monkeypatch.setenv("PLATFORM_EVAL_LIVE_TURN_TIMEOUT", "5")
 
     def hangs_on_weather(said: str, setup: dict[str, Any], answered: list[Any]) -> LiveAnswer:
         return LiveAnswer(silent=True) if "weather" in said else voice_rule(said, setup, answered)
@@ -346,7 +347,7 @@ def test_a_turn_the_model_never_ends_fails_its_case_within_the_time(
     statuses = {r["evalCaseId"]: r["status"] for r in report["rows"]}
     assert statuses == {"greeting": "PASSED", "weather": "NOT_EVALUATED"}
     why = " ".join(str(r.get("explanation")) for r in report["rows"])
-    assert "turn 1: the agent said nothing within 1 s" in why
+    assert "turn 1: the agent said nothing within 5 s" in why
 
 
 class _Script(LiveStream):
@@ -430,3 +431,27 @@ def test_a_turn_timeout_that_is_no_number_is_said_before_any_run(
     err = capsys.readouterr().err
     assert "PLATFORM_EVAL_LIVE_TURN_TIMEOUT must be a positive number, got '2 minutes'" in err
     assert "Traceback" not in err and not voice.sessions
+
+
+def test_a_live_model_no_connection_can_trust_stops_the_run_in_one_line(
+    voice: FakeGeminiLive, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Live server's certificate not trusted (no SSL_CERT_FILE): every case would meet
+    it, so the run stops on it, saying so once."""
+    monkeypatch.delenv("SSL_CERT_FILE")
+    assert _run(*LIVE_ONE_METRIC) == 1
+    err = capsys.readouterr().err
+    assert "cannot be used: SSLCertVerificationError" in err
+    assert "the other cases were not run" in err and "Traceback" not in err
+
+
+def test_a_refused_live_handshake_is_a_model_no_call_can_use() -> None:
+    from websockets.datastructures import Headers
+    from websockets.exceptions import InvalidStatus
+    from websockets.http11 import Response
+
+    from platform_eval._model_errors import unusable_model
+
+    refused = InvalidStatus(Response(403, "Forbidden", Headers()))
+    busy = InvalidStatus(Response(503, "Service Unavailable", Headers()))
+    assert unusable_model(refused) and not unusable_model(busy)
