@@ -24,7 +24,7 @@ import io
 import re
 import time
 import wave
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -241,10 +241,31 @@ class LiveConversation:
     timeout: float = field(default_factory=turn_timeout)
     turns: list[LiveTurn] = field(default_factory=list)
     clock: Callable[[], float] = time.monotonic
+    #: Each user message as it was sent (ADK's JSON), in order.
+    sent: list[dict[str, Any]] = field(default_factory=list)
+
+    async def adk_turn(self, message: Any) -> list[Any]:
+        """``turn`` as a user simulator reads it (``running.converse``): google-adk's events,
+        the user's message first, the agent's partial events left out."""
+        from google.adk.events.event import Event
+
+        answered = await self.turn(message)
+        said = [Event(content=message, author="user")]
+        return said + [Event.model_validate(e) for e in answered if not e.get("partial")]
+
+    def finished(self, session: dict[str, Any], audio: dict[int, bytes]) -> dict[str, Any]:
+        """The finished ``session`` in the turn-based shape (``live_session``); each turn's
+        audio, as a WAV file, into ``audio``."""
+        for turn in self.turns:
+            wav = turn.wav()
+            if wav is not None:
+                audio[turn.index] = wav
+        return live_session(session, self.turns, self.sent)
 
     async def turn(self, message: Any) -> list[dict[str, Any]]:
         """Sends one user message; the agent's events of the turn, once it ended."""
         said = utterance(message)
+        self.sent.append(message.model_dump(mode="json", by_alias=True, exclude_none=True))
         await self.stream.send(said)
         turn = LiveTurn(len(self.turns) + 1, self.clock())
         self.turns.append(turn)
@@ -395,6 +416,3 @@ async def next_from(queue: asyncio.Queue[Any]) -> Any:
     if isinstance(item, BaseException):
         raise item
     return item
-
-
-Sender = Callable[[Utterance], Awaitable[None]]

@@ -30,7 +30,7 @@ from ..traces.adk_session import AGENT_CONFIG_KEY
 from ..traces.matching import case_session_id
 from .history import history_events
 from .journal import AgentJournal
-from .live import LiveConversation, LiveStream, Utterance, drain, live_session, next_from, silence
+from .live import LiveConversation, LiveStream, Utterance, drain, next_from, silence
 from .loading import LoadedAgent, load_agent
 from .model_probe import ModelProbe, probe_timeout, retry_plugin
 from .model_quota import CURRENT_CASE, CaseQuota, quota_plugin
@@ -310,7 +310,8 @@ async def run_case(
 
     live = RunnerLive(runner, user_id, session_id, run_config) if audio is not None else None
     try:
-        ending = await converse(simulator, live.turn if live is not None else turn, on_turn)
+        speak = live.conversation.adk_turn if live is not None else turn
+        ending = await converse(simulator, speak, on_turn)
     finally:
         if live is not None:
             await live.close()
@@ -319,7 +320,7 @@ async def run_case(
     assert session is not None
     dumped = session.model_dump(mode="json", by_alias=True, exclude_none=True)
     if live is not None and audio is not None:
-        dumped = live.session(dumped, audio)
+        dumped = live.conversation.finished(dumped, audio)
     recorder.keep_in(dumped, one_setup=live is not None)
     return dumped, ending, recorder.agents()
 
@@ -343,24 +344,6 @@ class RunnerLive:
         )  # fmt: skip
         self._pump = asyncio.ensure_future(drain(stream, self.events))
         self.conversation = LiveConversation(_QueueStream(self))
-        self.sent: list[dict[str, Any]] = []
-
-    async def turn(self, message: Any) -> list[Any]:
-        from google.adk.events.event import Event
-
-        self.sent.append(message.model_dump(mode="json", by_alias=True, exclude_none=True))
-        answered = await self.conversation.turn(message)
-        said = [Event(content=message, author="user")]
-        return said + [Event.model_validate(e) for e in answered if not e.get("partial")]
-
-    def session(self, session: dict[str, Any], audio: dict[int, bytes]) -> dict[str, Any]:
-        """The finished session in a turn-based shape (``live_session``); each turn's audio
-        into ``audio``."""
-        for turn in self.conversation.turns:
-            wav = turn.wav()
-            if wav is not None:
-                audio[turn.index] = wav
-        return live_session(session, self.conversation.turns, self.sent)
 
     async def close(self) -> None:
         self.queue.close()

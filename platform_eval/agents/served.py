@@ -37,7 +37,7 @@ from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
 from ..formats import adk
 from .history import history_events
 from .journal import AgentJournal
-from .live import LiveConversation, LiveStream, Utterance, live_session, silence, turn_timeout
+from .live import LiveConversation, LiveStream, Utterance, silence, turn_timeout
 from .model_quota import CURRENT_CASE, CaseQuota
 from .remote import ServedAgent, ServedAgentError
 from .reports import AgentProgressCallback, AgentRunReport, CaseRun
@@ -305,10 +305,6 @@ class RuntimeApp(ServedApp):
 _TAKEN = object()
 
 
-class _Transient(str):
-    """A case's error that a run again may not meet (``_TransientError``'s message)."""
-
-
 class _NoSseError(Exception):
     """The server answered /run_sse 404 or 405."""
 
@@ -570,11 +566,9 @@ async def run_case(
         session = await app.get_session(user_id, session_id)
     else:
         async with SocketLive.open(app, user_id, session_id) as live:
-            ending = await converse(simulator, live.turn, on_turn)
+            ending = await converse(simulator, live.conversation.adk_turn, on_turn)
         session = await app.get_session(user_id, session_id)
-        for number, wav in live.audio().items():
-            audio[number] = wav
-        session = live_session(session, live.conversation.turns, live.sent)
+        session = live.conversation.finished(session, audio)
     return session, ending, await app.details(user_id, session, state)
 
 
@@ -589,7 +583,6 @@ class SocketLive(LiveStream):
         self.conversation = LiveConversation(
             self, timeout=min(app.agent.turn_timeout, turn_timeout())
         )
-        self.sent: list[dict[str, Any]] = []
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -625,17 +618,6 @@ class SocketLive(LiveStream):
             with contextlib.suppress(Exception):
                 await socket.send(json.dumps({"close": True}))
             await socket.close()
-
-    async def turn(self, message: Any) -> list[Any]:
-        from google.adk.events.event import Event
-
-        self.sent.append(message.model_dump(mode="json", by_alias=True, exclude_none=True))
-        answered = await self.conversation.turn(message)
-        said = [Event(content=message, author="user")]
-        return said + [Event.model_validate(e) for e in answered if not e.get("partial")]
-
-    def audio(self) -> dict[int, bytes]:
-        return {t.index: wav for t in self.conversation.turns if (wav := t.wav()) is not None}
 
     async def send(self, said: Utterance) -> None:
         from websockets.exceptions import ConnectionClosed
@@ -705,8 +687,8 @@ async def run_served_cases(
         case: adk.EvalCase, run: int, quota: CaseQuota, mocks: Any, on_turn: Callable[[], None]
     ) -> tuple[CaseRun, str | None]:
         for attempt in range(1, CASE_TRIES + 1):
-            result, stops = await execute_once(case, run, quota, on_turn, attempt)
-            if not isinstance(result.error, _Transient) or attempt == CASE_TRIES:
+            result, stops, transient = await execute_once(case, run, quota, on_turn, attempt)
+            if not transient or attempt == CASE_TRIES:
                 break
             # The server's own overload: fewer cases at once, and this one again, from the
             # start, in a new session (the failed one may hold half a turn).
@@ -718,13 +700,13 @@ async def run_served_cases(
                 app.notes.append(note)
                 _logger.warning("%s", note)
             await asyncio.sleep(0.5 * 2**attempt)
-        if isinstance(result.error, _Transient):
-            result.error = str(result.error)
         return result, stops
 
     async def execute_once(
         case: adk.EvalCase, run: int, quota: CaseQuota, on_turn: Callable[[], None], attempt: int
-    ) -> tuple[CaseRun, str | None]:
+    ) -> tuple[CaseRun, str | None, bool]:
+        """One run of the case: its result, the message that stops every run (or None), and
+        whether the server failed it for its load (``_TransientError``)."""
         result = CaseRun(case.eval_id, run, agents=dict(app.agents) or None)
         history = (case.conversation or [])[: case.history_turns]
         asked = (
@@ -745,17 +727,18 @@ async def run_served_cases(
                 result.audio if live else None,
             )
         except _TransientError as exc:
-            result.error = _Transient(str(exc))
+            result.error = str(exc)
+            return result, None, True
         except ServedAgentError as exc:
             result.error = str(exc)
             if isinstance(exc, _UnreachableError):
-                return result, result.error  # every other case would meet it: said once
+                return result, result.error, False  # every other case would meet it: said once
         except Exception as exc:  # one case's failure must not stop the others
             result.error = f"{type(exc).__name__}: {exc}"
             _logger.debug("%s: the served agent failed", result.key, exc_info=True)
         finally:
             CURRENT_CASE.reset(token)
-        return result, None
+        return result, None, False
 
     return await schedule(
         execute,
