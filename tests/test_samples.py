@@ -439,7 +439,10 @@ def test_the_live_sample_scores_the_transcript_and_keeps_the_audio(tmp_path: Pat
     from fake_gemini_live import fake_gemini_live
 
     with fake_gemini_live(voice_rule, first_delay=0.01) as live:
-        done = _run("evaluate_live_agent.py", cwd=tmp_path, env=_live_env(live))
+        # The gate's bound far off: a busy machine's latency is no failure of the sample.
+        done = _run(
+            "evaluate_live_agent.py", "--first-audio-p95", "60", cwd=tmp_path, env=_live_env(live)
+        )
     assert done.returncode == 0, done.stderr
     assert "agent ran 2 of 2 cases" in done.stdout
     assert re.search(r"weather_paris\s+agent\s+tool_trajectory_avg_score\s+1", done.stdout)
