@@ -45,6 +45,7 @@ from bench_memory import make_case  # the same case, as an ADK eval set holds it
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the official client's import
 THREADS = 16
+WARM_CASES = 20
 
 
 def _event(author: str, role: str, part: dict[str, Any]) -> dict[str, Any]:
@@ -278,7 +279,9 @@ def _cpu() -> float:
     return times.user + times.system
 
 
-def _contender(name: str, url: str, project: str, cases: int, turns: int, out: Any) -> None:
+def _contender(
+    name: str, url: str, project: str, cases: int, turns: int, warm: bool, out: Any
+) -> None:
     data = [make_item(i, turns) for i in range(cases)]
     work = CONTENDERS[name]
     # Import everything the contender uses before the clock starts.
@@ -287,6 +290,10 @@ def _contender(name: str, url: str, project: str, cases: int, turns: int, out: A
         from google.cloud import storage  # noqa: F401
     else:
         import platform_eval.jobs  # noqa: F401
+    if warm:
+        # A first, small upload of the same kind in the same process: what a long-lived
+        # process (a notebook, a service) pays once is not counted against each upload.
+        work(url, f"{project}-warm", [make_item(i, turns) for i in range(WARM_CASES)])
     _clock.started, _clock.cpu = time.perf_counter(), _cpu()
     work(url, project, data)
     wall = time.perf_counter() - _clock.started
@@ -295,8 +302,10 @@ def _contender(name: str, url: str, project: str, cases: int, turns: int, out: A
     out.put((wall, cpu, rss))
 
 
-def run(name: str, url: str, project: str, cases: int, turns: int) -> tuple[float, float, float]:
-    return in_child(_contender, name, url, project, cases, turns)  # type: ignore[no-any-return]
+def run(
+    name: str, url: str, project: str, cases: int, turns: int, warm: bool
+) -> tuple[float, float, float]:
+    return in_child(_contender, name, url, project, cases, turns, warm)  # type: ignore[no-any-return]
 
 
 def _latency(url: str, milliseconds: float) -> None:
@@ -313,6 +322,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--only", action="append", help="run only contenders starting with this")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help=f"each contender uploads {WARM_CASES} cases in its process before the timed upload",
+    )
     args = parser.parse_args()
 
     size = len(json.dumps(make_item(0, args.turns)))
@@ -320,7 +334,8 @@ def main() -> None:
     print()
     print(
         f"Item JSON ~{size} bytes; added latency {args.latency_ms:g} ms per request; median of "
-        f"{args.rounds} rounds; each contender in its own process."
+        f"{args.rounds} rounds; each contender in its own process"
+        + (f", warmed by an upload of {WARM_CASES} cases first." if args.warm else ".")
     )
     print()
     names = [n for n in CONTENDERS if not args.only or any(n.startswith(o) for o in args.only)]
@@ -330,7 +345,7 @@ def main() -> None:
         for round_ in range(args.rounds):
             for index, name in enumerate(names):
                 project = f"bench-r{round_}-c{index}"
-                figures[name].append(run(name, url, project, args.cases, args.turns))
+                figures[name].append(run(name, url, project, args.cases, args.turns, args.warm))
     print("| contender | items/s | client CPU s | CPU ms per item | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|")
     rates = {}

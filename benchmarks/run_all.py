@@ -36,6 +36,8 @@ QUICK = {
 }
 #: bench_upload.py's contenders for a user's whole upload: the eval set file, then a run.
 _GOAL = ["--only", "platform-eval (eval set file, then", "--only", "official, create"]
+#: ... and beside the official client's own upload path, as a user would thread it.
+_WARM = ["--only", "platform-eval (eval set file)", "--only", "official, 16 threads"]
 #: Scripts run more than once, each time with these arguments (the issues' latency rows: 300
 #: cases at 20 ms a request, 1,000 at 30 ms).
 VARIANTS = {
@@ -46,6 +48,10 @@ VARIANTS = {
         # The goal of issue 39: 5x the official SDK's own upload path at 300 and 3,000 cases.
         ["--cases", "300", "--rounds", "5", *_GOAL],
         ["--cases", "3000", "--rounds", "2", *_GOAL],
+        # Issue 51, item 20: 5x the official client's Cloud Storage write and item create per
+        # case (16 threads, then the set) at 300 and 3,000 cases, both warm, 20 ms a request.
+        ["--cases", "300", "--rounds", "5", "--latency-ms", "20", "--warm", *_WARM],
+        ["--cases", "3000", "--rounds", "3", "--latency-ms", "20", "--warm", *_WARM],
     ],
     # Trajectory scoring alone beside google-adk's (issue 39), then with ROUGE.
     "bench_metrics.py": [["--trajectory-only"], []],

@@ -16,6 +16,8 @@ The collector is the process's, not a thread's, so the hold is kept to our own w
 * it raises the collector's first threshold and never calls ``gc.disable()`` or
   ``gc.enable()``, so a program's own ``gc.disable()`` is never undone; and if the program
   sets thresholds of its own meanwhile, those are kept;
+* what the hold built goes to the oldest generation when it ends, without a walk
+  (``_promote_without_a_walk``);
 * ``PLATFORM_EVAL_GC_HOLD=0`` turns it off.
 """
 
@@ -78,7 +80,20 @@ def collector_paused() -> Iterator[None]:
                 if _depth == 0:
                     if _saved is not None and gc.get_threshold() == _held:
                         gc.set_threshold(*_saved)
+                        _promote_without_a_walk()
                     _saved = _held = None
+
+
+def _promote_without_a_walk() -> None:
+    """What the hold built is meant to live (a page of items, an eval set's cases): it goes
+    to the oldest generation as it is, instead of the next young collection walking every
+    object of it and, having promoted them, setting off a full collection (3,000 cases: 0.6 s
+    of the upload's 1.6 s of CPU). ``gc.unfreeze()`` puts what ``gc.freeze()`` set aside
+    into the oldest generation; a program that froze objects of its own keeps them frozen
+    (nothing is done then). A cycle built meanwhile is still collected, by a full collection."""
+    if gc.isenabled() and gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def decode(text: str | bytes) -> Any:

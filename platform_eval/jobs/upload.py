@@ -160,10 +160,12 @@ async def _find_set(
     set_id: str,
     notes: list[str],
     parts: list[str] | None = None,
+    listed: bool = False,
 ) -> EvaluationSet | None:
-    """The set named ``set_id`` on the target; the import parts seen go into ``parts``."""
+    """The set named ``set_id`` on the target; the import parts seen go into ``parts``.
+    ``listed``: read the listing even where the journal names the set."""
     remembered = manifest.sets.get(set_id)
-    if remembered:
+    if remembered and not listed:
         try:
             known = await client.get_set(remembered)
         except core.NotFound:
@@ -199,6 +201,11 @@ class _Imported:
     parts: list[str] = field(default_factory=list)
     #: Imports not done in time (operation name, its entries): what they created is kept.
     unfinished: list[tuple[str, list[PendingItem]]] = field(default_factory=list)
+    #: An import may have made a set whose name never came back (refused, lost, unfinished):
+    #: the sets are listed again for it.
+    unnamed_parts: bool = False
+    #: The upload's own set, when one import made it (``_import_items``' ``set_made``).
+    own_set: EvaluationSet | None = None
 
 
 def _labelled(key: str, build: Callable[[], EvaluationItem], set_id: str) -> EvaluationItem:
@@ -216,21 +223,33 @@ DEFAULT_IMPORT_WAIT = 300.0
 
 def _import_chunks(
     todo: list[PendingItem], set_id: str, report: Callable[[int, Failure | None], None]
-) -> Iterator[tuple[list[PendingItem], bytes]]:
-    """``todo`` as JSON Lines in chunks an inline import takes; items that cannot be built are
-    reported as failures. The first chunk is small, so that the target works on it while the
-    others are built."""
+) -> Iterator[tuple[list[PendingItem], bytes, bool]]:
+    """``todo`` as JSON Lines in chunks an inline import takes, each with whether it is the
+    whole of ``todo``; items that cannot be built are reported as failures. The first chunk is
+    small, so that the target works on it while the others are built, unless the whole set
+    looks to fit one import: then it is one import, whose set can be the upload's own."""
+    failed: list[Failure] = []
+
+    def noting(done: int, failure: Failure | None) -> None:
+        if failure is not None:
+            failed.append(failure)
+        report(done, failure)
+
     chunk = _Chunk(FIRST_IMPORT_CHUNK_BYTES)
     pending = iter(todo)
+    first = True
     while True:
         # Building is CPU alone, and its objects live until the chunk is sent: no collection
         # walks them meanwhile (never held across the yield, which waits on the network).
         with collector_paused():
-            full = chunk.fill(pending, set_id, report)
-        if full is None:
+            more = chunk.fill(pending, set_id, noting)
+            if first and more and chunk.size * len(todo) <= IMPORT_CHUNK_BYTES * len(chunk.entries):
+                chunk.limit = IMPORT_CHUNK_BYTES
+                more = chunk.fill(pending, set_id, noting)
+        if not chunk.lines:
             return
-        yield full
-        chunk = _Chunk(IMPORT_CHUNK_BYTES, chunk.carried)
+        yield chunk.entries, b"\n".join(chunk.lines), first and not more and not failed
+        chunk, first = _Chunk(IMPORT_CHUNK_BYTES, chunk.carried), False
 
 
 @dataclass
@@ -240,36 +259,39 @@ class _Chunk:
     limit: int
     #: The line that did not fit the chunk before this one.
     carried: tuple[PendingItem, bytes] | None = None
+    entries: list[PendingItem] = field(default_factory=list)
+    lines: list[bytes] = field(default_factory=list)
+    size: int = 0
 
     def fill(
         self,
         pending: Iterator[PendingItem],
         set_id: str,
         report: Callable[[int, Failure | None], None],
-    ) -> tuple[list[PendingItem], bytes] | None:
-        """The next entries and their lines; None when nothing is left."""
-        entries: list[PendingItem] = []
-        lines: list[bytes] = []
-        size = 0
+    ) -> bool:
+        """Adds entries up to the limit; True when one is left over (``carried``)."""
         if self.carried is not None:
             entry, line = self.carried
-            entries.append(entry)
-            lines.append(line)
-            size = len(line) + 1
+            if self.lines and self.size + len(line) + 1 > self.limit:
+                return True
             self.carried = None
+            self._add(entry, line)
         for key, build in pending:
             try:
                 line = jsonl([_labelled(key, build, set_id)])
             except Exception as error:
                 report(0, Failure(key, str(error)))
                 continue
-            if lines and size + len(line) + 1 > self.limit:
+            if self.lines and self.size + len(line) + 1 > self.limit:
                 self.carried = ((key, build), line)
-                break
-            entries.append((key, build))
-            lines.append(line)
-            size += len(line) + 1
-        return (entries, b"\n".join(lines)) if lines else None
+                return True
+            self._add((key, build), line)
+        return False
+
+    def _add(self, entry: PendingItem, line: bytes) -> None:
+        self.entries.append(entry)
+        self.lines.append(line)
+        self.size += len(line) + 1
 
 
 async def _import_items(
@@ -282,14 +304,22 @@ async def _import_items(
     manifest: Manifest,
     concurrency: int,
     report: Callable[[int, Failure | None], None],
+    set_made: bool,
 ) -> _Imported:
-    """Creates ``todo`` with ``evaluationSets:import``, some megabytes per call."""
+    """Creates ``todo`` with ``evaluationSets:import``, some megabytes per call. Unless
+    ``set_made`` (the target holds the upload's set already), an import of the whole of
+    ``todo`` makes the upload's own set, not a part."""
     outcome = _Imported()
 
-    async def one(entries: list[PendingItem], data: bytes) -> None:
+    async def one(entries: list[PendingItem], data: bytes, whole: bool) -> None:
         keys = [key for key, _ in entries]
-        part = EvaluationSet(
-            display_name=f"{display_name} (import part)", metadata={IMPORT_MARKER: set_id}
+        own = whole and not set_made
+        part = (
+            EvaluationSet(display_name=display_name, metadata={SET_MARKER: set_id})
+            if own
+            else EvaluationSet(
+                display_name=f"{display_name} (import part)", metadata={IMPORT_MARKER: set_id}
+            )
         )
         try:
             future = await client.import_set(
@@ -306,13 +336,19 @@ async def _import_items(
             # Still going: what it created is looked for, and the rest is not created one by
             # one, which would make second copies when it ends.
             outcome.unfinished.append((future.name or "(unnamed)", entries))
+            outcome.unnamed_parts = True
             return
         except Exception:
             # Refused (a bad item, or no import on this target) or answer lost: the items are
             # looked for, and created one by one, each failure with its own reason.
             outcome.leftover.extend(entries)
+            outcome.unnamed_parts = True
             return
-        if imported.name:
+        if own and imported.name:
+            # Patched by ``_point_set`` if it does not hold every item as wanted.
+            outcome.own_set = imported
+            manifest.record_set(set_id, imported.name)
+        elif imported.name:
             outcome.parts.append(imported.name)
         names = imported.evaluation_items or []
         if len(names) != len(keys):
@@ -326,8 +362,8 @@ async def _import_items(
     chunks = _import_chunks(todo, set_id, report)
 
     async def worker() -> None:
-        for entries, data in chunks:
-            await one(entries, data)
+        for entries, data, whole in chunks:
+            await one(entries, data, whole)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, IMPORTS_IN_FLIGHT))))
     return outcome
@@ -335,14 +371,19 @@ async def _import_items(
 
 async def _drop_parts(client: AsyncClient, parts: list[str], notes: list[str]) -> None:
     """Deletes the sets imports made on the way (their items stay: the set holds them)."""
-    kept = 0
-    for name in parts:
+
+    async def drop(name: str) -> bool:
         try:
             await client.delete_set(name)
         except core.NotFound:
-            continue
+            pass
         except Exception:
-            kept += 1
+            return False
+        return True
+
+    # All at once: each is a round trip of its own, and none depends on another.
+    dropped = await asyncio.gather(*(drop(name) for name in parts))
+    kept = dropped.count(False)
     if kept:
         notes.append(f"{kept} sets made by imports on the way could not be deleted")
 
@@ -402,12 +443,11 @@ async def _point_set(
     names: list[str],
     display_name: str,
     notes: list[str],
-    parts: list[str],
+    existing: EvaluationSet | None,
     held: list[str],
 ) -> EvaluationSet:
-    """The set with exactly ``names``: found and patched, or created once. ``held`` gets the
-    items the set held before."""
-    existing = await _find_set(client, manifest, set_id, notes, parts)
+    """The set with exactly ``names``: ``existing`` (the set as it was looked for when the
+    upload began) patched, or created once. ``held`` gets the items the set held before."""
     if existing is not None:
         held.extend(existing.evaluation_items or [])
         if list(existing.evaluation_items or []) == names:
@@ -457,7 +497,12 @@ async def upload_items_async(
         duplicates = sorted({k for k in keys if keys.count(k) > 1})
         raise ValueError(f"duplicate item keys: {duplicates[:5]}")
     notes: list[str] = []
-    found = await _find_items(client, set_id, keys)
+    # The set is looked for while the items are: two round trips at once, not one after the
+    # other at the end. Parts earlier imports left on the way are found by the same listing.
+    parts: list[str] = []
+    found, existing = await asyncio.gather(
+        _find_items(client, set_id, keys), _find_set(client, manifest, set_id, notes, parts)
+    )
     forgotten = sum(1 for k in keys if k in manifest.items and k not in found.items)
     if forgotten:
         notes.append(f"{forgotten} items the manifest remembers are gone from the target")
@@ -481,7 +526,6 @@ async def upload_items_async(
     report(0, None)
     todo = [(k, build) for k, build in entries if k not in found.items]
     there = dict(found.items)
-    parts: list[str] = []
     if import_destination and todo and not found.items and not found.unwanted:
         imported = await _import_items(
             client,
@@ -492,9 +536,15 @@ async def upload_items_async(
             manifest=manifest,
             concurrency=concurrency,
             report=report,
+            set_made=existing is not None,
         )
         there.update(imported.created)
-        parts = imported.parts
+        parts += imported.parts
+        existing = existing or imported.own_set
+        if imported.unnamed_parts:
+            # An import's set may have landed with its answer lost: the upload's own, or a
+            # part, found by its marker rather than made or left a second time.
+            existing = await _find_set(client, manifest, set_id, notes, parts, listed=True)
         todo = imported.leftover
         for operation, unfinished in imported.unfinished:
             landed = await _find_items(client, set_id, [key for key, _ in unfinished])
@@ -532,7 +582,7 @@ async def upload_items_async(
         names=result.items,
         display_name=display_name,
         notes=notes,
-        parts=parts,
+        existing=existing,
         held=held,
     )
     await _drop_parts(client, sorted(set(parts)), notes)

@@ -47,12 +47,13 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_first_chunk_is_small_and_no_chunk_passes_its_limit() -> None:
     todo: list[PendingItem] = [(f"k{i}", _item(f"k{i}", 100)) for i in range(60)]
     chunks = list(upload._import_chunks(todo, "set", lambda done, failure: None))
-    sizes = [len(data) for _, data in chunks]
+    sizes = [len(data) for _, data, _ in chunks]
     assert sizes[0] <= 1_000 and all(size <= 3_000 for size in sizes[1:])
     assert len(chunks) > 2 and sizes[1] > sizes[0]
-    sent = [key for entries, _ in chunks for key, _ in entries]
+    sent = [key for entries, _, _ in chunks for key, _ in entries]
     assert sent == [key for key, _ in todo]
-    for entries, data in chunks:
+    assert not any(whole for _, _, whole in chunks)
+    for entries, data, _ in chunks:
         lines = data.split(b"\n")
         assert [json.loads(line)["displayName"] for line in lines] == [k for k, _ in entries]
 
@@ -69,9 +70,29 @@ def test_a_line_larger_than_a_chunk_goes_alone_and_a_broken_item_is_reported() -
     chunks = list(
         upload._import_chunks(todo, "set", lambda done, f: failures.append(f) if f else None)
     )
-    keys = [[key for key, _ in entries] for entries, _ in chunks]
+    keys = [[key for key, _ in entries] for entries, _, _ in chunks]
     assert keys == [["small"], ["huge"], ["after"]]
+    assert not any(whole for _, _, whole in chunks)
     assert [f.key for f in failures] == ["broken"] and "cannot be built" in failures[0].reason
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_a_set_that_fits_one_import_is_one_chunk_marked_whole() -> None:
+    """The first chunk grows to the inline limit when the first lines say the whole set fits:
+    one import, whose set can be the upload's own (nothing made on the way to delete)."""
+    todo: list[PendingItem] = [(f"k{i}", _item(f"k{i}", 10)) for i in range(12)]
+    chunks = list(upload._import_chunks(todo, "set", lambda done, failure: None))
+    assert len(chunks) == 1 and chunks[0][2]
+    assert [key for key, _ in chunks[0][0]] == [key for key, _ in todo]
+    assert len(chunks[0][1]) > 1_000  # past the small first chunk's size
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_a_chunk_with_an_item_left_out_is_not_the_whole_set() -> None:
+    todo: list[PendingItem] = [("a", _item("a", 10)), ("broken", _broken), ("b", _item("b", 10))]
+    chunks = list(upload._import_chunks(todo, "set", lambda done, failure: None))
+    assert [[key for key, _ in entries] for entries, _, _ in chunks] == [["a", "b"]]
+    assert not chunks[0][2]
 
 
 def test_a_large_eval_set_file_is_read_again_case_by_case_and_uploaded_whole(

@@ -173,6 +173,27 @@ def test_an_upload_killed_during_its_import_ends_with_every_item_exactly_once(
         assert [s.name for s in client.list_sets()] == [evaluation_set.name]
 
 
+def test_a_set_that_fits_one_import_is_made_by_it_with_nothing_made_on_the_way(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    """One import makes the upload's own set: no second set is created, none deleted (each
+    would be a round trip of its own); the set is the one a re-upload finds."""
+    # Faults that fire only if the upload creates a set itself or deletes one.
+    emulator.inject_fault(path="/evaluationSets/", method="DELETE", status=500, times=1)
+    with emulator.client(project, retry=FAST_RETRY) as client:
+        evaluation_set = jobs.upload_eval_set(client, _eval_set(6), manifest=tmp_path / "m.jsonl")
+        assert len(emulator.pending_faults()) == 1, "a set was deleted on the way"
+        sets = list(client.list_sets())
+        assert [s.name for s in sets] == [evaluation_set.name]
+        assert sets[0].display_name == evaluation_set.display_name
+        assert "(import part)" not in (sets[0].display_name or "")
+        assert sorted(_items_by_case(client).values()) == [1] * 6
+        emulator.faults.clear()
+        again = jobs.upload_eval_set(client, _eval_set(6), manifest=tmp_path / "other.jsonl")
+        assert again.name == evaluation_set.name
+        assert again.evaluation_items == evaluation_set.evaluation_items
+
+
 def test_creates_lost_before_the_manifest_was_written_are_recovered(
     emulator: Emulator, project: str, tmp_path: Path
 ) -> None:
