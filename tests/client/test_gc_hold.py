@@ -96,3 +96,24 @@ def test_the_hold_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     before = gc.get_threshold()
     with collector_paused():
         assert gc.get_threshold() == before
+
+
+def test_what_the_hold_built_goes_to_the_oldest_generation_without_a_collection() -> None:
+    gc.collect()  # young generations empty: the few allocations below set nothing off
+    collections = gc.get_stats()
+    with collector_paused():
+        built = [{"case": i} for i in range(1_000)]
+    assert any(obj is built for obj in gc.get_objects(generation=2))
+    # Moved, not walked: no collection of any generation ran for it.
+    assert [s["collections"] for s in gc.get_stats()] == [s["collections"] for s in collections]
+
+
+def test_objects_a_program_froze_stay_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            [{"case": i} for i in range(100)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
