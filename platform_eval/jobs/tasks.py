@@ -336,10 +336,12 @@ class _Upload:
                 [Problem(self.source, "$.eval_cases", "has no cases: there is nothing to upload")]
             )
         conversion = ConversionReport()
-        pending = _pending_cases(self.cases, conversion, self.candidates, self.records)
         result = await upload_items_async(
             client,
-            pending,
+            # Read while the target is asked what it holds.
+            functools.partial(
+                _pending_cases, self.cases, conversion, self.candidates, self.records
+            ),
             manifest=manifest or self.open_manifest(client),
             set_id=self.set_id,
             display_name=self.display_name,

@@ -25,6 +25,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from google.api_core import exceptions as core
 
@@ -138,19 +139,30 @@ class _Found:
 
 
 async def _find_items(client: AsyncClient, set_id: str, wanted: Iterable[str]) -> _Found:
+    return _sorted_out(await _labelled_items(client, set_id), wanted)
+
+
+async def _labelled_items(client: AsyncClient, set_id: str) -> list[tuple[str, str]]:
+    """(name, key label) of every item the target holds of the set."""
+    return [
+        (item.name, (item.labels or {}).get(KEY_LABEL, ""))
+        async for item in client.list_items(
+            filter=f'labels.{SET_LABEL} = "{set_id}"', page_size=LIST_PAGE_SIZE
+        )
+        if item.name
+    ]
+
+
+def _sorted_out(labelled: list[tuple[str, str]], wanted: Iterable[str]) -> _Found:
     by_label = {key_label(key): key for key in wanted}
     found = _Found()
-    async for item in client.list_items(
-        filter=f'labels.{SET_LABEL} = "{set_id}"', page_size=LIST_PAGE_SIZE
-    ):
-        if not item.name:
-            continue
-        key = by_label.get((item.labels or {}).get(KEY_LABEL, ""))
+    for name, label in labelled:
+        key = by_label.get(label)
         if key is None or key in found.items:
             # A case that changed or left the source, or a second copy of one.
-            found.unwanted.append(item.name)
+            found.unwanted.append(name)
         else:
-            found.items[key] = item.name
+            found.items[key] = name
     return found
 
 
@@ -471,9 +483,23 @@ async def _point_set(
     return created
 
 
+#: Turns of the event loop given to the lookups before the items are read: enough for their
+#: requests to be written on open connections (the reading then holds the loop).
+_TURNS_TO_SEND = 20
+
+
+async def _sent(lookups: asyncio.Future[Any]) -> None:
+    """Lets the lookups' requests go out before CPU-bound work holds the loop; their answers
+    wait in the sockets meanwhile."""
+    for _ in range(_TURNS_TO_SEND):
+        if lookups.done():
+            return
+        await asyncio.sleep(0)
+
+
 async def upload_items_async(
     client: AsyncClient,
-    pending: Iterable[PendingItem],
+    pending: Iterable[PendingItem] | Callable[[], Iterable[PendingItem]],
     *,
     manifest: Manifest,
     set_id: str,
@@ -485,24 +511,36 @@ async def upload_items_async(
 ) -> UploadResult:
     """Makes the target's set hold exactly ``pending``, creating only what it lacks.
 
-    With ``import_destination`` (a ``gs://`` prefix for the payloads), a set the target holds
+    ``pending`` may be a callable that reads them: what the target holds is looked for while it
+    runs. With ``import_destination`` (a ``gs://`` prefix for the payloads), a set the target holds
     nothing of is sent with ``evaluationSets:import``, megabytes per call, instead of one create
     per item; whatever an import does not create is created one by one.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
-    entries = list(pending)
-    keys = [key for key, _ in entries]
-    if len(set(keys)) != len(keys):
-        duplicates = sorted({k for k in keys if keys.count(k) > 1})
-        raise ValueError(f"duplicate item keys: {duplicates[:5]}")
     notes: list[str] = []
-    # The set is looked for while the items are: two round trips at once, not one after the
-    # other at the end. Parts earlier imports left on the way are found by the same listing.
+    # What the target holds is looked for while the items are read (``pending`` a callable),
+    # and the set while the items are: round trips at once, not one after the other. Parts
+    # earlier imports left on the way are found by the same listing.
     parts: list[str] = []
-    found, existing = await asyncio.gather(
-        _find_items(client, set_id, keys), _find_set(client, manifest, set_id, notes, parts)
+    lookups = asyncio.gather(
+        _labelled_items(client, set_id), _find_set(client, manifest, set_id, notes, parts)
     )
+    try:
+        if callable(pending):
+            await _sent(lookups)
+            pending = pending()
+        entries = list(pending)
+        keys = [key for key, _ in entries]
+        if len(set(keys)) != len(keys):
+            duplicates = sorted({k for k in keys if keys.count(k) > 1})
+            raise ValueError(f"duplicate item keys: {duplicates[:5]}")
+        labelled, existing = await lookups
+    except BaseException:
+        lookups.cancel()
+        await asyncio.gather(lookups, return_exceptions=True)
+        raise
+    found = _sorted_out(labelled, keys)
     forgotten = sum(1 for k in keys if k in manifest.items and k not in found.items)
     if forgotten:
         notes.append(f"{forgotten} items the manifest remembers are gone from the target")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from platform_eval import Client, jobs
+from platform_eval.emulator.server import Emulator
 from platform_eval.formats import adk, stream
 from platform_eval.formats.convert import ConversionReport
 from platform_eval.jobs import upload
@@ -120,3 +121,38 @@ def test_a_large_eval_set_file_is_read_again_case_by_case_and_uploaded_whole(
         for name in names
     )
     assert prompts == sorted(f"q{i}" for i in range(12))
+
+
+def test_items_read_while_the_target_is_asked_stop_the_upload_when_they_cannot_be_read(
+    emulator: Emulator, project: str, tmp_path: Path
+) -> None:
+    """``pending`` as a callable runs while the lookups are on their way: its error is the
+    upload's, the lookups are cancelled (no task left behind), nothing is created."""
+    import asyncio
+
+    from platform_eval.jobs import Manifest, upload_items_async
+
+    def unreadable() -> list[PendingItem]:
+        raise ValueError("the file changed under us")
+
+    async def main() -> None:
+        async with emulator.async_client(project) as client:
+            manifest = Manifest(tmp_path / "m.jsonl", parent=client.parent, source="t")
+            with pytest.raises(ValueError, match="changed under us"):
+                await upload_items_async(
+                    client, unreadable, manifest=manifest, set_id="s", display_name="s"
+                )
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            assert others == []
+            read = await upload_items_async(
+                client,
+                lambda: [("a", _item("a", 10))],
+                manifest=manifest,
+                set_id="s",
+                display_name="s",
+            )
+            assert read.ok and len(read.items) == 1
+
+    asyncio.run(main())
+    with emulator.client(project) as client:
+        assert len(list(client.list_items())) == 1 and len(list(client.list_sets())) == 1
