@@ -110,6 +110,7 @@ def _run(script: Path, variant: list[str], quick: bool) -> list[str]:
     """The section of one run of ``script`` with ``variant``'s arguments."""
     extra = [*(QUICK.get(script.name, []) if quick else []), *variant]
     label = " ".join([script.name, *variant])
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, str(script), *extra],
@@ -121,7 +122,9 @@ def _run(script: Path, variant: list[str], quick: bool) -> list[str]:
     seconds = time.perf_counter() - started
     output = done.stdout.strip()
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"<!-- {label}: {seconds:.0f} s, exit {done.returncode}, measured {today} -->"]
+    # Another process's work slows every contender: the 1-minute load says how busy it was.
+    load = f"load {load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
+    lines = [f"<!-- {label}: {seconds:.0f} s, exit {done.returncode}, measured {today}, {load} -->"]
     if output.startswith("## "):
         lines.append(output)
     else:

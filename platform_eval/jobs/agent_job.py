@@ -232,6 +232,15 @@ def _candidates(
     """Each finished session as its case's candidate; a failed run NOT_EVALUATED with why."""
     if options.save_sessions is not None:
         save_sessions(report, options.save_sessions)
+    else:
+        spoken = sum(len(run.audio) for run in report.runs)
+        if spoken:
+            # Scored on its transcript, the audio itself is kept nowhere else: said, not lost.
+            _logger.warning(
+                "live mode: the agent's audio of %d turns is not kept; --save-sessions DIR "
+                "writes each turn's WAV beside its session",
+                spoken,
+            )
     if options.save_traces is not None:
         save_traces(report, options.save_traces)
     candidates: dict[str, list[CandidateResponse]] = {}

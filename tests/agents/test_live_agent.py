@@ -289,6 +289,8 @@ def test_a_latency_threshold_fails_the_run_when_missed(
     voice.first_delay = 0.3
     args = LIVE_ONE_METRIC
     assert _run(*args, "--threshold", "first_audio_p95_s=0.05") == 1
+    # No --save-sessions: the audio heard is kept nowhere, and the run says so.
+    assert re.search(r"the agent's audio of \d+ turns is not kept", capsys.readouterr().err)
     missed = json.loads(Path("report.json").read_text())["agentUsage"]["missed"]
     # Whatever the machine's load made it: above the bound.
     assert len(missed) == 1 and re.fullmatch(r"first_audio_p95_s: [0-9.]+ > 0\.05", missed[0])
