@@ -199,8 +199,8 @@ def is_flat_span(row: Any) -> bool:
     if not isinstance(row, dict):
         return False
     context = row.get("context")
-    return "name" in row and (
-        _has(row, "span_id", "spanId", "spanID")
+    return ("name" in row or "SpanName" in row) and (
+        _has(row, "span_id", "spanId", "spanID", "SpanId")
         or (isinstance(context, dict) and "span_id" in context)
     )
 

@@ -6,7 +6,8 @@ bytes, with the ``opentelemetry-proto`` package); OTLP log records (``{"resource
 become events of the span they were emitted in (ADK 2.x records message content there by
 default); Grafana Tempo's ``{"batches"}`` and
 ``{"trace": ...}``; flat span lists (ADK's dev-UI ``/debug/trace``, VeADK and Strands Evals
-dumps, the OpenTelemetry console exporter's objects, AWS ADOT ``{"session_id", "spans"}``).
+dumps, the OpenTelemetry console exporter's objects, AWS ADOT ``{"session_id", "spans"}``, rows
+of the collector's ClickHouse ``otel_traces`` table).
 
 Span ids are normalized to lowercase hex so that parents are found whichever way an exporter
 wrote them (hex, ``0x`` hex, base64, decimal integers). A span printed twice (the console
@@ -132,6 +133,8 @@ def _time_ns(value: Any) -> int:
             return value  # nanoseconds
         if value > 10**14:
             return value * 1000  # microseconds
+        if value > 10**11:
+            return value * 10**6  # milliseconds (no second count is that large)
         return value * 10**9  # seconds
     if isinstance(value, float):
         return _seconds_to_ns(value)
@@ -348,6 +351,8 @@ def _flat_events(raw: Any) -> tuple[SpanEvent, ...]:
 
 
 def _flat_span(raw: dict[str, Any]) -> Span:
+    if "SpanName" in raw:
+        return _table_row_span(raw)
     found = raw.get("context")
     context: dict[str, Any] = found if isinstance(found, dict) else {}
     parent = raw.get("parent")
@@ -368,6 +373,48 @@ def _flat_span(raw: dict[str, Any]) -> Span:
         end_ns=_time_ns(_first(raw, "end_time", "endTime", "endTimeUnixNano")),
         attributes=attributes if isinstance(attributes, dict) else {},
         events=_flat_events(_first(raw, "span_events", "events")),
+    )
+
+
+def _table_row_span(raw: dict[str, Any]) -> Span:
+    """A row of the OpenTelemetry Collector's ClickHouse ``otel_traces`` table, as exported
+    (agntcy's observability stack, SigNoz-style stores): ``SpanName``, ``SpanAttributes``, a
+    start ``Timestamp`` and a ``Duration`` in nanoseconds; the events as parallel columns
+    (``Events.Name``, ``Events.Timestamp``, ``Events.Attributes``) or as ``Events`` objects."""
+    start = _time_ns(raw.get("Timestamp"))
+    duration = _int(raw.get("Duration"))
+    attributes = raw.get("SpanAttributes")
+    return Span(
+        trace_id=_hex_id(raw.get("TraceId"), 32),
+        span_id=_hex_id(raw.get("SpanId"), 16),
+        parent_id=_hex_id(raw.get("ParentSpanId"), 16) or None,
+        name=str(raw.get("SpanName") or ""),
+        start_ns=start,
+        end_ns=start + duration if start and isinstance(duration, int) and duration > 0 else 0,
+        attributes=attributes if isinstance(attributes, dict) else {},
+        events=_table_row_events(raw),
+    )
+
+
+def _table_row_events(raw: dict[str, Any]) -> tuple[SpanEvent, ...]:
+    if isinstance(raw.get("Events"), list):
+        return _flat_events(
+            [
+                {k.lower(): v for k, v in event.items()} if isinstance(event, dict) else event
+                for event in raw["Events"]
+            ]
+        )
+    names, times, attributes = (
+        value if isinstance(value := raw.get(f"Events.{column}"), list) else []
+        for column in ("Name", "Timestamp", "Attributes")
+    )
+    return tuple(
+        SpanEvent(
+            str(name or ""),
+            attributes[i] if i < len(attributes) and isinstance(attributes[i], dict) else {},
+            _time_ns(times[i]) if i < len(times) else 0,
+        )
+        for i, name in enumerate(names)
     )
 
 

@@ -12,7 +12,9 @@ time, before the reader sees them; an attribute already present is never overwri
 * OpenInference (Arize Phoenix; LangChain, LangGraph, Claude Agent SDK, ...):
   ``openinference.span.kind`` AGENT, CHAIN, LLM and TOOL, ``llm.input_messages.N.message.*``,
   ``tool.name``, ``input.value`` / ``output.value``;
-* ADK 1.x span names (``agent_run [name]``, ``invocation [app]``) and Traceloop's workflow spans;
+* ADK 1.x span names (``agent_run [name]``, ``invocation [app]``); Traceloop's (OpenLLMetry's)
+  workflow spans, model calls (``llm.request.type``) and tool spans (``traceloop.span.kind`` or
+  agntcy's ``ioa_observe.span.kind`` ``tool``: the entity's name, input and output);
 * an agent's own input and output (OpenInference ``input.value``/``output.value``, Pydantic AI's
   ``final_result``) as that agent span's messages.
 """
@@ -157,6 +159,13 @@ def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dic
 def _openllmetry_messages(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     out = []
     for entry in _indexed(attributes, prefix):
+        content = entry.get("content")
+        if isinstance(content, str) and len(content) > 1 and content[0] == content[-1] == '"':
+            # OpenLLMetry's LangChain instrumentation writes some contents JSON-encoded (an
+            # empty answer beside a tool call is the two characters ``""``).
+            decoded = parse_json(content)
+            if isinstance(decoded, str):
+                entry["content"] = decoded
         entry["tool_calls"] = [
             {
                 "id": c.get("id"),
@@ -286,6 +295,66 @@ def _openinference(span: Span, kind: str, is_root: bool, has_agents: bool) -> di
     return found
 
 
+#: OpenLLMetry's ``llm.request.type`` of a model call.
+_OPENLLMETRY_LLM = ("chat", "completion")
+
+
+def _traceloop_kind(attributes: dict[str, Any]) -> str:
+    """Traceloop's span kind, or ioa_observe's (agntcy's SDK on top of it)."""
+    return str(
+        attributes.get("traceloop.span.kind") or attributes.get("ioa_observe.span.kind") or ""
+    )
+
+
+def _traceloop_tool(span: Span) -> dict[str, Any]:
+    """A Traceloop (or ioa_observe) tool span as GenAI's ``execute_tool``: its entity's name,
+    input and output are the tool's name, arguments and result."""
+    attributes = span.attributes
+    prefix = "traceloop" if "traceloop.span.kind" in attributes else "ioa_observe"
+    name = attributes.get(f"{prefix}.entity.name") or span.name.removesuffix(".tool")
+    found: dict[str, Any] = {OPERATION: "execute_tool", "gen_ai.tool.name": name}
+    arguments = _entity_arguments(attributes.get(f"{prefix}.entity.input"))
+    if arguments is not None:
+        found["gen_ai.tool.call.arguments"] = arguments
+    result = _entity_result(attributes.get(f"{prefix}.entity.output"))
+    if result is not None:
+        found["gen_ai.tool.call.result"] = result
+    return found
+
+
+def _entity_arguments(raw: Any) -> Any:
+    """A tool's arguments from its entity input: LangChain's ``{"input_str": "{'q': 1}"}`` (a
+    Python literal, read as one), a decorated function's ``{"args": [], "kwargs": {...}}``."""
+    decoded = parse_json(raw) if isinstance(raw, str) else raw
+    if not isinstance(decoded, dict):
+        return None
+    if isinstance(decoded.get("kwargs"), dict) and decoded.get("args") in ([], None):
+        return decoded["kwargs"]
+    given = decoded.get("input_str")
+    if isinstance(given, str):
+        import ast
+
+        try:
+            literal = ast.literal_eval(given)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return given
+        return literal if isinstance(literal, dict) else given
+    return None
+
+
+def _entity_result(raw: Any) -> Any:
+    """A tool's result from its entity output: a LangChain ToolMessage's content, else the
+    output as it is."""
+    decoded = parse_json(raw) if isinstance(raw, str) else raw
+    if decoded is None:
+        return raw if isinstance(raw, str) and raw else None
+    output = decoded.get("output", decoded) if isinstance(decoded, dict) else decoded
+    if isinstance(output, dict) and isinstance(output.get("kwargs"), dict):
+        content = output["kwargs"].get("content")
+        return content if content is not None else output
+    return output
+
+
 def normalize(span: Span, *, is_root: bool = False, has_agents: bool = False) -> Span:
     """The span with its dialect's attributes added as GenAI semantic-convention ones.
 
@@ -305,6 +374,12 @@ def normalize(span: Span, *, is_root: bool = False, has_agents: bool = False) ->
             added[OPERATION] = "invocation"
     elif attributes.get("traceloop.span.kind") == "workflow" and OPERATION not in attributes:
         added[OPERATION] = "invoke_workflow"
+    elif _traceloop_kind(attributes) == "tool" and OPERATION not in attributes:
+        added.update(_traceloop_tool(span))
+    elif attributes.get("llm.request.type") in _OPENLLMETRY_LLM and OPERATION not in attributes:
+        # OpenLLMetry's model call (``ChatOpenAI.chat``, ``openai.chat``): its messages are
+        # the gen_ai.prompt / gen_ai.completion attributes read below.
+        added[OPERATION] = "chat"
     elif kind and OPERATION not in attributes:
         added.update(_openinference(span, kind, is_root, has_agents))
     if attributes.get(OPERATION, added.get(OPERATION)) == "invoke_agent":

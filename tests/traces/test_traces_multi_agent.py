@@ -3,9 +3,10 @@ and in the order it happened.
 
 The fixtures in ``data/traces`` are written here, in the shapes of the instrumentations that
 record them (Traceloop's and OpenInference's OpenAI Agents SDK instrumentations, OpenInference's
-LangChain instrumentation with a remote ADK agent reached over A2A): a handoff that is only a
-call in the model's output, a handoff that is also a span, and a tool call carried out by
-another agent with no tool span of its own.
+LangChain instrumentation with a remote ADK agent reached over A2A; OpenLLMetry's LangChain
+instrumentation under agntcy's ioa_observe, as rows of the collector's ClickHouse table): a
+handoff that is only a call in the model's output, a handoff that is also a span, and a tool call
+carried out by another agent with no tool span of its own.
 """
 
 from __future__ import annotations
@@ -190,3 +191,51 @@ def test_the_fixtures_are_what_the_loaders_take() -> None:
     # Every fixture reads through the public loader, whatever its container.
     for path in sorted(DATA.glob("*.json")):
         assert len(traces.load_conversations(path)) == 1, path
+
+
+def test_a_supervisors_routing_calls_only_in_its_models_output_are_kept_from_table_rows() -> None:
+    """agntcy's stack (ioa_observe on OpenLLMetry) exported from the collector's ClickHouse
+    ``otel_traces`` table: the supervisor's ``Router`` calls are only in its model's output
+    (``gen_ai.completion.0.tool_calls``), the worker's tool is also a Traceloop tool span whose
+    entity input is a Python literal and whose output is a LangChain ToolMessage; an empty
+    answer recorded JSON-encoded (``""``) is no text; an agent span in a trace of its own
+    (same session) is no turn of its own."""
+    conversation = _only(DATA / "langgraph_supervisor.clickhouse.json")
+    assert [(kind, what) for _, kind, what in _events(conversation)] == [
+        ("text", "How warm is it in Lisbon today?"),
+        ("call", ("Router", {"next": "researcher"})),
+        ("call", ("get_weather", {"city": "Lisbon"})),
+        ("response", ("get_weather", {"result": "24 degrees and sunny"})),
+        ("text", "It is 24 degrees and sunny in Lisbon today."),
+        ("call", ("Router", {"next": "FINISH"})),
+    ]
+    assert len(conversation.agent_data.turns or []) == 1
+
+
+def test_table_rows_give_times_durations_and_events_in_either_column_shape() -> None:
+    from platform_eval.traces.containers import spans_from_data
+
+    rows = _spans("langgraph_supervisor.clickhouse.json")
+    spans = {span.span_id: span for span in spans_from_data(rows)}
+    workflow, chat = spans["a000000000000001"], spans["a000000000000002"]
+    assert workflow.parent_id is None and chat.parent_id == workflow.span_id
+    # An ISO 8601 start and one in milliseconds; the Duration column is nanoseconds.
+    assert workflow.start_ns == 1751045581 * 10**9
+    assert workflow.end_ns - workflow.start_ns == 5 * 10**9
+    assert chat.start_ns == 1751045581100 * 10**6 and chat.end_ns == chat.start_ns + 400_000_000
+    agent = spans["b000000000000001"]
+    assert [(e.name, e.time_ns) for e in agent.events] == [
+        ("agent_start_event", 1751045581500 * 10**6),
+        ("agent_end_event", 1751045582900 * 10**6),
+    ]
+    assert agent.events[0].attributes == {"agent_name": "research", "type": "agent"}
+    # The same events as objects (an export that keeps the nested column as one).
+    nested = {k: v for k, v in rows[-1].items() if not k.startswith("Events.")} | {
+        "Events": [
+            {"Timestamp": 1751045581500, "Name": "agent_start_event", "Attributes": {"a": "1"}}
+        ]
+    }
+    (span,) = spans_from_data([nested])
+    assert [(e.name, e.time_ns, e.attributes) for e in span.events] == [
+        ("agent_start_event", 1751045581500 * 10**6, {"a": "1"})
+    ]
