@@ -338,7 +338,10 @@ async def _import_items(
                 content=data,
                 evaluation_set=part,
                 gcs_destination=destination,
-                request_id=f"pe-import-{key_label(set_id + '|' + '|'.join(keys))}",
+                # Not a part's id: a retry must not be answered with a part an earlier
+                # upload of the same items made.
+                request_id=f"pe-{'own' if own else 'import'}-"
+                f"{key_label(set_id + '|' + '|'.join(keys))}",
             )
             wait = time_left(positive_number(IMPORT_WAIT_ENV, DEFAULT_IMPORT_WAIT))
             imported = await future.wait(wait)
