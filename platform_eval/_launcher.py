@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from . import _standby
 from ._adaptive import AUTO
+from ._gc import own_process
 
 #: The commands that run an agent (``--agent``).
 _AGENT_COMMANDS = frozenset({"run", "generate"})
@@ -102,6 +103,7 @@ _INTERRUPTED = 130
 
 
 def program() -> int:
+    own_process()  # the command's process: what it loads may be set aside for good
     _standby.start(workers_wanted(sys.argv[1:]))
     try:
         try:

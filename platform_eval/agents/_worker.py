@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import importlib
 import logging
 import os
@@ -20,6 +19,7 @@ import threading
 import warnings
 from typing import IO, Any
 
+from .._gc import own_process, settle_for_cases
 from .loading import AgentLoadError, load_agent
 from .model_quota import CaseQuota
 from .reports import CaseRun
@@ -58,12 +58,6 @@ _FIRST_CASE_IMPORTS = (
     "google.adk.evaluation.eval_config",
     "google.adk.evaluation.simulation.static_user_simulator",
 )
-#: The collector's first threshold while cases run (Python's default is 700): a case builds
-#: tens of thousands of objects that live until it ends, and each burst set off collections
-#: that walked them again and found no cycle (200 cases in one process, frozen and at this
-#: threshold: 2.6 s of CPU, 3.0 s as Python starts; medians of three). Cycles are still
-#: collected, less often.
-_CASES_GC_THRESHOLD = 20_000
 
 
 def _import_ahead() -> None:
@@ -122,10 +116,7 @@ async def _serve(settings: dict[str, Any], inbox: IO[bytes], channel: IO[bytes])
         send(("failed", str(exc)))
         return
     context = CaseContext.for_agent(agent, settings["cases"])
-    # What is loaded now (google-adk, the agent) lives as long as this process: out of every
-    # collection's walk from here on.
-    gc.freeze()
-    gc.set_threshold(_CASES_GC_THRESHOLD, *gc.get_threshold()[1:])
+    settle_for_cases()
     send(("ready",))
 
     async def one(ident: int, case: Any, run: int, mocks: Any) -> None:
@@ -150,6 +141,7 @@ async def _serve(settings: dict[str, Any], inbox: IO[bytes], channel: IO[bytes])
 
 
 def main() -> int:
+    own_process()
     # Ctrl-C reaches every process of the terminal's group: the process that started this one
     # decides what stops (it closes stdin, or kills it).
     signal.signal(signal.SIGINT, signal.SIG_IGN)

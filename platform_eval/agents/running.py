@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._adaptive import AUTO, DEFAULT_CAP, limit_for, parse_concurrency
+from .._gc import settle_for_cases
 from .._model_errors import failure_text, unusable_model
 from ..errors import PlatformEvalError
 from ..formats import adk
@@ -552,6 +553,7 @@ async def run_agent_cases(
     execute: CaseExecutor = functools.partial(execute_case, CaseContext.for_agent(agent, settings))
     if workers is not None:
         execute = workers.executor(execute)
+    settle_for_cases()  # in the command's own process only, as in its workers
     return await schedule(
         execute, cases, num_runs, concurrency, max_concurrency, journal, record_spans,
         on_progress, tool_mocks,

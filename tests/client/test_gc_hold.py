@@ -119,3 +119,24 @@ def test_objects_a_program_froze_stay_frozen() -> None:
         assert not any(obj is theirs for obj in gc.get_objects())
     finally:
         gc.unfreeze()
+
+
+def test_only_a_process_of_ours_sets_what_it_runs_on_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library call never freezes the program's objects; the command's process (and its
+    workers) freeze what the cases run on, and what a hold builds afterwards joins it."""
+    monkeypatch.setattr(_gc, "_owned", False)
+    monkeypatch.setattr(_gc, "_settled", False)
+    _gc.settle_for_cases()
+    assert gc.get_freeze_count() == 0 and not _gc._settled
+    loaded = [{"adk": True}]
+    _gc.own_process()
+    try:
+        _gc.settle_for_cases()
+        assert _gc._settled and gc.get_threshold()[0] == _gc.CASES_THRESHOLD
+        assert not any(obj is loaded for obj in gc.get_objects())  # frozen: in no generation
+        with collector_paused():
+            built = [{"case": 1}]
+        assert not any(obj is built for obj in gc.get_objects())  # frozen with it
+        assert gc.get_threshold()[0] == _gc.CASES_THRESHOLD
+    finally:
+        gc.unfreeze()
