@@ -90,6 +90,10 @@ def collector_paused() -> Iterator[None]:
 #: and at this threshold: 2.6 s of CPU, 3.0 s as Python starts; medians of three). Cycles are
 #: still collected, less often.
 CASES_THRESHOLD = 20_000
+#: Objects the young generation holds when a hold ends from which they are promoted without a
+#: walk; below it, the young collection that follows is cheap, and the program's own young
+#: objects are left where they are.
+PROMOTED_FROM = 50_000
 #: The process is platform-eval's own (the command, a worker it started), not a program that
 #: imported it: what it loaded may be set aside for good (``settle_for_cases``).
 _owned = False
@@ -126,8 +130,8 @@ def _promote_without_a_walk() -> None:
     (nothing is done then). A cycle built meanwhile is still collected, by a full collection.
     In a process of ours that froze what it runs on (``settle_for_cases``), what the hold built
     is frozen with it: a command's cases and pages live until it ends."""
-    if not gc.isenabled():
-        return
+    if not gc.isenabled() or gc.get_count()[0] < PROMOTED_FROM:
+        return  # a young collection of a few objects is cheap: left to run as usual
     if _settled:
         # Our process froze what it runs on: that stays frozen, and this joins it.
         gc.freeze()

@@ -102,10 +102,17 @@ def test_what_the_hold_built_goes_to_the_oldest_generation_without_a_collection(
     gc.collect()  # young generations empty: the few allocations below set nothing off
     collections = gc.get_stats()
     with collector_paused():
-        built = [{"case": i} for i in range(1_000)]
+        built = [{"case": i} for i in range(100_000)]
     assert any(obj is built for obj in gc.get_objects(generation=2))
     # Moved, not walked: no collection of any generation ran for it.
     assert [s["collections"] for s in gc.get_stats()] == [s["collections"] for s in collections]
+
+
+def test_a_small_hold_leaves_the_young_generation_as_it_is() -> None:
+    gc.collect()
+    with collector_paused():
+        built = [{"case": i} for i in range(100)]
+    assert any(obj is built for obj in gc.get_objects(generation=0))
 
 
 def test_objects_a_program_froze_stay_frozen() -> None:
@@ -113,7 +120,9 @@ def test_objects_a_program_froze_stay_frozen() -> None:
     gc.freeze()
     try:
         with collector_paused():
-            [{"case": i} for i in range(100)]
+            built = [{"case": i} for i in range(100_000)]
+        # Nothing moved: what the hold built is where it was made, young.
+        assert any(obj is built for obj in gc.get_objects(generation=0))
         # Frozen objects are in no generation: unfrozen, it would be back in the oldest.
         assert gc.get_freeze_count() > 0
         assert not any(obj is theirs for obj in gc.get_objects())
@@ -135,7 +144,7 @@ def test_only_a_process_of_ours_sets_what_it_runs_on_aside(monkeypatch: pytest.M
         assert _gc._settled and gc.get_threshold()[0] == _gc.CASES_THRESHOLD
         assert not any(obj is loaded for obj in gc.get_objects())  # frozen: in no generation
         with collector_paused():
-            built = [{"case": 1}]
+            built = [{"case": i} for i in range(100_000)]
         assert not any(obj is built for obj in gc.get_objects())  # frozen with it
         assert gc.get_threshold()[0] == _gc.CASES_THRESHOLD
     finally:
