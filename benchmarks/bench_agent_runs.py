@@ -31,6 +31,7 @@ import argparse
 import compileall
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -74,13 +75,21 @@ def adk_scores(folder: Path) -> dict[tuple[str, str], float]:
     }
 
 
-def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall time, CPU time (the command and every process it started, user + system) and the
+    command's output."""
+    before = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"{command[0]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return elapsed, done.stdout
+    return elapsed, _children_cpu() - before, done.stdout
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _ours(bin_dir: Path) -> list[str]:
@@ -145,7 +154,7 @@ def main() -> None:
             # then weighs on one round of each, and each round's ratios are taken.
             shutil.rmtree(folder / "travel_agent" / ".adk", ignore_errors=True)
             before, refused = len(fake.seen), fake.refused
-            elapsed, _ = timed(
+            elapsed, cpu, _ = timed(
                 [
                     str(bin_dir / "adk"),
                     "eval",
@@ -158,18 +167,19 @@ def main() -> None:
                 env,
             )
             rows.setdefault(ADK, []).append(
-                _Round(elapsed, len(fake.seen) - before, fake.refused - refused, True)
+                _Round(elapsed, cpu, len(fake.seen) - before, fake.refused - refused, True)
             )
             theirs = adk_scores(folder)
             for concurrency in ["auto", *map(str, args.also_concurrency)]:
                 shutil.rmtree(folder / ".platform-eval", ignore_errors=True)
                 before, refused = len(fake.seen), fake.refused
-                elapsed, out = timed(
+                elapsed, cpu, out = timed(
                     [*_ours(bin_dir), "--agent-concurrency", concurrency], folder, env
                 )
                 rows.setdefault(concurrency, []).append(
                     _Round(
                         elapsed,
+                        cpu,
                         len(fake.seen) - before,
                         fake.refused - refused,
                         _same(out, theirs),
@@ -183,9 +193,9 @@ def main() -> None:
     rounds = f"median of {args.rounds} rounds (range)" if args.rounds > 1 else "one round"
     print(
         f"| command | concurrency | model calls a round | answered 429 | wall time, {rounds} "
-        "| vs adk eval |"
+        "| CPU time | vs adk eval |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for concurrency, runs in rows.items():
         if concurrency == ADK:
             command, level = "adk eval (google-adk)", "4 (its default)"
@@ -202,6 +212,7 @@ def main() -> None:
         print(
             f"| {command} | {level} | {calls // len(runs)} | {refused} "
             f"({refused / max(1, calls):.1%}) | {_spread([r.seconds for r in runs], ' s')} | "
+            f"{_spread([r.cpu for r in runs], ' s')} | "
             + ("1.0x" if concurrency == ADK else f"{ratio} faster")
             + ("" if same else " (SCORES DIFFER)")
             + " |"
@@ -233,6 +244,8 @@ ADK = "adk eval"
 @dataclass
 class _Round:
     seconds: float
+    #: CPU seconds of the command's processes (the fake model runs in this one: not counted).
+    cpu: float
     calls: int
     refused: int
     same: bool
