@@ -21,6 +21,7 @@ time, before the reader sees them; an attribute already present is never overwri
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from collections import defaultdict
@@ -332,8 +333,6 @@ def _entity_arguments(raw: Any) -> Any:
         return decoded["kwargs"]
     given = decoded.get("input_str")
     if isinstance(given, str):
-        import ast
-
         try:
             literal = ast.literal_eval(given)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
