@@ -44,12 +44,7 @@ def unusable_model(exc: BaseException) -> bool:
         return True
     if isinstance(exc, ssl.SSLCertVerificationError):  # a certificate no call will trust
         return True
-    response = getattr(exc, "response", None)  # a Live socket's refused handshake (websockets)
-    if type(exc).__name__ == "InvalidStatus" and getattr(response, "status_code", None) in (
-        401,
-        403,
-        404,
-    ):
+    if _handshake_status(exc) in (401, 403, 404):
         return True
     try:
         import aiohttp  # google-genai's async transport, when installed
@@ -65,6 +60,16 @@ def unusable_model(exc: BaseException) -> bool:
     if isinstance(exc, DefaultCredentialsError):
         return True
     return isinstance(exc, ValueError) and any(words in str(exc) for words in _NO_CREDENTIALS)
+
+
+def _handshake_status(exc: BaseException) -> int | None:
+    """The status a Live socket's refused handshake was answered with (websockets'
+    ``InvalidStatus``), else None."""
+    try:
+        from websockets.exceptions import InvalidStatus
+    except ImportError:  # no Live model without websockets
+        return None
+    return exc.response.status_code if isinstance(exc, InvalidStatus) else None
 
 
 def answer_text(exc: BaseException) -> str | None:

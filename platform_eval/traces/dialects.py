@@ -323,6 +323,10 @@ def _traceloop_tool(span: Span) -> dict[str, Any]:
     return found
 
 
+#: The longest tool input read as a Python literal (``ast.literal_eval`` compiles it first).
+_LITERAL_LIMIT = 100_000
+
+
 def _entity_arguments(raw: Any) -> Any:
     """A tool's arguments from its entity input: LangChain's ``{"input_str": "{'q': 1}"}`` (a
     Python literal, read as one), a decorated function's ``{"args": [], "kwargs": {...}}``."""
@@ -332,6 +336,8 @@ def _entity_arguments(raw: Any) -> Any:
     if isinstance(decoded.get("kwargs"), dict) and decoded.get("args") in ([], None):
         return decoded["kwargs"]
     given = decoded.get("input_str")
+    if isinstance(given, str) and len(given) > _LITERAL_LIMIT:
+        return given  # kept as written: parsing Python is not worth its cost at this size
     if isinstance(given, str):
         try:
             literal = ast.literal_eval(given)
