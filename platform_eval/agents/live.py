@@ -30,6 +30,7 @@ from typing import Any
 
 from .._env import positive_number
 from ..errors import PlatformEvalError
+from .connection import LIVE_AUDIO, count_events, over_cap
 
 #: Where a turn's timings are kept: the customMetadata of the turn's last event.
 LIVE_KEY = "platform_eval_live"
@@ -287,6 +288,7 @@ class LiveConversation:
                 )
             self._keep(turn, event)
             events.append(event)
+            count_events(len(events), f"turn {turn.index}")
             found = boundary.feed(event)
             if found == "end":
                 break
@@ -316,6 +318,8 @@ class LiveConversation:
             turn.first_audio = turn.first_audio if turn.first_audio is not None else now
             turn.last_audio = now
             turn.audio += base64.b64decode(blob.get("data") or "")
+            if len(turn.audio) > LIVE_AUDIO.value:
+                raise LiveTurnError(str(over_cap(f"turn {turn.index}", LIVE_AUDIO)))
             turn.audio_mime = turn.audio_mime or str(blob.get("mimeType"))
 
 

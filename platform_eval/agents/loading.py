@@ -14,7 +14,6 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +50,12 @@ class LoadedAgent:
     #: A hash of the agent's source files: a resumed run reuses sessions only of the same code.
     fingerprint: str
     reset: Callable[[], object] | None = None
+    #: The longest one turn may take (None: the run's own timeout only, as adk eval has
+    #: none); a peer over the network has one (``a2a``).
+    turn_timeout: float | None = None
+    #: Why a finished session holds no answer of the agent (a peer that failed: ``a2a``),
+    #: or None when it answered; its case is then NOT_EVALUATED, never scored.
+    unanswered: Callable[[dict[str, Any]], str | None] | None = None
 
 
 def _require_adk() -> None:
@@ -155,39 +160,15 @@ def _load_dotenv(folder: Path) -> None:
 AgentSource = str | Path | LoadedAgent | ServedAgent
 
 
-async def _a2a_peer(card_url: str) -> LoadedAgent:
-    """An A2A peer as the agent under test: google-adk's own ``RemoteA2aAgent`` as the root,
-    which sends each user turn over the a2a-sdk client and turns what the peer answers (its
-    messages, artifacts and tool-use parts) into ADK events, as an ADK agent calling it sees
-    them. It is named after the card, and its fingerprint is the card's: a peer that now
-    declares otherwise is another agent, whose runs are not resumed."""
-    import httpx
-
-    try:
-        card = httpx.get(card_url, timeout=30, follow_redirects=True).json()
-    except (httpx.HTTPError, ValueError) as exc:
-        raise AgentLoadError(
-            f"--agent {card_url}: the A2A agent card cannot be read ({type(exc).__name__})"
-        ) from None
-    if not isinstance(card, dict) or not card.get("name"):
-        raise AgentLoadError(f"--agent {card_url}: not an A2A agent card (no name)")
-    from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
-
-    name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(card["name"]))
-    if not name or not (name[0].isalpha() or name[0] == "_"):
-        name = f"a2a_{name}"
-    root = RemoteA2aAgent(name=name, agent_card=card_url)
-    digest = hashlib.sha256(json.dumps(card, sort_keys=True).encode()).hexdigest()
-    return LoadedAgent(root, None, name, card_url, digest)
-
-
 async def load_agent(spec: str | Path) -> LoadedAgent:
     """The agent ``spec`` names: an agent folder, an ``agent.py`` file, ``module:attr``, or an
     A2A peer's agent card URL."""
     _require_adk()
     spec = str(spec)
     if is_a2a_card(spec):
-        return await _a2a_peer(spec)
+        from .a2a import a2a_peer  # which builds on this module
+
+        return await a2a_peer(spec)
     path = Path(spec)
     if path.is_dir():
         folder = path.resolve()

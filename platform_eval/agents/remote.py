@@ -4,11 +4,12 @@ machine). What ``--agent URL`` names; ``served`` runs the cases on it."""
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..errors import PlatformEvalError
 
@@ -83,6 +84,16 @@ class ServedAgent:
     def __post_init__(self) -> None:
         # An Agent Runtime's resource name is reached at its region's endpoint.
         object.__setattr__(self, "url", agent_runtime_url(self.url) or self.url)
+        bare, user, password = _without_userinfo(self.url)
+        if bare != self.url:
+            # A password in the URL is a credential like a header: sent as Basic auth, under
+            # the same clear-text rule, and never shown (the URL is shown without it).
+            headers = dict(self.headers)
+            if "authorization" not in {name.lower() for name in headers}:
+                headers["Authorization"] = _basic(user, password)
+            object.__setattr__(self, "url", bare)
+            object.__setattr__(self, "headers", headers)
+        check_header_values(self.headers)
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ServedAgentError(f"--agent {self.url}: expected an http(s) URL of a server")
@@ -116,4 +127,34 @@ def parse_headers(given: Sequence[str]) -> dict[str, str]:
             shown = name.strip()[:40] or "(empty)"
             raise ValueError(f"--agent-header {shown}...: expected 'Name: value'")
         headers[name.strip()] = value.strip()
+    check_header_values(headers)
     return headers
+
+
+def check_header_values(headers: Mapping[str, str]) -> None:
+    """ValueError naming (by its name only) a header whose value could end the header early:
+    a CR, LF or other control character."""
+    for name, value in headers.items():
+        if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in str(value)):
+            raise ValueError(
+                f"--agent-header {name}: its value holds a line break or another control "
+                "character, which no header may carry"
+            )
+
+
+def _without_userinfo(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without its ``user:password@``, and the two (None where absent)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None, None
+    netloc = parts.netloc.rpartition("@")[2]
+    return (
+        urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)),
+        (parts.username),
+        parts.password,
+    )
+
+
+def _basic(user: str | None, password: str | None) -> str:
+    pair = f"{unquote(user or '')}:{unquote(password or '')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode()

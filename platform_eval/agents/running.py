@@ -15,6 +15,7 @@ import contextlib
 import copy
 import functools
 import logging
+import math
 import os
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -29,6 +30,7 @@ from ..errors import PlatformEvalError
 from ..formats import adk
 from ..traces.adk_session import AGENT_CONFIG_KEY
 from ..traces.matching import case_session_id
+from .connection import call_deadline, count_events, within
 from .history import history_events
 from .journal import AgentJournal
 from .live import LiveConversation, LiveStream, Utterance, drain, next_from, silence
@@ -299,14 +301,17 @@ async def run_case(
 
     async def turn(message: Any) -> list[Any]:
         said: list[Any] = []
-        async for event in runner.run_async(
-            user_id=user_id, session_id=session_id, new_message=message, run_config=run_config
-        ):
-            if not said:
-                said.append(
-                    Event(content=message, author="user", invocation_id=event.invocation_id)
-                )
-            said.append(event)
+        seconds, cause = call_deadline(agent.turn_timeout or math.inf)
+        async with within(seconds, f"the agent {agent.name}", cause):
+            async for event in runner.run_async(
+                user_id=user_id, session_id=session_id, new_message=message, run_config=run_config
+            ):
+                if not said:
+                    said.append(
+                        Event(content=message, author="user", invocation_id=event.invocation_id)
+                    )
+                said.append(event)
+                count_events(len(said), f"the agent {agent.name}'s turn")
         return said
 
     live = RunnerLive(runner, user_id, session_id, run_config) if audio is not None else None
@@ -492,6 +497,10 @@ async def execute_case(
                 context.settings.adaptive,
                 result.audio if context.settings.live else None,
             )
+            why = context.agent.unanswered(result.session) if context.agent.unanswered else None
+            if why is not None:
+                # Scored, its empty answer would pass whatever expects little: not evaluated.
+                result.session, result.error = None, why
     except Exception as exc:  # one case's failure must not stop the others
         result.error = _failure_text(exc, context.probe)
         if _stops_the_run(exc, context.probe):

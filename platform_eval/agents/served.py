@@ -35,6 +35,24 @@ import httpx
 
 from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
 from ..formats import adk
+from .connection import (
+    ANSWER,
+    LIVE_FRAME,
+    SESSION,
+    AgentConnectionError,
+    Cap,
+    Secrets,
+    call_deadline,
+    count_events,
+    frame_too_big,
+    open_websocket,
+    over_cap,
+    read_capped,
+    read_json,
+    redirect_guard,
+    stream_lines,
+    within,
+)
 from .history import history_events
 from .journal import AgentJournal
 from .live import LiveConversation, LiveStream, Utterance, silence, turn_timeout
@@ -102,6 +120,9 @@ class ServedApp:
     #: server gives none).
     agents: dict[str, dict[str, Any]]
     http: httpx.AsyncClient
+    #: The headers' values and tokens, cut out of whatever the server's answers put in a
+    #: message (``connection.Secrets``).
+    secrets: Secrets = field(default_factory=Secrets)
     #: Whether the server streams (``/run_sse``); False after it answered that it has none.
     sse: bool = True
     #: Whether the server already held a session under a case's id (said once).
@@ -125,22 +146,84 @@ class ServedApp:
         """Where ``path`` is asked (under the server's base URL)."""
         return path
 
-    async def call(self, method: str, path: str, body: Any = None, *, conflict: Any = None) -> Any:
-        """A JSON request to the server; ServedAgentError naming the URL on a failure (a 409
-        answers ``conflict`` instead, where one is given)."""
+    def deadline(self, where: str) -> Any:
+        """The deadline of one call to ``where`` (``connection.within``): the turn timeout, or
+        what is left of the run's own timeout when that is sooner."""
+        seconds, cause = call_deadline(self.agent.turn_timeout)
+        return within(seconds, f"the served agent at {where}", cause)
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        conflict: Any = None,
+        cap: Cap = ANSWER,
+        busy_retried: bool = True,
+    ) -> Any:
+        """A JSON request to the server, under its deadline and ``cap``; ServedAgentError
+        naming the URL on a failure (a 409 answers ``conflict`` instead, where one is given).
+        ``busy_retried``: a 429 or 503 is asked again (False for a request that may have been
+        acted on: it is a _TransientError, and its case starts again in a new session)."""
+        where = f"{self.agent.url}{path}"
         for attempt in range(1, _TRIES + 1):
+            busy: httpx.Response | None = None
+            async with self.deadline(where):
+                try:
+                    async with self.http.stream(method, self._url(path), json=body) as response:
+                        if response.status_code in _BUSY and attempt < _TRIES and busy_retried:
+                            busy = response
+                        elif response.status_code == 409 and conflict is not None:
+                            return conflict
+                        else:
+                            await self.refuse(method, path, response, transient=not busy_retried)
+                            return await read_json(response, cap, where)
+                except httpx.HTTPError as exc:
+                    raise _unreachable(self.agent.url, exc) from None
+            await _backoff(attempt, busy)
+        raise AssertionError("unreachable")
+
+    async def refuse(
+        self, method: str, path: str, response: httpx.Response, *, transient: bool = False
+    ) -> None:
+        """Raises for a failed answer: its status and what it says (read under a cap, the
+        known secrets cut out). ``transient``: a busy answer (429, 503) is _TransientError."""
+        if response.status_code < 400:
+            return
+        detail = ""
+        with contextlib.suppress(AgentConnectionError, ValueError):
+            raw = await read_capped(response, ANSWER, f"{self.agent.url}{path}")
+            text = raw.decode("utf-8", errors="replace")
+            with contextlib.suppress(ValueError):
+                found = json.loads(text)
+                text = str(found.get("detail") if isinstance(found, dict) else found)
+            detail = text[:300]
+        detail = self.secrets.redact(detail)
+        said = f"{self.agent.url}{path} answered {method} with {response.status_code}: {detail}"
+        busy = transient and response.status_code in _BUSY
+        if (
+            busy
+            or response.status_code in _TRANSIENT_STATUS
+            or (response.status_code >= 500 and _TRANSIENT_TEXT.search(detail) is not None)
+        ):
+            raise _TransientError(said.rstrip(": "))
+        raise ServedAgentError(said.rstrip(": "))
+
+    async def look(self, path: str, *, refused: bool = False) -> tuple[int, Any]:
+        """A GET of ``path`` under its deadline: its status and, for a 200, its JSON (read
+        under ``ANSWER``). ``refused``: a failed answer raises (``refuse``)."""
+        where = f"{self.agent.url}{path}"
+        async with self.deadline(where):
             try:
-                response = await self.http.request(method, self._url(path), json=body)
+                async with self.http.stream("GET", path) as response:
+                    if refused:
+                        await self.refuse("GET", path, response)
+                    if response.status_code != 200:
+                        return response.status_code, None
+                    return 200, await read_json(response, ANSWER, where)
             except httpx.HTTPError as exc:
                 raise _unreachable(self.agent.url, exc) from None
-            if response.status_code in _BUSY and attempt < _TRIES:
-                await _backoff(attempt, response)
-                continue
-            if response.status_code == 409 and conflict is not None:
-                return conflict
-            _raise_for(self.agent.url, method, path, response)
-            return response.json() if response.content else None
-        raise AssertionError("unreachable")
 
     async def run_turn(self, user_id: str, session_id: str, message: Any) -> list[dict[str, Any]]:
         """One user message sent; the events the agent answered with, in order."""
@@ -160,7 +243,7 @@ class ServedApp:
                     note = f"{self.agent.url} has no /run_sse: turns sent to /run"
                     self.notes.append(note)
                     _logger.warning("%s", note)
-        answered = await self.call("POST", "/run", body)
+        answered = await self.call("POST", "/run", body, busy_retried=False)
         if not isinstance(answered, list):
             raise ServedAgentError(f"{self.agent.url}/run answered {type(answered).__name__}")
         return [_event(e, self.agent.url) for e in answered]
@@ -219,7 +302,7 @@ class ServedApp:
     async def get_session(self, user_id: str, session_id: str) -> dict[str, Any]:
         """The session as the server keeps it: its events and state."""
         path = f"{self._sessions(user_id)}/{quote(session_id, safe='')}"
-        session = await self.call("GET", path)
+        session = await self.call("GET", path, cap=SESSION)
         if not isinstance(session, dict) or not isinstance(session.get("events"), list):
             raise ServedAgentError(f"{self.agent.url}{path} answered no session")
         return session
@@ -230,28 +313,26 @@ class ServedApp:
     async def _stream(
         self, path: str, body: dict[str, Any], no_stream: tuple[int, ...] = ()
     ) -> list[dict[str, Any]]:
-        """The events a streamed answer sends, a JSON object a line (``data:`` framed or not);
-        a busy server is asked again, a status of ``no_stream`` is _NoSseError."""
-        for attempt in range(1, _TRIES + 1):
-            events: list[dict[str, Any]] = []
+        """The events a streamed answer sends, a JSON object a line (``data:`` framed or not),
+        the whole turn under its deadline and every line and the count of events capped; a
+        status of ``no_stream`` is _NoSseError. A turn is never sent twice into one session:
+        a busy answer is a _TransientError, whose case starts again in a new session."""
+        where = f"{self.agent.url}{path.split('?')[0]}"
+        events: list[dict[str, Any]] = []
+        async with self.deadline(where):
             try:
                 async with self.http.stream("POST", self._url(path), json=body) as response:
                     if response.status_code in no_stream:
                         raise _NoSseError
-                    if response.status_code in _BUSY and attempt < _TRIES:
-                        await _backoff(attempt, response)
-                        continue
-                    if response.status_code >= 400:
-                        await response.aread()
-                        _raise_for(self.agent.url, "POST", path.split("?")[0], response)
-                    async for line in response.aiter_lines():
+                    await self.refuse("POST", path.split("?")[0], response, transient=True)
+                    async for line in stream_lines(response, where):
                         data = line.removeprefix("data:").strip()
                         if data and not line.startswith((":", "event:", "id:", "retry:")):
                             events.append(_event(_json(data, self.agent.url), self.agent.url))
+                            count_events(len(events), where)
             except httpx.HTTPError as exc:
                 raise _unreachable(self.agent.url, exc) from None
-            return events
-        raise AssertionError("unreachable")
+        return events
 
 
 class RuntimeApp(ServedApp):
@@ -332,12 +413,10 @@ def _event(raw: Any, url: str) -> dict[str, Any]:
     return raw
 
 
-async def _backoff(attempt: int, response: httpx.Response) -> None:
-    import asyncio
-
+async def _backoff(attempt: int, response: httpx.Response | None) -> None:
     from .._retry import parse_retry_after
 
-    asked = parse_retry_after(response.headers.get("retry-after"))
+    asked = parse_retry_after(response.headers.get("retry-after")) if response else None
     case = CURRENT_CASE.get()
     if case is not None:
         # The server's own "not now": fewer cases at once, as a model's 429 cuts them.
@@ -360,21 +439,6 @@ def _unreachable(url: str, exc: httpx.HTTPError) -> ServedAgentError:
     )
 
 
-def _raise_for(url: str, method: str, path: str, response: httpx.Response) -> None:
-    if response.status_code < 400:
-        return
-    detail = ""
-    with contextlib.suppress(ValueError):
-        found = response.json()
-        detail = str(found.get("detail") if isinstance(found, dict) else found)
-    detail = detail or response.text[:200]
-    said = f"{url}{path} answered {method} with {response.status_code}: {detail[:300]}"
-    transient = response.status_code in _TRANSIENT_STATUS or (
-        response.status_code >= 500 and _TRANSIENT_TEXT.search(detail) is not None
-    )
-    raise (_TransientError if transient else ServedAgentError)(said.rstrip(": "))
-
-
 @contextlib.asynccontextmanager
 async def connect(agent: ServedAgent, concurrency: int = DEFAULT_CAP) -> AsyncIterator[ServedApp]:
     """The served agent, its app chosen and its agents' details read."""
@@ -382,13 +446,20 @@ async def connect(agent: ServedAgent, concurrency: int = DEFAULT_CAP) -> AsyncIt
     limits = httpx.Limits(max_connections=concurrency + 2, max_keepalive_connections=concurrency)
     timeout = httpx.Timeout(agent.turn_timeout, connect=30.0)
     auth = _GoogleAccess() if agent.is_runtime and _takes_token(agent, headers) else None
+    secrets = Secrets(headers.values())
     async with httpx.AsyncClient(
-        base_url=agent.url, headers=headers, timeout=timeout, limits=limits, auth=auth
+        base_url=agent.url,
+        headers=headers,
+        timeout=timeout,
+        limits=limits,
+        auth=auth,
+        follow_redirects=True,
+        event_hooks={"response": [redirect_guard(agent.url)]},
     ) as http:
         if agent.is_runtime:
-            yield _runtime_app(agent, http)
+            yield _runtime_app(agent, http, secrets)
             return
-        app = ServedApp(agent, agent.app_name or "", "", {}, http)
+        app = ServedApp(agent, agent.app_name or "", "", {}, http, secrets)
         listed = await _list_apps(app, headers)
         app.app_name = _chosen_app(agent, listed)
         app.root_name, app.agents = await _app_details(app)
@@ -441,13 +512,13 @@ class _GoogleAccess(httpx.Auth):
         yield request
 
 
-def _runtime_app(agent: ServedAgent, http: httpx.AsyncClient) -> RuntimeApp:
+def _runtime_app(agent: ServedAgent, http: httpx.AsyncClient, secrets: Secrets) -> RuntimeApp:
     if agent.app_name:
         raise ServedAgentError(
             f"--app-name {agent.app_name}: an Agent Runtime serves one app; its resource name "
             "names it"
         )
-    app = RuntimeApp(agent, agent.url.rsplit("/", 1)[-1], "", {}, http)
+    app = RuntimeApp(agent, agent.url.rsplit("/", 1)[-1], "", {}, http, secrets)
     note = (
         f"{agent.url}: an Agent Runtime gives no app details, so judged criteria are shown no "
         "agent instruction or tools"
@@ -458,22 +529,18 @@ def _runtime_app(agent: ServedAgent, http: httpx.AsyncClient) -> RuntimeApp:
 
 
 async def _list_apps(app: ServedApp, headers: dict[str, str]) -> list[str]:
-    try:
-        response = await app.http.get("/list-apps")
-    except httpx.HTTPError as exc:
-        raise _unreachable(app.agent.url, exc) from None
-    if response.status_code in (401, 403) and not headers and app.agent.url.startswith("https:"):
+    status, listed = await app.look("/list-apps")
+    if status in (401, 403) and not headers and app.agent.url.startswith("https:"):
         # Cloud Run and Agent Runtime take a Google ID token for the service's URL (only ever
-        # over https: a token is a credential).
-        app.http.headers["Authorization"] = f"Bearer {_id_token(app.agent.url)}"
-        try:
-            response = await app.http.get("/list-apps")
-        except httpx.HTTPError as exc:
-            raise _unreachable(app.agent.url, exc) from None
-    if response.status_code == 404 and app.agent.app_name:
+        # over https: a token is a credential, and only to that origin: connection's guard).
+        token = _id_token(app.agent.url)
+        app.secrets.add(token)
+        app.http.headers["Authorization"] = f"Bearer {token}"
+        status, listed = await app.look("/list-apps")
+    if status == 404 and app.agent.app_name:
         return [app.agent.app_name]  # a server that lists no apps: the one named is taken
-    _raise_for(app.agent.url, "GET", "/list-apps", response)
-    listed = response.json() if response.content else []
+    if status >= 400:
+        await app.look("/list-apps", refused=True)
     if isinstance(listed, dict):  # ?detailed=true's shape, from newer servers
         listed = [a.get("name") for a in listed.get("apps") or [] if isinstance(a, dict)]
     if not isinstance(listed, list):
@@ -500,14 +567,10 @@ def _chosen_app(agent: ServedAgent, listed: list[str]) -> str:
 async def _app_details(app: ServedApp) -> tuple[str, dict[str, dict[str, Any]]]:
     """The root agent's name and every agent's AgentConfig JSON, from ``app-info``."""
     path = f"/apps/{quote(app.app_name, safe='')}/app-info"
-    try:
-        response = await app.http.get(path)
-    except httpx.HTTPError as exc:
-        raise _unreachable(app.agent.url, exc) from None
-    info = response.json() if response.status_code == 200 and response.content else None
+    status, info = await app.look(path)
     if not isinstance(info, dict):
         app.notes.append(
-            f"{app.agent.url}{path} answered {response.status_code}: the server gives no app "
+            f"{app.agent.url}{path} answered {status}: the server gives no app "
             "details, so judged criteria are shown no agent instruction or tools"
         )
         return app.app_name, {}
@@ -587,7 +650,6 @@ class SocketLive(LiveStream):
     @classmethod
     @contextlib.asynccontextmanager
     async def open(cls, app: ServedApp, user_id: str, session_id: str) -> AsyncIterator[SocketLive]:
-        from websockets.asyncio.client import connect as ws_connect
         from websockets.exceptions import InvalidHandshake, InvalidURI
 
         query = urlencode(
@@ -604,13 +666,10 @@ class SocketLive(LiveStream):
             headers["Authorization"] = app.http.headers["authorization"]  # the ID token
         where = f"{app.agent.url}/run_live"
         try:
-            socket = await ws_connect(
-                url, additional_headers=headers, max_size=None, open_timeout=30
-            )
+            socket = await open_websocket(url, headers, open_timeout=30)
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-            raise ServedAgentError(
-                f"{where} cannot be opened: {type(exc).__name__}: {exc}"
-            ) from None
+            said = app.secrets.redact(f"{type(exc).__name__}: {exc}")
+            raise ServedAgentError(f"{where} cannot be opened: {said}") from None
         live = cls(app, socket, where)
         try:
             yield live
@@ -644,6 +703,8 @@ class SocketLive(LiveStream):
             except ConnectionClosedOK:
                 return None
             except ConnectionClosed as exc:
+                if frame_too_big(exc):
+                    raise over_cap(self.url, LIVE_FRAME) from None
                 raise ServedAgentError(
                     f"{self.url} closed the conversation: {_closed(exc)}"
                 ) from None

@@ -194,7 +194,8 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         type=_seconds,
         metavar="SECONDS",
         help="stop waiting on the target after this long, the upload's operations and the "
-        "run (default 24 h); the run goes on",
+        "run (default 24 h; the run goes on); with --agent, a case whose agent has not answered "
+        "by then is not evaluated",
     )
     parser.add_argument(
         "--format", choices=FORMATS, help="default: from --output's suffix, or table"

@@ -195,7 +195,8 @@ class RunOptions:
     """How the evaluation is carried out on the target."""
 
     manifest: str | Path | None = None
-    #: Bounds every wait on the target: the upload's and the run's.
+    #: Bounds every wait on the target (the upload's and the run's) and every call to the
+    #: agent under test (a case whose turn is still open then is NOT_EVALUATED).
     timeout: float | None = None
     poll_interval: float = 1.0
     wait: bool = True

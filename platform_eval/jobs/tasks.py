@@ -729,7 +729,7 @@ def execute(client: AnyClient, plan: EvaluationPlan) -> Any:
         if isinstance(candidates, AgentRun):
             ran, upload = await _agent_upload(plan, candidates, report)
         timeout = run_options.timeout
-        # --timeout bounds the waits on the target from here (the agent's runs are not one):
+        # --timeout bounds the waits on the target from here (and bounded the agent's calls):
         # an import that never finishes ends the upload in time, and the run's wait gets
         # what is left.
         with waiting_at_most(timeout):
@@ -856,11 +856,15 @@ async def _agent_upload(
     plan: EvaluationPlan, agent_run: AgentRun, report: UploadReport
 ) -> tuple[Any, _Upload]:
     """Runs the agent, then the upload of the cases it finished with their sessions."""
+    from ..agents.connection import run_deadline
     from .agent_job import failures_summary, run_for_candidates
 
     candidate = plan.candidate
     eval_set = as_eval_set(plan.cases)
-    ran = await run_for_candidates(eval_set, agent_run.options, candidate)
+    # The run's timeout bounds every call to the agent too: a server that keeps a turn open
+    # (keep-alive comments, a task that never completes) ends its case by then, NOT_EVALUATED.
+    with run_deadline(plan.run.timeout):
+        ran = await run_for_candidates(eval_set, agent_run.options, candidate)
     if not ran.candidates:
         raise NothingToEvaluateError(
             f"the agent finished none of the {len(ran.report.runs)} runs of "
