@@ -69,6 +69,7 @@ class AgentJournal:
             agents=data.get("agents") if isinstance(data.get("agents"), dict) else None,
             resumed=True,
             tool_calls=_tool_calls(data.get("toolCalls")),
+            turn_seconds=_seconds(data.get("turnSeconds")),
         )
 
     def record(self, case: adk.EvalCase, result: CaseRun) -> None:
@@ -81,6 +82,7 @@ class AgentJournal:
             "spans": result.spans,
             "agents": result.agents,
             "toolCalls": result.tool_calls,
+            "turnSeconds": result.turn_seconds,
         }
         partial.write_text(json.dumps(body), encoding="utf-8")
         os.replace(partial, target)
@@ -94,3 +96,9 @@ def _tool_calls(raw: Any) -> list[tuple[str, str, str]]:
     if not isinstance(raw, list):
         return []
     return [(str(c[0]), str(c[1]), str(c[2])) for c in raw if isinstance(c, list) and len(c) == 3]
+
+
+def _seconds(raw: Any) -> list[float] | None:
+    if not isinstance(raw, list):
+        return None
+    return [float(s) for s in raw if isinstance(s, int | float) and not isinstance(s, bool)]

@@ -33,6 +33,10 @@ class CaseRun:
     #: In live mode: the agent's audio of each turn, as WAV files by turn number (not kept by
     #: the journal: a resumed run has none).
     audio: dict[int, bytes] = field(default_factory=dict)
+    #: Each turn's seconds by our clock, from the user's message sent to the agent's answer
+    #: read whole, where the agent runs elsewhere (a server's timestamps are its own clock's,
+    #: and a server that writes them decides its own latency); None: the session's times.
+    turn_seconds: list[float] | None = None
 
     @property
     def mocked_calls(self) -> int:
@@ -91,7 +95,14 @@ class AgentRunReport:
             lines += [f"  {key}: {tool}({args}) {how}" for key, (tool, args, how) in calls[:20]]
             if len(calls) > 20:
                 lines.append(f"  (and {len(calls) - 20} more calls)")
-        lines += [f"{r.key}: the agent failed: {r.error}" for r in self.failed[:10]]
-        if len(self.failed) > 10:
-            lines.append(f"(and {len(self.failed) - 10} more failed runs)")
+        # Each cause once, with the runs it stopped: a server that fails every case says so
+        # in one line, not in one a case.
+        by_cause: dict[str, list[str]] = {}
+        for failed in self.failed:
+            by_cause.setdefault(str(failed.error), []).append(failed.key)
+        for cause, keys in list(by_cause.items())[:10]:
+            named = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+            lines.append(f"{named}: the agent failed: {cause}")
+        if len(by_cause) > 10:
+            lines.append(f"(and {len(by_cause) - 10} more causes)")
         return "\n".join(lines)

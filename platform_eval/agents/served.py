@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import re
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -598,12 +599,12 @@ async def run_case(
     provider: Any,
     on_turn: Callable[[], None] | None = None,
     audio: dict[int, bytes] | None = None,
-) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]] | None]:
+) -> tuple[dict[str, Any], str, dict[str, dict[str, Any]] | None, list[float]]:
     """Runs one ADK eval case (google-adk's EvalCase) on the served agent; its session as the
-    server keeps it, why the conversation ended, and what each agent was given (``CaseRun.
-    agents``, built as ADK builds it: ``served_details``). ``audio``: given in live mode, the
-    case is one conversation on the server's ``/run_live`` WebSocket, each turn's audio put
-    into it."""
+    server keeps it, why the conversation ended, what each agent was given (``CaseRun.
+    agents``, built as ADK builds it: ``served_details``) and each turn's seconds by our
+    clock. ``audio``: given in live mode, the case is one conversation on the server's
+    ``/run_live`` WebSocket, each turn's audio put into it."""
     from google.adk.events.event import Event
 
     given = case.session_input
@@ -619,11 +620,14 @@ async def run_case(
         simulator = provider.provide(case)
 
     async def turn(message: Any) -> list[Any]:
+        sent = time.monotonic()
         answered = await app.run_turn(user_id, session_id, message)
+        timings.append(round(time.monotonic() - sent, 6))
         invocation = next((e.get("invocationId") for e in answered if e.get("invocationId")), "")
         said = [Event(content=message, author="user", invocation_id=invocation)]
         return said + [Event.model_validate(e) for e in answered]
 
+    timings: list[float] = []
     if audio is None:
         ending = await converse(simulator, turn, on_turn)
         session = await app.get_session(user_id, session_id)
@@ -632,7 +636,8 @@ async def run_case(
             ending = await converse(simulator, live.conversation.adk_turn, on_turn)
         session = await app.get_session(user_id, session_id)
         session = live.conversation.finished(session, audio)
-    return session, ending, await app.details(user_id, session, state)
+        timings = [t.ended_at - t.sent_at for t in live.conversation.turns if t.ended_at]
+    return session, ending, await app.details(user_id, session, state), timings
 
 
 class SocketLive(LiveStream):
@@ -777,7 +782,12 @@ async def run_served_cases(
         )
         token = CURRENT_CASE.set(quota)
         try:
-            result.session, result.ending, result.agents = await run_case(
+            (
+                result.session,
+                result.ending,
+                result.agents,
+                result.turn_seconds,
+            ) = await run_case(
                 app,
                 to_adk_case(asked),
                 history,

@@ -16,11 +16,15 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def session_usage(session: dict[str, Any]) -> dict[str, Any]:
+def session_usage(
+    session: dict[str, Any], turn_seconds: list[float] | None = None
+) -> dict[str, Any]:
     """``{"modelCalls", "promptTokens", "outputTokens", "thinkingTokens", "byModel": {model:
     the same}, "turnSeconds": [...], "seconds"}`` of one ADK session (camelCase or snake_case
-    JSON); seconds are omitted where events carry no timestamps. A live run's turns add
-    ``"liveTurns"``: each turn's time to the agent's first and last audio (``LIVE_KEY``)."""
+    JSON); seconds are omitted where events carry no timestamps. ``turn_seconds``: each turn's
+    time by our own clock (``CaseRun.turn_seconds``), which then stands for the events'. A
+    live run's turns add ``"liveTurns"``: each turn's time to the agent's first and last
+    audio (``LIVE_KEY``)."""
     totals = {"modelCalls": 0, "promptTokens": 0, "outputTokens": 0, "thinkingTokens": 0}
     by_model: dict[str, dict[str, int]] = {}
     turns: dict[str, list[float]] = {}
@@ -54,6 +58,8 @@ def session_usage(session: dict[str, Any]) -> dict[str, Any]:
     if live:
         found["liveTurns"] = live
     spans = [max(stamps) - min(stamps) for stamps in turns.values() if len(stamps) > 1]
+    if turn_seconds is not None:
+        spans = list(turn_seconds)
     if spans:
         found["turnSeconds"] = [round(s, 6) for s in spans]
         found["seconds"] = round(sum(spans), 6)

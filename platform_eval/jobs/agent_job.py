@@ -254,7 +254,7 @@ def _candidates(
                 f"the agent failed on this case: {run.error}"
             )
             continue
-        usage.setdefault(run.eval_id, {})[name] = session_usage(run.session)
+        usage.setdefault(run.eval_id, {})[name] = session_usage(run.session, run.turn_seconds)
         conversation = session_to_conversation(run.session, source=f"agent run {run.key}")
         for note in conversation.notes:
             _logger.warning("agent run %s: %s", run.key, note)
