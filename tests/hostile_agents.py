@@ -293,3 +293,129 @@ def trap(host: str = "127.0.0.1") -> Iterator[Trap]:
             yield caught
         finally:
             server.shutdown()
+
+
+# -- A2A peers ------------------------------------------------------------------------------
+
+
+def _failing_agent() -> Any:
+    from google.adk.agents.base_agent import BaseAgent
+
+    class Failing(BaseAgent):
+        """Every task fails on the peer (its agent raises)."""
+
+        async def _run_async_impl(self, ctx: Any) -> Any:
+            raise KeyError("city")
+            yield  # an async generator, as ADK's agents are
+
+    return Failing(name="failing_peer")
+
+
+def _endless_agent() -> Any:
+    from google.adk.agents.base_agent import BaseAgent
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    class Endless(BaseAgent):
+        """A task that never completes: a partial answer every 0.3 s, for ever."""
+
+        async def _run_async_impl(self, ctx: Any) -> Any:
+            while True:
+                part = types.Part(text=".")
+                yield Event(author=self.name, partial=True, content=types.Content(parts=[part]))
+                await asyncio.sleep(0.3)
+
+    return Endless(name="endless_peer")
+
+
+PEERS: dict[str, Callable[[], Any]] = {"failing": _failing_agent, "endless": _endless_agent}
+
+
+@contextmanager
+def a2a_hostile(
+    kind: str, wrap: Callable[[Any], Any] | None = None, rpc_host: str = "127.0.0.1"
+) -> Iterator[str]:
+    """google-adk's ``to_a2a`` serving a peer of ``kind`` (``PEERS``) in a thread on loopback, its card declaring its RPC address on
+    ``rpc_host``; ``wrap``: middleware around the app. Yields the card's URL."""
+    import socket
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from google.adk.a2a.utils.agent_to_a2a import to_a2a
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        app = to_a2a(PEERS[kind](), host=rpc_host, port=port)
+    import uvicorn
+
+    served = wrap(app) if wrap is not None else app
+    config = uvicorn.Config(served, host="127.0.0.1", port=port, log_level="critical")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="a2a-hostile", daemon=True)
+    thread.start()
+    import time
+
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the A2A peer did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/.well-known/agent-card.json"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def rpc_answered(status: int) -> Callable[[Any], Any]:
+    """Middleware: every POST (the JSON-RPC calls) answered ``status``; the card is served."""
+
+    def wrap(app: Any) -> Any:
+        async def answered(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and scope["method"] == "POST":
+                await send_json(send, {"error": "unavailable"}, status)
+                return
+            await app(scope, receive, send)
+
+        return answered
+
+    return wrap
+
+
+def card_dripped(every: float) -> Callable[[Any], Any]:
+    """Middleware: the agent card a byte every ``every`` seconds."""
+
+    def wrap(app: Any) -> Any:
+        async def dripping(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and scope["path"].startswith("/.well-known/"):
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                for byte in b'{"name": "slow", "url": "http://127.0.0.1:9/"}':
+                    await chunk(send, bytes([byte]))
+                    await asyncio.sleep(every)
+                await send({"type": "http.response.body", "body": b""})
+                return
+            await app(scope, receive, send)
+
+        return dripping
+
+    return wrap
+
+
+def card_of(size: int) -> Callable[[Any], Any]:
+    """Middleware: an agent card of ``size`` bytes, streamed with no length given."""
+
+    def wrap(app: Any) -> Any:
+        async def large(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and scope["path"].startswith("/.well-known/"):
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                await chunk(send, b'{"name": "large", "description": "')
+                for _ in range(size // 65536 + 1):
+                    await chunk(send, b"z" * 65536)
+                await send({"type": "http.response.body", "body": b'"}'})
+                return
+            await app(scope, receive, send)
+
+        return large
+
+    return wrap

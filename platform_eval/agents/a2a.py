@@ -104,13 +104,32 @@ async def a2a_peer(card_url: str) -> LoadedAgent:
     )
 
 
+#: A task's ends that are no answer (the A2A 1.0 names and the 0.3 ones).
+_FAILED_STATES = frozenset(
+    {"TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+    | {"failed", "canceled", "rejected"}
+)
+
+
 def unanswered(session: dict[str, Any], root: str) -> str | None:
-    """Why the peer did not answer in ``session``: google-adk's error event of the root (a
-    refused card, a failed task, an HTTP error, a stream cut short), or None."""
+    """Why the peer did not answer in ``session``, or None: google-adk's error event of the
+    root (a refused card, an HTTP error, a stream cut short), or a task of the peer that
+    ended failed, cancelled or rejected (whose error text google-adk gives as the answer)."""
     for event in session.get("events") or []:
         if not isinstance(event, dict) or event.get("author") != root:
             continue
         said = event.get("errorMessage") or event.get("errorCode")
         if said:
             return f"the A2A peer did not answer: {said}"
+        metadata = event.get("customMetadata") or {}
+        response = metadata.get("a2a:response") if isinstance(metadata, dict) else None
+        status = response.get("status") if isinstance(response, dict) else None
+        state = status.get("state") if isinstance(status, dict) else None
+        if state in _FAILED_STATES:
+            text = "".join(
+                str(part.get("text") or "")
+                for part in ((event.get("content") or {}).get("parts") or [])
+                if isinstance(part, dict)
+            )
+            return f"the A2A peer did not answer: its task ended {state}: {text[:200]}".rstrip(": ")
     return None
