@@ -2,7 +2,7 @@
 reads like any session export. Needs google-adk (``pip install 'platform-eval[adk]'``)."""
 
 from .journal import AgentJournal
-from .loading import AdkMissingError, AgentLoadError, AgentSource, LoadedAgent, load_agent
+from .loading import AdkMissingError, AgentLoadError, LoadedAgent, load_agent
 from .reports import AgentProgress, AgentProgressCallback, AgentRunReport, CaseRun
 from .running import (
     DEFAULT_AGENT_CONCURRENCY,
@@ -10,20 +10,26 @@ from .running import (
     run_agent_cases,
     session_id_for,
 )
+from .source import AgentLike, AgentSource, Capabilities, RunSettings, open_agent, run_cases
 
 __all__ = [
     "DEFAULT_AGENT_CONCURRENCY",
     "AdkMissingError",
     "AgentJournal",
+    "AgentLike",
     "AgentLoadError",
     "AgentModelError",
     "AgentProgress",
     "AgentProgressCallback",
     "AgentRunReport",
     "AgentSource",
+    "Capabilities",
     "CaseRun",
     "LoadedAgent",
+    "RunSettings",
     "load_agent",
+    "open_agent",
     "run_agent_cases",
+    "run_cases",
     "session_id_for",
 ]

@@ -28,7 +28,10 @@ from .connection import (
     redirect_guard,
     within,
 )
+from .in_process import InProcessSource
 from .loading import AgentLoadError, LoadedAgent
+from .remote import is_a2a_card
+from .source import AgentSource, Capabilities
 
 #: The longest the card may take to arrive, whatever its server sends.
 CARD_TIMEOUT = 30.0
@@ -133,3 +136,16 @@ def unanswered(session: dict[str, Any], root: str) -> str | None:
             )
             return f"the A2A peer did not answer: its task ended {state}: {text[:200]}".rstrip(": ")
     return None
+
+
+class A2APeerSource(InProcessSource):
+    """An A2A peer, by its agent card's URL: google-adk's ``RemoteA2aAgent`` runs here (its
+    spans are recorded here), the peer's tools run on the peer, and it answers messages, not a
+    live stream."""
+
+    kind = "an A2A peer"
+    capabilities = Capabilities(spans=True, processes=True)
+
+    @classmethod
+    def recognise(cls, agent: Any) -> AgentSource | None:
+        return cls(agent) if isinstance(agent, str) and is_a2a_card(agent) else None

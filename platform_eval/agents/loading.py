@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import PlatformEvalError
-from .remote import ServedAgent, is_a2a_card
+from .remote import is_a2a_card
 
 
 class AgentLoadError(PlatformEvalError):
@@ -152,12 +152,6 @@ def _load_dotenv(folder: Path) -> None:
     except ImportError:
         return
     envs.load_dotenv_for_agent(folder.name, str(folder.parent))
-
-
-#: What names an agent to run: its folder, its ``agent.py``, ``module:attribute``, the agent
-#: already loaded, or a served agent (its URL as a string, or a ``ServedAgent`` with its app
-#: and headers).
-AgentSource = str | Path | LoadedAgent | ServedAgent
 
 
 async def load_agent(spec: str | Path) -> LoadedAgent:

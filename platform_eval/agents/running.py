@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._adaptive import AUTO, DEFAULT_CAP, limit_for, parse_concurrency
-from .._gc import settle_for_cases
 from .._model_errors import failure_text, unusable_model
 from ..errors import PlatformEvalError
 from ..formats import adk
@@ -34,7 +33,7 @@ from .connection import call_deadline, count_events, within
 from .history import history_events
 from .journal import AgentJournal
 from .live import LiveConversation, LiveStream, Utterance, drain, next_from, silence
-from .loading import LoadedAgent, load_agent
+from .loading import LoadedAgent
 from .model_probe import ModelProbe, probe_timeout, retry_plugin
 from .model_quota import CURRENT_CASE, CaseQuota, quota_plugin
 from .reports import AgentProgress, AgentProgressCallback, AgentRunReport, CaseRun
@@ -548,25 +547,24 @@ async def run_agent_cases(
     every process share the one limit of cases at once. ``live``: each case as one live
     conversation (``Runner.run_live``).
     """
-    if num_runs < 1:
-        raise ValueError(f"num_runs must be at least 1, got {num_runs}")
-    concurrency = parse_concurrency(concurrency)
-    adaptive = concurrency == AUTO
-    if not isinstance(agent, LoadedAgent):
-        agent = await load_agent(agent)
-    settings = CaseSettings(num_runs, adaptive, user_simulator_config, record_spans, live)
-    if workers is not None and workers.settings != settings:
-        # A worker's case would run otherwise than this process's: a session id, a simulator
-        # or spans that differ by where the case ran.
-        raise ValueError(f"the workers were started with {workers.settings}, not {settings}")
-    execute: CaseExecutor = functools.partial(execute_case, CaseContext.for_agent(agent, settings))
-    if workers is not None:
-        execute = workers.executor(execute)
-    settle_for_cases()  # in the command's own process only, as in its workers
-    return await schedule(
-        execute, cases, num_runs, concurrency, max_concurrency, journal, record_spans,
-        on_progress, tool_mocks,
-    )  # fmt: skip
+    from .in_process import InProcessSource
+    from .source import RunSettings, run_cases
+
+    settings = RunSettings(
+        num_runs=num_runs,
+        concurrency=parse_concurrency(concurrency),
+        max_concurrency=max_concurrency,
+        processes=1,  # this process, and the workers given
+        user_simulator_config=user_simulator_config,
+        record_spans=record_spans,
+        live=live,
+        tool_mocks=tool_mocks,
+        resume=journal is not None,
+        on_progress=on_progress,
+    )
+    source = InProcessSource(agent, workers)
+    report, _ = await run_cases(source, cases, settings, journal=journal)
+    return report
 
 
 async def schedule(

@@ -34,7 +34,8 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import httpx
 
-from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
+from .. import _standby
+from .._adaptive import DEFAULT_CAP
 from ..formats import adk
 from .connection import (
     ANSWER,
@@ -55,22 +56,21 @@ from .connection import (
     within,
 )
 from .history import history_events
-from .journal import AgentJournal
 from .live import LiveConversation, LiveStream, Utterance, silence, turn_timeout
 from .model_quota import CURRENT_CASE, CaseQuota
-from .remote import ServedAgent, ServedAgentError
-from .reports import AgentProgressCallback, AgentRunReport, CaseRun
+from .remote import ServedAgent, ServedAgentError, is_agent_url
+from .reports import CaseRun
 from .running import (
-    DEFAULT_AGENT_CONCURRENCY,
     DEFAULT_USER,
+    CaseExecutor,
     adk_experimental,
     converse,
-    schedule,
     session_id_for,
     simulator_provider,
     to_adk_case,
 )
 from .served_details import StandIns, turn_details
+from .source import AgentSource, Capabilities, OpenedAgent, RunSettings
 
 _logger = logging.getLogger("platform_eval.agents")
 
@@ -336,53 +336,6 @@ class ServedApp:
         return events
 
 
-class RuntimeApp(ServedApp):
-    """An Agent Runtime (``projects/P/locations/L/reasoningEngines/ID``): its ADK app's class
-    methods the official SDK's ``run_inference`` calls (read from its source):
-    ``create_session`` and ``get_session`` through ``:query``, each turn through
-    ``:streamQuery?alt=sse`` (``stream_query``), its events ADK's as JSON, one a line."""
-
-    def _url(self, path: str) -> str:
-        # A custom method of the resource: ``.../reasoningEngines/ID:query``, not a path below.
-        return f"{self.agent.url}{path}"
-
-    async def _query(self, method: str, given: dict[str, Any]) -> Any:
-        answered = await self.call("POST", ":query", {"classMethod": method, "input": given})
-        return answered.get("output") if isinstance(answered, dict) else None
-
-    async def create_session(
-        self, user_id: str, session_id: str, state: dict[str, Any], events: list[dict[str, Any]]
-    ) -> str:
-        if events:
-            raise ServedAgentError(
-                f"{self.agent.url}: an Agent Runtime session is not started with earlier turns "
-                "here: a case that continues a conversation runs on an api_server URL, or "
-                "in-process (--agent DIR)"
-            )
-        # No session id of ours: the managed session service gives its own (the SDK's way).
-        created = await self._query("create_session", {"user_id": user_id, "state": state})
-        if not isinstance(created, dict) or not created.get("id"):
-            raise ServedAgentError(f"{self.agent.url}:query create_session answered no session")
-        return str(created["id"])
-
-    async def get_session(self, user_id: str, session_id: str) -> dict[str, Any]:
-        found = await self._query("get_session", {"user_id": user_id, "session_id": session_id})
-        if not isinstance(found, dict) or not isinstance(found.get("events"), list):
-            raise ServedAgentError(f"{self.agent.url}:query get_session answered no session")
-        return found
-
-    async def run_turn(self, user_id: str, session_id: str, message: Any) -> list[dict[str, Any]]:
-        body = {
-            "classMethod": "stream_query",
-            "input": {
-                "user_id": user_id,
-                "session_id": session_id,
-                "message": message.model_dump(mode="json", exclude_none=True),
-            },
-        }
-        return await self._stream(":streamQuery?alt=sse", body)
-
-
 #: What ``call`` answers for a 409 where a conflict is expected.
 _TAKEN = object()
 
@@ -458,7 +411,9 @@ async def connect(agent: ServedAgent, concurrency: int = DEFAULT_CAP) -> AsyncIt
         event_hooks={"response": [redirect_guard(agent.url)]},
     ) as http:
         if agent.is_runtime:
-            yield _runtime_app(agent, http, secrets)
+            from .agent_runtime import runtime_app  # which builds on this module
+
+            yield runtime_app(agent, http, secrets)
             return
         app = ServedApp(agent, agent.app_name or "", "", {}, http, secrets)
         listed = await _list_apps(app, headers)
@@ -511,22 +466,6 @@ class _GoogleAccess(httpx.Auth):
             ) from None
         request.headers["Authorization"] = f"Bearer {token}"
         yield request
-
-
-def _runtime_app(agent: ServedAgent, http: httpx.AsyncClient, secrets: Secrets) -> RuntimeApp:
-    if agent.app_name:
-        raise ServedAgentError(
-            f"--app-name {agent.app_name}: an Agent Runtime serves one app; its resource name "
-            "names it"
-        )
-    app = RuntimeApp(agent, agent.url.rsplit("/", 1)[-1], "", {}, http, secrets)
-    note = (
-        f"{agent.url}: an Agent Runtime gives no app details, so judged criteria are shown no "
-        "agent instruction or tools"
-    )
-    app.notes.append(note)
-    _logger.warning("%s", note)
-    return app
 
 
 async def _list_apps(app: ServedApp, headers: dict[str, str]) -> list[str]:
@@ -725,29 +664,38 @@ def _closed(exc: Any) -> str:
     return f"{received.code} {received.reason}".strip()
 
 
-async def run_served_cases(
-    app: ServedApp,
-    cases: Sequence[adk.EvalCase],
-    *,
-    num_runs: int = 1,
-    concurrency: int | str = DEFAULT_AGENT_CONCURRENCY,
-    max_concurrency: int = DEFAULT_CAP,
-    user_simulator_config: dict[str, Any] | None = None,
-    journal: AgentJournal | None = None,
-    on_progress: AgentProgressCallback | None = None,
-    live: bool = False,
-) -> AgentRunReport:
-    """Every case ``num_runs`` times on the served agent, as ``run_agent_cases`` runs them
-    in-process: the same session ids, the same adaptive limit of cases at once (a 429 or 503 of
-    the server cuts it), a run that fails reported with its error while the others go on."""
-    if num_runs < 1:
-        raise ValueError(f"num_runs must be at least 1, got {num_runs}")
-    if live and isinstance(app, RuntimeApp):
-        raise ServedAgentError(
-            f"--agent-mode live: {app.agent.url} is an Agent Runtime, whose API has no /run_live "
-            "here; run its ADK app with adk api_server (or in-process, --agent DIR) for live mode"
-        )
-    provider = simulator_provider(user_simulator_config)
+class ApiServerSource(AgentSource):
+    """An agent served by ADK's api_server REST API (``adk api_server``, Cloud Run, ADK in
+    any language): its tools run on its server, its spans are recorded there."""
+
+    kind = "a served agent"
+    capabilities = Capabilities(live=True)
+
+    def __init__(self, agent: ServedAgent) -> None:
+        super().__init__(agent.spec)
+        self.agent = agent
+
+    @classmethod
+    def recognise(cls, agent: Any) -> AgentSource | None:
+        if isinstance(agent, ServedAgent):
+            return None if agent.is_runtime else cls(agent)
+        if isinstance(agent, str) and is_agent_url(agent):
+            return cls(ServedAgent(agent))
+        return None
+
+    @contextlib.asynccontextmanager
+    async def opened(self, settings: RunSettings, runs: int) -> AsyncIterator[OpenedAgent]:
+        _standby.release()  # the agent runs on its server: no worker process here takes part
+        async with connect(self.agent, settings.max_concurrency) as app:
+            yield OpenedAgent(app.fingerprint, served_executor(app, settings))
+
+
+def served_executor(app: ServedApp, settings: RunSettings) -> CaseExecutor:
+    """How one case runs on the served agent, as ``execute_case`` runs it in-process: the same
+    session ids, a run that fails reported with its error while the others go on, a case the
+    server failed for its own load run again from the start in a new session."""
+    num_runs, live = settings.num_runs, settings.live
+    provider = simulator_provider(settings.user_simulator_config)
 
     async def execute(
         case: adk.EvalCase, run: int, quota: CaseQuota, mocks: Any, on_turn: Callable[[], None]
@@ -811,14 +759,4 @@ async def run_served_cases(
             CURRENT_CASE.reset(token)
         return result, None, False
 
-    return await schedule(
-        execute,
-        cases,
-        num_runs,
-        parse_concurrency(concurrency) if concurrency != AUTO else AUTO,
-        max_concurrency,
-        journal,
-        False,
-        on_progress,
-        None,
-    )
+    return execute

@@ -310,7 +310,28 @@ def _planning(args: argparse.Namespace) -> Iterator[None]:
             raise UsageError(
                 "no metrics: pass --metrics m1,m2 or --config eval_config.json"
             ) from None
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.render(_flag)) from None
+
+
+#: The plan's fields as this command's flags say them.
+_FLAGS = {
+    "agent": "--agent",
+    "agent_mode": "--agent-mode",
+    "inference_configs": "--inference-config",
+    "mock_tools": "--mock-tools",
+    "num_runs": "--num-runs",
+    "real_tools": "--real-tools",
+    "save_sessions": "--save-sessions",
+    "save_traces": "--save-traces",
+    "traces": "--traces",
+}
+
+
+def _flag(field: str, value: Any) -> str:
+    flag = _FLAGS.get(field, field)
+    if value is True or isinstance(value, list | tuple):
+        return flag
+    return f"{flag} {value}"
 
 
 JUDGE_HOW = (

@@ -9,31 +9,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _standby
-from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
-from .._standby import process_count
+from .._adaptive import AUTO, DEFAULT_CAP
 from ..agents import (
     DEFAULT_AGENT_CONCURRENCY,
     AgentJournal,
+    AgentLike,
     AgentProgressCallback,
     AgentRunReport,
-    AgentSource,
-    LoadedAgent,
-    load_agent,
-    run_agent_cases,
+    CaseRun,
 )
 from ..agents.live import turn_timeout
-from ..agents.remote import ServedAgent, ServedAgentError, is_a2a_card, is_agent_url
-from ..agents.running import CaseSettings
 from ..agents.saving import save_sessions, save_traces
-from ..agents.served import connect, run_served_cases
+from ..agents.source import AgentSource, RunSettings, open_agent, run_cases
 from ..agents.tool_mocks import plan_mocks
 from ..agents.usage import session_usage
-from ..agents.workers import WorkerPool
 from ..formats import adk
 from ..metrics.arguments import ArgRules
 from ..traces.adk_session import session_to_conversation
 from ..types import AgentConfig, AgentData, CandidateResponse
+from .plan import PlanError
 from .upload import candidate_name
 
 _logger = logging.getLogger("platform_eval.jobs")
@@ -46,7 +40,7 @@ AGENT_MODES = ("run", "live")
 class AgentOptions:
     """How ``evaluate(agent=...)`` runs the agent."""
 
-    agent: AgentSource
+    agent: AgentLike
     num_runs: int = 1
     #: Cases at once: "auto" (adapted to the model's quota, up to max_concurrency) or a number.
     concurrency: int | str = DEFAULT_AGENT_CONCURRENCY
@@ -98,57 +92,38 @@ class AgentCandidates:
     usage: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
+def run_settings(options: AgentOptions, mocks: Any = None) -> RunSettings:
+    """How the cases run on any source (``agents.source.RunSettings``), from ``options``."""
+    decided_by: dict[str, Any] = {"simulator": options.user_simulator_config}
+    if mocks is not None:
+        # A run with mocked tools is not one with the real tools: not resumed as one.
+        decided_by["mocks"] = mocks.fingerprint
+    if options.live:
+        decided_by["mode"] = options.mode
+    return RunSettings(
+        num_runs=options.num_runs,
+        concurrency=options.concurrency,
+        max_concurrency=options.max_concurrency,
+        processes=options.processes,
+        user_simulator_config=options.user_simulator_config,
+        record_spans=options.save_traces is not None,
+        live=options.live,
+        tool_mocks=mocks.for_case if mocks is not None else None,
+        decided_by=decided_by,
+        resume=options.resume,
+        on_progress=options.on_progress,
+    )
+
+
 async def run_for_candidates(
     eval_set: adk.EvalSet, options: AgentOptions, candidate: str
 ) -> AgentCandidates:
-    """Runs the agent on every case of ``eval_set`` and turns the sessions into candidates."""
-    agent = options.agent
-    if options.live and is_a2a_card(agent):
-        raise ServedAgentError(
-            f"--agent-mode live: {agent} is an A2A peer, which answers messages, not a live "
-            "stream; evaluate it in run mode"
-        )
-    if isinstance(agent, ServedAgent) or is_agent_url(agent):
-        _standby.release()  # the agent runs on its server: no worker process here takes part
-        served = agent if isinstance(agent, ServedAgent) else ServedAgent(str(agent))
-        return await _run_served(eval_set, options, candidate, served)
-    runs = len(eval_set.eval_cases) * options.num_runs
-    # An agent loaded by the caller may hold what they set up in it: it runs here only, unless
-    # they ask for processes, which load it again from its spec.
-    in_place = isinstance(agent, LoadedAgent) and options.processes == AUTO
-    processes = 1 if in_place else process_count(options.processes, runs)
-    if processes == 1:
-        _standby.release()  # workers the command started in case the run wanted them
-    workers = None
-    if processes > 1:
-        # Started first: the workers load the agent while this process does.
-        settings = CaseSettings(
-            options.num_runs,
-            parse_concurrency(options.concurrency) == AUTO,
-            options.user_simulator_config,
-            options.save_traces is not None,
-            options.live,
-        )
-        spec = agent.spec if isinstance(agent, LoadedAgent) else str(agent)
-        workers = WorkerPool(spec, processes - 1, settings)
-        await workers.start()
-    try:
-        return await _run_for_candidates(eval_set, options, candidate, agent, workers)
-    finally:
-        if workers is not None:
-            await workers.close()
-
-
-async def _run_for_candidates(
-    eval_set: adk.EvalSet,
-    options: AgentOptions,
-    candidate: str,
-    agent: AgentSource,
-    workers: WorkerPool | None,
-) -> AgentCandidates:
-    if not isinstance(agent, LoadedAgent):
-        assert not isinstance(agent, ServedAgent)  # run_for_candidates sent it to _run_served
-        agent = await load_agent(agent)
+    """Runs the agent on every case of ``eval_set``, wherever it lives (``agents.source``),
+    and turns the sessions into candidates."""
+    source = open_agent(options.agent)
+    refused = refusal(source, options)
+    if refused is not None:
+        raise refused
     mocks = plan_mocks(
         options.mock_tools,
         eval_set.eval_cases,
@@ -156,74 +131,35 @@ async def _run_for_candidates(
         real_tools=options.real_tools,
         unmatched=options.unmatched_tools,
     )
-    journal = None
-    if options.resume:
-        journal = AgentJournal(
-            agent_fingerprint=agent.fingerprint,
-            agent_spec=agent.spec,
-            settings={
-                "simulator": options.user_simulator_config,
-                # A run with mocked tools is not one with the real tools: not resumed as one.
-                **({"mocks": mocks.fingerprint} if mocks is not None else {}),
-                **({"mode": options.mode} if options.live else {}),
-            },
-        )
-    report = await run_agent_cases(
-        agent,
-        eval_set.eval_cases,
-        num_runs=options.num_runs,
-        concurrency=options.concurrency,
-        max_concurrency=options.max_concurrency,
-        user_simulator_config=options.user_simulator_config,
-        journal=journal,
-        record_spans=options.save_traces is not None,
-        on_progress=options.on_progress,
-        tool_mocks=mocks.for_case if mocks is not None else None,
-        workers=workers,
-        live=options.live,
-    )
+    report, journal = await run_cases(source, eval_set.eval_cases, run_settings(options, mocks))
     return _candidates(report, options, candidate, journal)
 
 
-async def _run_served(
-    eval_set: adk.EvalSet, options: AgentOptions, candidate: str, agent: ServedAgent
-) -> AgentCandidates:
-    """The cases run on a served agent: its tools run there, and its spans stay there."""
-    if options.mock_tools is not None:
-        raise ServedAgentError(
-            f"--mock-tools: the agent at {agent.url} runs its tools on its server, where they "
-            "cannot be answered from here; mock them in the deployment, or run the agent's "
-            "folder (--agent DIR)"
+def refusal(source: AgentSource, options: AgentOptions) -> PlanError | None:
+    """What ``options`` ask that ``source`` cannot do (its ``Capabilities``), in the plan's
+    words; None when it can. ``build_plan`` asks it before anything is read or run."""
+    can = source.capabilities
+    where = f"{source.spec} is {source.kind}"
+    if options.live and not can.live:
+        return PlanError(
+            "{agent_mode}: " + where + ", which has no live stream here; evaluate it in run "
+            "mode, or run its ADK app here or with adk api_server for live mode",
+            agent_mode=options.mode,
         )
-    if options.save_traces is not None:
-        raise ServedAgentError(
-            f"--save-traces: the spans of the agent at {agent.url} are recorded on its server "
-            "(its telemetry exporter), not here; --save-sessions keeps its sessions"
+    if options.mock_tools is not None and not can.mock_tools:
+        return PlanError(
+            "{mock_tools}: " + where + ", which runs its tools on its server, where they cannot "
+            "be answered from here; mock them in the deployment, or run the agent's folder here",
+            mock_tools=options.mock_tools,
         )
-    cap = options.max_concurrency
-    async with connect(agent, cap) as app:
-        journal = None
-        if options.resume:
-            journal = AgentJournal(
-                agent_fingerprint=app.fingerprint,
-                agent_spec=agent.spec,
-                settings={
-                    "simulator": options.user_simulator_config,
-                    **({"mode": options.mode} if options.live else {}),
-                },
-            )
-        report = await run_served_cases(
-            app,
-            eval_set.eval_cases,
-            num_runs=options.num_runs,
-            concurrency=options.concurrency,
-            max_concurrency=cap,
-            user_simulator_config=options.user_simulator_config,
-            journal=journal,
-            on_progress=options.on_progress,
-            live=options.live,
+    if options.save_traces is not None and not can.spans:
+        return PlanError(
+            "{save_traces}: the spans of " + source.spec + " are recorded on its server (its "
+            "telemetry exporter), not here; {save_sessions} keeps its sessions",
+            save_traces=str(options.save_traces),
+            save_sessions=True,
         )
-    return _candidates(report, options, candidate, journal)
+    return None
 
 
 def _candidates(
@@ -255,17 +191,26 @@ def _candidates(
             )
             continue
         usage.setdefault(run.eval_id, {})[name] = session_usage(run.session, run.turn_seconds)
-        conversation = session_to_conversation(run.session, source=f"agent run {run.key}")
-        for note in conversation.notes:
-            _logger.warning("agent run %s: %s", run.key, note)
-        candidates.setdefault(run.eval_id, []).append(
-            CandidateResponse(
-                candidate=name, agent_data=with_agents(conversation.agent_data, run.agents)
-            )
-        )
-        for key, kept in conversation.records().items():
+        response, kept_by_key = run_candidate(run, name)
+        candidates.setdefault(run.eval_id, []).append(response)
+        for key, kept in kept_by_key.items():
             records.setdefault(run.eval_id, {}).setdefault(key, {})[name] = kept
     return AgentCandidates(report, candidates, not_evaluated, journal, records, usage)
+
+
+def run_candidate(run: CaseRun, name: str) -> tuple[CandidateResponse, dict[str, Any]]:
+    """A finished run's session as the candidate ``name``, and what the session holds of it
+    beside its AgentData (its final state, grounding, each turn's agents: by the item metadata
+    key that keeps it), as every path that scores an agent's run reads it (``run``,
+    ``optimize``)."""
+    assert run.session is not None
+    conversation = session_to_conversation(run.session, source=f"agent run {run.key}")
+    for note in conversation.notes:
+        _logger.warning("agent run %s: %s", run.key, note)
+    response = CandidateResponse(
+        candidate=name, agent_data=with_agents(conversation.agent_data, run.agents)
+    )
+    return response, conversation.records()
 
 
 def with_agents(agent_data: AgentData, agents: Mapping[str, Any] | None) -> AgentData:

@@ -23,7 +23,7 @@ from google.genai import types as genai_types
 from ..formats import adk
 
 if TYPE_CHECKING:
-    from ..agents import AgentProgressCallback, AgentSource
+    from ..agents import AgentLike, AgentProgressCallback
 from ..formats.dataset import DatasetCase, EvaluationDataset, ResponseCandidate
 from ..formats.from_dataset import dataset_to_eval_set
 from ..formats.load import Kind, dataset_set_id, eval_set_from, load
@@ -71,7 +71,7 @@ def _dataset_of(source: str | Path) -> tuple[EvaluationDataset, adk.EvalSet]:
 
 async def generate_traces_async(
     source: str | Path,
-    agent: AgentSource,
+    agent: AgentLike,
     output: str | Path | None = None,
     *,
     concurrency: int | None = None,
@@ -104,7 +104,7 @@ async def generate_traces_async(
 
 def generate_traces(
     source: str | Path,
-    agent: AgentSource,
+    agent: AgentLike,
     output: str | Path | None = None,
     **options: Any,
 ) -> GenerateReport:

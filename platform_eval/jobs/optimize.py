@@ -35,9 +35,7 @@ from ..formats.convert import case_to_item
 from ..metrics import Judges, resolve
 from ..metrics.engine import evaluate_request
 from ..results.significance import DEFAULT_SEED, MetricTest, assess, rule_line
-from ..traces.adk_session import session_to_conversation
-from ..types import CandidateResponse
-from .agent_job import with_agents
+from .agent_job import run_candidate
 from .gepa_agents import (
     SKILL_KEY,
     TARGETS,
@@ -244,17 +242,17 @@ class _Scorer:
         item, _ = case_to_item(case, "optimize")
         request = item.evaluation_request
         assert request is not None
-        conversation = session_to_conversation(run.session, source=f"optimize {run.key}")
-        candidate = CandidateResponse(
-            candidate="agent", agent_data=with_agents(conversation.agent_data, run.agents)
-        )
+        # The run's candidate as ``run`` scores it: its final state and each turn's agents
+        # kept beside it, where final_session_state_match and the judges read them.
+        candidate, kept = run_candidate(run, "agent")
         request = request.model_copy(update={"candidate_responses": [candidate]})
+        metadata = {**(item.metadata or {}), **{key: {"agent": v} for key, v in kept.items()}}
         results = evaluate_request(
-            self.specs, request, self.judges, case=case.eval_id, metadata=item.metadata
+            self.specs, request, self.judges, case=case.eval_id, metadata=metadata
         )
         scores = [r.score if r.score is not None else 0.0 for r in results]
         score = sum(scores) / len(scores) if scores else 0.0
-        return score, _detail(score, conversation.agent_data, results)
+        return score, _detail(score, candidate.agent_data, results)
 
 
 def _detail(score: float, agent_data: Any, results: Sequence[Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from .code_metrics import functions_of
 from .upload import ProgressCallback
 
 if TYPE_CHECKING:
-    from ..agents import AgentSource
+    from ..agents import AgentLike
     from .agent_job import AgentOptions
 
 #: An eval set: its file (an ADK eval set, an EvaluationDataset, JSON Lines or CSV of the
@@ -74,8 +74,21 @@ def load_config(config: ConfigSource | None) -> EvalConfig | None:
 
 class PlanError(ValueError):
     """An evaluation that cannot be as asked (no metric, a threshold of no metric of the run,
-    two sources of candidates): said before anything is read from a target or uploaded. The
-    command line says it with its own flags, and exits 2."""
+    two sources of candidates, what the agent's place cannot do): said before anything is read
+    from a target or uploaded. Its message names the plan's fields (``fields``: a field's name
+    -> the value given); the command line says it with its own flags (``render``), exit 2."""
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        #: The message, with ``{field}`` where a field given is named.
+        self.template = message
+        self.fields = fields
+        super().__init__(self.render())
+
+    def render(self, named: Callable[[str, Any], str] | None = None) -> str:
+        """The message, each field said by ``named(field, value)`` (``field=value`` by
+        default)."""
+        said = named or (lambda name, value: name if value is True else f"{name}={value!r}")
+        return self.template.format(**{k: said(k, v) for k, v in self.fields.items()})
 
 
 class NoMetricsError(PlanError):
@@ -236,7 +249,7 @@ class EvaluateOptions(TypedDict, total=False):
     on_run_progress: Callable[[EvaluationRun], None] | None
     bulk_import: bool | str
     thresholds: Mapping[str, float] | None
-    agent: AgentSource | None
+    agent: AgentLike | None
     num_runs: int
     agent_concurrency: int | str | None
     max_concurrency: int | None
@@ -278,9 +291,45 @@ def _trajectory_rules(config: EvalConfig | None) -> ArgRules | None:
     return ArgRules.parse(options.get("args_match"), options.get("extra_args"))
 
 
-def _agent_run(agent: AgentSource, options: EvaluateOptions, config: EvalConfig | None) -> AgentRun:
+#: What only an agent run takes, and the value that says it was not asked for.
+_AGENT_ONLY: dict[str, Any] = {
+    "num_runs": 1,
+    "agent_mode": "run",
+    "mock_tools": None,
+    "real_tools": (),
+    "save_sessions": None,
+    "save_traces": None,
+}
+
+
+def _check_one_source(given: EvaluateOptions) -> None:
+    """What contradicts itself, refused as the command line refuses it: the service's inference
+    beside recorded candidates, an agent's options without an agent."""
+    inference = given.get("inference_configs")
+    if inference:
+        for other in ("traces", "agent"):
+            if given.get(other) is not None:
+                raise PlanError(
+                    "{inference_configs} has the target produce the responses: it goes without "
+                    + ("{" + other + "}")
+                    + ", which gives recorded ones",
+                    inference_configs=sorted(inference),
+                    **{other: True},
+                )
+    if given.get("agent") is None:
+        for name, unset in _AGENT_ONLY.items():
+            value = given.get(name, unset)
+            if value is not None and value != unset and not (name == "real_tools" and not value):
+                raise PlanError(
+                    "{" + name + "} needs an agent to run (agent=...): without one, no case runs",
+                    **{name: value},
+                )
+
+
+def _agent_run(agent: AgentLike, options: EvaluateOptions, config: EvalConfig | None) -> AgentRun:
+    from ..agents.source import open_agent
     from ..agents.tool_mocks import check_options
-    from .agent_job import AgentOptions
+    from .agent_job import AgentOptions, refusal
 
     # None: the default, as not given (the command line passes its unset flags so).
     given: dict[str, Any] = {
@@ -294,8 +343,15 @@ def _agent_run(agent: AgentSource, options: EvaluateOptions, config: EvalConfig 
         tool_arg_rules=_trajectory_rules(config),
         **given,
     )
-    # Before the agent is loaded or run.
+    # Before the agent is loaded or run: what its place cannot do (nothing is connected).
     check_options(agent_options.mock_tools, agent_options.unmatched_tools)
+    try:
+        source = open_agent(agent)
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+    refused = refusal(source, agent_options)
+    if refused is not None:
+        raise refused
     return AgentRun(agent_options)
 
 
@@ -333,6 +389,7 @@ def build_plan(
     given = options
     agent = given.get("agent")
     traces = given.get("traces")
+    _check_one_source(given)
     if agent is not None and traces is not None:
         raise PlanError("pass traces or agent, not both: the candidates come from one of them")
     metric_plan = plan_metrics(given.get("metrics"), given.get("config"), given.get("thresholds"))

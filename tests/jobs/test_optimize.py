@@ -256,3 +256,44 @@ def test_target_skills_without_skills_is_refused_before_any_run(
                  "config.json", "--target", "skills", "-o", "out"])  # fmt: skip
     assert code == 2
     assert "no agent of the tree has a SkillToolset with skills" in capsys.readouterr().err
+
+
+def test_a_candidate_is_scored_with_its_final_state_as_run_scores_it() -> None:
+    """optimize reads a run's session into its candidate as ``run`` does: the final state the
+    session ends with reaches ``final_session_state_match``, with what no event's delta holds
+    (``ticket``, written by the session's store): it scored 0 from the events' deltas alone."""
+    from platform_eval.agents import CaseRun, LoadedAgent
+    from platform_eval.formats import adk
+    from platform_eval.jobs.optimize import _Scorer
+    from platform_eval.metrics.judges import Judges
+
+    case = adk.EvalCase.model_validate(
+        {
+            "eval_id": "books",
+            "conversation": [
+                {
+                    "invocation_id": "i1",
+                    "user_content": {"role": "user", "parts": [{"text": "Book it"}]},
+                    "final_response": {"role": "model", "parts": [{"text": "Booked."}]},
+                }
+            ],
+            "session_input": {"app_name": "a", "user_id": "u", "state": {"tier": "gold"}},
+            "final_session_state": {"tier": "gold", "booked": True, "ticket": "T-1"},
+        }
+    )
+    session = {
+        "id": "s",
+        "appName": "a",
+        "userId": "u",
+        "state": {"tier": "gold", "booked": True, "ticket": "T-1"},
+        "events": [
+            {"author": "user", "invocationId": "i1",
+             "content": {"role": "user", "parts": [{"text": "Book it"}]}},
+            {"author": "booker", "invocationId": "i1", "actions": {"stateDelta": {"booked": True}},
+             "content": {"role": "model", "parts": [{"text": "Booked."}]}},
+        ],
+    }  # fmt: skip
+    agent = LoadedAgent(object(), None, "booker", "booker", "f")
+    scorer = _Scorer(agent, ["final_session_state_match"], Judges(), 1, 1)
+    score, _ = scorer._case_score(case, CaseRun("books", 1, session=session))
+    assert score == 1.0

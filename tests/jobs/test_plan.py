@@ -140,3 +140,101 @@ def test_the_command_line_says_the_plans_refusal_with_its_flags(
     (work / "config.json").write_text(json.dumps({"criteria": {"rouge_1": 3}}))
     assert main([*argv[:-2], "--config", "config.json"]) == 2
     assert "config.json: criteria.rouge_1.threshold:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (
+            {"inference_configs": {"agent": {"model": "m"}}, "traces": [TRACES]},
+            "inference_configs=['agent'] has the target produce the responses: it goes without "
+            "traces",
+        ),
+        (
+            {"inference_configs": {"agent": {"model": "m"}}, "agent": "agent_dir"},
+            "goes without agent",
+        ),
+        ({"num_runs": 3}, "num_runs=3 needs an agent to run"),
+        ({"agent_mode": "live"}, "agent_mode='live' needs an agent to run"),
+        ({"mock_tools": "golden"}, "mock_tools='golden' needs an agent to run"),
+    ],
+    ids=["inference-and-traces", "inference-and-agent", "runs", "live", "mocks"],
+)
+def test_what_contradicts_itself_is_refused_from_python_as_the_command_line_refuses_it(
+    options: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(jobs.PlanError) as refused:
+        jobs.build_plan(str(EVALSET), metrics=["rouge_1"], **options)
+    assert said in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("agent", "options", "said"),
+    [
+        (
+            "http://127.0.0.1:9/.well-known/agent-card.json",
+            {"agent_mode": "live"},
+            "agent_mode='live': http://127.0.0.1:9/.well-known/agent-card.json is an A2A peer",
+        ),
+        (
+            "projects/p/locations/us-central1/reasoningEngines/1",
+            {"agent_mode": "live"},
+            "is an Agent Runtime, which has no live stream here",
+        ),
+        (
+            "http://127.0.0.1:9",
+            {"mock_tools": "golden"},
+            "mock_tools='golden': http://127.0.0.1:9 is a served agent, which runs its tools",
+        ),
+        (
+            "http://127.0.0.1:9",
+            {"save_traces": "t"},
+            "save_traces='t': the spans of http://127.0.0.1:9 are recorded on its server",
+        ),
+        (
+            "http://127.0.0.1:9/.well-known/agent-card.json",
+            {"mock_tools": "golden"},
+            "is an A2A peer, which runs its tools on its server",
+        ),
+    ],
+    ids=["live-a2a", "live-runtime", "mocks-served", "spans-served", "mocks-a2a"],
+)
+def test_what_the_agents_place_cannot_do_is_refused_by_the_plan_before_anything_connects(
+    agent: str, options: dict[str, Any], said: str
+) -> None:
+    """Nothing listens at these addresses: the plan refuses from what the agent names."""
+    with pytest.raises(jobs.PlanError) as refused:
+        jobs.build_plan(str(EVALSET), metrics=["rouge_1"], agent=agent, **options)
+    assert said in str(refused.value), refused.value
+
+
+def test_every_place_an_agent_lives_is_recognised_in_one_place() -> None:
+    from platform_eval.agents import LoadedAgent, open_agent
+    from platform_eval.agents.a2a import A2APeerSource
+    from platform_eval.agents.agent_runtime import AgentRuntimeSource
+    from platform_eval.agents.in_process import InProcessSource
+    from platform_eval.agents.remote import ServedAgent
+    from platform_eval.agents.served import ApiServerSource
+
+    loaded = LoadedAgent(object(), None, "a", "a", "f")
+    found = {
+        "agent_dir": InProcessSource,
+        "agents/agent.py": InProcessSource,
+        "pkg.module:root_agent": InProcessSource,
+        "https://peer.example/.well-known/agent-card.json": A2APeerSource,
+        "https://agent.example": ApiServerSource,
+        "projects/p/locations/europe-west4/reasoningEngines/7": AgentRuntimeSource,
+        "https://europe-west4-aiplatform.googleapis.com/v1beta1/projects/p/locations/"
+        "europe-west4/reasoningEngines/7": AgentRuntimeSource,
+    }
+    for spec, kind in found.items():
+        assert type(open_agent(spec)) is kind, spec
+    assert type(open_agent(loaded)) is InProcessSource
+    assert type(open_agent(ServedAgent("http://127.0.0.1:9"))) is ApiServerSource
+    source = open_agent("agent_dir")
+    assert open_agent(source) is source
+    # What each can do, said once, where the plan reads it.
+    assert InProcessSource.capabilities.live and InProcessSource.capabilities.mock_tools
+    assert not A2APeerSource.capabilities.live and A2APeerSource.capabilities.spans
+    assert not ApiServerSource.capabilities.mock_tools and ApiServerSource.capabilities.live
+    assert not AgentRuntimeSource.capabilities.live

@@ -1,0 +1,85 @@
+"""An agent run in this process, as ``adk eval`` runs it: its folder, its ``agent.py``,
+``module:attribute`` (``loading``), or an agent the caller loaded. Its cases run through
+google-adk's ``Runner`` (``running``), here and, for a long run, in worker processes that each
+load the agent from its spec (``workers``)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from .. import _standby
+from .._adaptive import AUTO, parse_concurrency
+from .._gc import settle_for_cases
+from .._standby import process_count
+from .loading import LoadedAgent, load_agent
+from .remote import ServedAgent
+from .running import CaseContext, CaseExecutor, CaseSettings, execute_case
+from .source import AgentSource, Capabilities, OpenedAgent, RunSettings
+from .workers import WorkerPool
+
+
+class InProcessSource(AgentSource):
+    kind = "an agent run here"
+    capabilities = Capabilities(
+        live=True, mock_tools=True, spans=True, processes=True, editable_instruction=True
+    )
+
+    def __init__(self, agent: str | Path | LoadedAgent, workers: WorkerPool | None = None) -> None:
+        super().__init__(agent.spec if isinstance(agent, LoadedAgent) else str(agent))
+        self.agent = agent
+        #: Workers started already by the caller (``run_agent_cases``): used, not closed.
+        self.workers = workers
+
+    @classmethod
+    def recognise(cls, agent: Any) -> AgentSource | None:
+        if isinstance(agent, LoadedAgent | str | Path) and not isinstance(agent, ServedAgent):
+            return cls(agent)
+        return None
+
+    def case_settings(self, settings: RunSettings) -> CaseSettings:
+        return CaseSettings(
+            settings.num_runs,
+            parse_concurrency(settings.concurrency) == AUTO,
+            settings.user_simulator_config,
+            settings.record_spans,
+            settings.live,
+        )
+
+    @contextlib.asynccontextmanager
+    async def opened(self, settings: RunSettings, runs: int) -> AsyncIterator[OpenedAgent]:
+        case_settings = self.case_settings(settings)
+        workers, started = self.workers, None
+        if workers is None:
+            # An agent loaded by the caller may hold what they set up in it: it runs here
+            # only, unless they ask for processes, which load it again from its spec.
+            in_place = isinstance(self.agent, LoadedAgent) and settings.processes == AUTO
+            processes = 1 if in_place else process_count(settings.processes, runs)
+            if processes == 1:
+                _standby.release()  # workers the command started in case the run wanted them
+            else:
+                # Started first: the workers load the agent while this process does.
+                workers = started = WorkerPool(self.spec, processes - 1, case_settings)
+                await started.start()
+        elif workers.settings != case_settings:
+            # A worker's case would run otherwise than this process's: a session id, a
+            # simulator or spans that differ by where the case ran.
+            raise ValueError(
+                f"the workers were started with {workers.settings}, not {case_settings}"
+            )
+        try:
+            agent = self.agent if isinstance(self.agent, LoadedAgent) else None
+            agent = agent or await load_agent(self.agent)  # type: ignore[arg-type]
+            execute: CaseExecutor = functools.partial(
+                execute_case, CaseContext.for_agent(agent, case_settings)
+            )
+            if workers is not None:
+                execute = workers.executor(execute)
+            settle_for_cases()  # in the command's own process only, as in its workers
+            yield OpenedAgent(agent.fingerprint, execute)
+        finally:
+            if started is not None:
+                await started.close()
