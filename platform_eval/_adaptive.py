@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
@@ -69,7 +70,10 @@ class AdaptiveLimit:
         self._epoch = 0
         self._paused_until = 0.0
         self._fastest: float | None = None
-        self._changed: asyncio.Condition | None = None
+        #: Calls waiting for a place, first come first served, and how many of them were
+        #: woken for a place and have not yet taken it (so one free place wakes one call).
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._woken = 0
         #: The highest limit reached, and how many cuts: for reports and benchmarks.
         self.highest = int(self._limit)
         self.cuts = 0
@@ -79,37 +83,69 @@ class AdaptiveLimit:
         """Calls allowed at once now."""
         return int(self._limit)
 
-    def _condition(self) -> asyncio.Condition:
-        if self._changed is None:
-            self._changed = asyncio.Condition()
-        return self._changed
-
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[Call]:
         """A place among the calls at once; the call says how it went (``Call``)."""
-        changed = self._condition()
-        async with changed:
-            while True:
-                wait = self._paused_until - time.monotonic()
-                if wait > 0:
-                    with suppress(TimeoutError):
-                        await asyncio.wait_for(changed.wait(), wait)
-                    continue
-                if self._in_flight < self.limit:
-                    break
-                await changed.wait()
-            self._in_flight += 1
-            full = self._in_flight >= self.limit
+        await self._take()
+        full = self._in_flight >= self.limit
         call = Call(self, self._epoch, full)
         try:
             yield call
         finally:
-            async with changed:
-                self._in_flight -= 1
-                call.settle()
-                changed.notify_all()
+            self._in_flight -= 1
+            call.settle()
+            self._wake()
 
-    # -- what calls report, under the condition's lock (Call.settle) ---------------------------
+    async def _take(self) -> None:
+        """Waits for a place and takes it. One event loop runs every call, so what is checked
+        and taken between two awaits is taken at once: no lock. A call waits in line behind
+        those that came first; a woken one takes the place it was woken for."""
+        woken = False
+        while True:
+            pause = self._paused_until - time.monotonic()
+            if pause <= 0 and self._in_flight < self.limit and (woken or not self._in_line()):
+                self._in_flight += 1
+                return
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                if pause > 0:
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(waiter, pause)
+                else:
+                    await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._woken -= 1
+                    self._wake()  # the place it was woken for goes to the next in line
+                raise
+            finally:
+                # Timed out or cancelled: left in line, done, for ``_wake`` and ``_in_line`` to
+                # pass over (taking it out of the middle of a long line costs the line's length).
+                waiter.cancel()
+            woken = waiter.done() and not waiter.cancelled()
+            if woken:
+                self._woken -= 1
+
+    def _in_line(self) -> bool:
+        """Whether a call waits for a place (those that stopped waiting dropped first)."""
+        while self._waiters and self._waiters[0].done():
+            self._waiters.popleft()
+        return bool(self._waiters)
+
+    def _wake(self) -> None:
+        """Wakes one waiting call for each free place no woken call is taking yet (a success
+        that raised the limit frees more than one; waking every waiter at each release made
+        each call cost as much as the calls waiting)."""
+        free = self.limit - self._in_flight - self._woken
+        while free > 0 and self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                self._woken += 1
+                free -= 1
+
+    # -- what calls report, as each ends (Call.settle) -----------------------------------------
 
     def _succeeded(self, seconds: float | None, full: bool) -> None:
         if seconds is not None:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import copy
 import functools
+import itertools
 import logging
 import math
 import os
@@ -623,10 +624,20 @@ async def schedule(
 
     tell()
     outage: list[str] = []
-    tasks = [asyncio.ensure_future(one(case, run)) for case, run in planned]
+    # Cases start as places free, a window ahead of the limit, not every case at once: 10,000
+    # cases waiting for 32 places would be 10,000 tasks held for the whole run.
+    window = 2 * max(limit.cap, 1) + 16
+    upcoming = iter(planned)
+    tasks: list[asyncio.Future[CaseRun]] = []
+    pending: set[asyncio.Future[CaseRun]] = set()
     try:
-        pending: set[asyncio.Future[CaseRun]] = set(tasks)
-        while pending:
+        while True:
+            for case, run in itertools.islice(upcoming, max(window - len(pending), 0)):
+                started = asyncio.ensure_future(one(case, run))
+                tasks.append(started)
+                pending.add(started)
+            if not pending:
+                break
             _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             if outage:
                 raise AgentModelError(outage[0])

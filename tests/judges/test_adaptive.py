@@ -269,3 +269,75 @@ def test_a_retry_after_holds_new_calls_no_longer_than_the_longest_pause(
         return time.monotonic() - started
 
     assert asyncio.run(refused_then_another()) >= 0.15  # the pause was kept, only capped
+
+
+def test_calls_take_their_places_in_the_order_they_came() -> None:
+    order: list[int] = []
+
+    async def main() -> None:
+        limit = FixedLimit(1)
+
+        async def call(n: int) -> None:
+            async with limit.slot() as place:
+                order.append(n)
+                await asyncio.sleep(0)
+                place.succeeded()
+
+        await asyncio.gather(*(call(n) for n in range(50)))
+
+    asyncio.run(main())
+    assert order == list(range(50))
+
+
+def test_a_call_cancelled_while_waiting_or_woken_leaves_no_place_taken() -> None:
+    """Cancelled in line, or woken and cancelled before it took its place: the place goes to
+    the next in line, and the calls after them all run (none waits for a wake that never
+    comes)."""
+
+    async def main() -> list[int]:
+        limit = FixedLimit(2)
+        done: list[int] = []
+        release = asyncio.Event()
+
+        async def call(n: int, hold: bool = False) -> None:
+            async with limit.slot() as place:
+                if hold:
+                    await release.wait()
+                done.append(n)
+                place.succeeded()
+
+        holders = [asyncio.ensure_future(call(n, hold=True)) for n in (0, 1)]
+        waiting = [asyncio.ensure_future(call(n)) for n in range(2, 2000)]
+        await asyncio.sleep(0)
+        for task in waiting[:1000]:
+            task.cancel()  # in line: left there, passed over
+        release.set()
+        await asyncio.sleep(0)  # the holders end: two waiters woken ...
+        waiting[1000].cancel()  # ... one of them cancelled before it took its place
+        await asyncio.wait_for(asyncio.gather(*holders, *waiting[1001:]), 30)
+        assert limit._in_flight == 0
+        return done
+
+    done = asyncio.run(main())
+    # 2 to 1001 cancelled in line, 1002 cancelled once woken: every other call ran, in order.
+    assert done == [0, 1, *range(1003, 2000)]
+
+
+def test_a_limit_that_rises_wakes_a_call_for_each_new_place() -> None:
+    async def main() -> int:
+        limit = AdaptiveLimit(start=1, cap=8)
+        most = in_flight = 0
+
+        async def call() -> None:
+            nonlocal most, in_flight
+            async with limit.slot() as place:
+                in_flight += 1
+                most = max(most, in_flight)
+                await asyncio.sleep(0.001)
+                in_flight -= 1
+                place.succeeded()
+
+        await asyncio.gather(*(call() for _ in range(200)))
+        return most
+
+    assert asyncio.run(main()) == 8
