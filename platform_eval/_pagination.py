@@ -25,6 +25,10 @@ MAX_EMPTY_SECONDS = 60.0
 #: Pages one listing reads at most: at the service's page sizes, far more resources than any
 #: project holds, and a bound on a server that makes up new ones for ever.
 MAX_PAGES = 100_000
+#: Seconds one listing spends waiting on its pages at most (the caller's own time between
+#: pages not counted): a server that makes up one new resource a page, each page answered in
+#: 10 ms, would otherwise hold a listing MAX_PAGES times that, some 17 minutes.
+MAX_LISTING_SECONDS = 300.0
 
 
 class PageTokens:
@@ -61,11 +65,17 @@ class _Follower:
 
     def __init__(self) -> None:
         self.tokens = PageTokens()
+        #: Seconds spent waiting on pages so far (``fetched``).
+        self.waited = 0.0
         self.empty = 0
         self.empty_since = 0.0
         self.last: list[str] | None = None
         #: What every page so far held: a resource's name, or a digest of one without a name.
         self.held: set[str] = set()
+
+    def fetched(self, started: float) -> None:
+        """A page arrived, asked for at ``started`` (``time.monotonic``)."""
+        self.waited += time.monotonic() - started
 
     def follow(self, page: Page[T]) -> str | None:
         token = page.next_page_token
@@ -75,6 +85,8 @@ class _Follower:
         pages = len(self.tokens.seen)
         if pages >= MAX_PAGES:
             _stop("still gave a next page", pages)
+        if self.waited > MAX_LISTING_SECONDS:
+            _stop(f"still gave a next page after {self.waited:.0f} s of pages", pages)
         held = [_identity(item) for item in page.items]
         if held and held == self.last:
             _stop("answered the same page again under a new page token", pages)
@@ -135,7 +147,9 @@ class Pager(Generic[T]):
         token: str | None = None
         follower = _Follower()
         while True:
+            started = time.monotonic()
             page = self._fetch_page(token)
+            follower.fetched(started)
             yield page
             token = follower.follow(page)
             if token is None:
@@ -156,7 +170,9 @@ class AsyncPager(Generic[T]):
         token: str | None = None
         follower = _Follower()
         while True:
+            started = time.monotonic()
             page = await self._fetch_page(token)
+            follower.fetched(started)
             yield page
             token = follower.follow(page)
             if token is None:

@@ -36,6 +36,11 @@ ANSWER_BYTES = 1 << 20
 # process it starts writes, can be taken for the answer.
 _CHILD = r"""
 import json, os, resource, sys
+try:  # Linux: what its processes leave behind becomes its own, and ends with it (_kill_tree)
+    import ctypes
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+except Exception:
+    pass
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 answer = os.fdopen(int(sys.argv[2]), "w")
@@ -55,6 +60,28 @@ except (TypeError, ValueError):
     text = json.dumps({"error": "evaluate returned " + repr(result.get("result"))[:200]})
 answer.write(text + "\n")
 answer.flush()
+# What the user's code started and left running (a subreaper's orphans are its own) ends
+# before the child does: once it ended, they would be init's, out of _kill_tree's reach.
+import signal
+below, parents = {os.getpid()}, {}
+for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+    try:
+        with open("/proc/" + name + "/stat", "rb") as stat:
+            parents[int(name)] = int(stat.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+grew = True
+while grew:
+    grew = False
+    for pid, parent in parents.items():
+        if parent in below and pid not in below:
+            below.add(pid)
+            grew = True
+for pid in below - {os.getpid()}:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 """
 
 
@@ -82,8 +109,52 @@ class _Reader(threading.Thread):
             self.data = _drain(self.stream, self.keep, self.tail)
 
 
-def _kill_group(pid: int) -> None:
-    """Every process of the call's session: the child and whatever it started."""
+def _children() -> dict[int, list[int]]:
+    """Each process's children, from /proc (Linux); empty where there is none."""
+    found: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+                    parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+                found.setdefault(parent, []).append(int(entry.name))
+    return found
+
+
+def _tree(pid: int) -> set[int]:
+    """``pid`` and every process below it."""
+    children = _children()
+    found, todo = {pid}, [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _kill_tree(pid: int) -> None:
+    """The child and every process it started, new sessions and double forks included: its
+    process group, then every process below it (a process that called ``setsid()`` left the
+    group, not the tree; one whose parent ended was reparented to the child, a subreaper),
+    stopped first so that none forks while they are found, then killed."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGSTOP)
+    stopped: set[int] = set()
+    for _ in range(10):  # until no new process appears below it
+        found = _tree(pid) - stopped
+        if not found:
+            break
+        for each in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(each, signal.SIGSTOP)
+        stopped |= found
+    for each in stopped | {pid}:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
@@ -135,14 +206,16 @@ class SubprocessCodeRunner:
                     child.stdin.close()
                 child.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
-                _kill_group(child.pid)
+                _kill_tree(child.pid)
                 child.wait()
                 raise CodeRunError(
                     f"evaluate ran longer than {self.timeout:g} s and was stopped"
                 ) from None
             finally:
                 # Whatever it started and left running ends with the call.
-                _kill_group(child.pid)
+                _kill_tree(child.pid)
+                with contextlib.suppress(ChildProcessError, OSError):
+                    child.wait(1)
                 answer.join(5)
                 prints.join(5)
         return self._read(child.returncode, bytes(answer.data), bytes(prints.data))

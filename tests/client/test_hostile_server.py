@@ -165,6 +165,28 @@ def test_slow_empty_pages_are_given_up_after_seconds_not_a_hundred_pages(
     assert 2 <= len(asked) < _pagination.MAX_EMPTY_PAGES
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_new_item_on_every_page_is_listed_for_seconds_not_for_ever(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh token and one new item a page, each page slow: stopped by the seconds spent
+    waiting on pages, long before the count of pages."""
+    monkeypatch.setattr(_pagination, "MAX_LISTING_SECONDS", 0.5)
+    asked: list[str] = []
+    with _serving(_pages(lambda n: [_named(n)], delay=0.05), asked) as url:
+        client: Any = (
+            Client("p", api_endpoint=url)
+            if kind == "sync"
+            else AsyncAsSync(AsyncClient("p", api_endpoint=url))
+        )
+        try:
+            with pytest.raises(errors.RepeatedPageTokenError, match=r"s of pages"):
+                list(client.list_items())
+        finally:
+            client.close()
+    assert 2 <= len(asked) < 1000
+
+
 def test_a_run_that_never_ends_is_waited_on_until_the_timeout(
     work: Any, emulator: Any, project: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -435,3 +435,48 @@ def test_a_metric_that_prints_without_end_forks_or_writes_fd_1_costs_bounded_and
             break
         time.sleep(0.05)
     assert not alive.strip(), "a process the metric started outlived the call"
+
+
+@pytest.mark.parametrize("then", ["loops", "returns"])
+def test_a_process_the_metric_starts_in_a_session_of_its_own_ends_with_the_call(
+    tmp_path: Path, then: str
+) -> None:
+    """A child that calls ``setsid()`` leaves the call's process group: it still ends with the
+    call, whether the metric then runs past its deadline or returns."""
+    import os
+    import time
+
+    from platform_eval.judges.code_runner import SubprocessCodeRunner
+    from platform_eval.metrics.judges import CodeRunError
+
+    pid_file = tmp_path / "escaped.pid"
+    escapes = (
+        "import subprocess, sys, time\n"
+        "def evaluate(instance):\n"
+        "    subprocess.Popen([sys.executable, '-c', 'import os, sys, time; os.setsid(); "
+        f'open(sys.argv[1], "w").write(str(os.getpid())); time.sleep(600)\', {str(pid_file)!r}])\n'
+        "    while not __import__('os').path.exists("
+        + repr(str(pid_file))
+        + "): time.sleep(0.01)\n"
+        + ("    while True: pass\n" if then == "loops" else "    time.sleep(0.2)\n    return 1.0\n")
+    )
+    runner = SubprocessCodeRunner(timeout=5, memory_mb=256)
+    if then == "loops":
+        with pytest.raises(CodeRunError, match="longer than 5 s"):
+            runner.run(escapes, {})
+    else:
+        assert runner.run(escapes, {}) == (1.0, None)
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        # A process killed and not yet reaped by init is a zombie: gone as far as work goes.
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            if stat.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                break
+        time.sleep(0.05)
+    else:
+        pytest.fail("a process the metric started in its own session outlived the call")
