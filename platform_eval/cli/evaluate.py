@@ -21,6 +21,7 @@ from ..agents import tool_mocks
 from ..agents.remote import ServedAgent, ServedAgentError, is_agent_url, parse_headers
 from ..formats import FormatError, load_eval_config
 from ..formats.config import EvalConfig
+from ..formats.reading import read_text
 from ..jobs.metric_check import EMULATOR_ONLY, MetricsRefusedError
 from ..judges import Judging, usage_report
 from ..metrics.computable import ADK, JUDGE, SERVICE
@@ -373,9 +374,9 @@ def _render(results: RunResults, fmt: str, rubrics: bool, to_file: bool = False)
 def _quarantined(path: str, results: RunResults) -> frozenset[str]:
     """The case ids of a ``--quarantine`` file; ids that name no case of the run are said."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--quarantine {path}: cannot be read ({exc})") from None
+        text = read_text(path)  # a regular file, under the files' size limit
+    except FormatError as exc:
+        raise UsageError(f"--quarantine {path}: {exc.problems[0].message}") from None
     ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     named = frozenset(i for i in ids if i)
     unknown = sorted(named - set(results.cases))
@@ -391,6 +392,8 @@ def _finish(args: argparse.Namespace, results: RunResults) -> int:
     if getattr(args, "prices", None):
         try:
             results = dataclasses.replace(results, prices=load_prices(args.prices))
+        except FormatError as exc:
+            raise UsageError(f"--prices {args.prices}: {exc.problems[0].message}") from None
         except ValueError as exc:
             raise UsageError(f"--prices {exc}") from None
     fmt = output_format(args.format, args.output)

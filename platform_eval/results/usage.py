@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..formats.reading import read_text
 from ..metrics.thresholds import USAGE_THRESHOLDS
 
 if TYPE_CHECKING:
@@ -39,9 +40,11 @@ PRICES: dict[str, tuple[float, float]] = {
 def load_prices(path: str | Path) -> dict[str, tuple[float, float]]:
     """A price table file (JSON: model -> {"input": USD per 1M, "output": USD per 1M}) over
     the built-in one; ValueError naming the file and the entry that is wrong."""
+    # A regular file, read under the files' size limit: not /dev/zero until memory runs out.
+    text = read_text(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(text)
+    except ValueError as exc:
         raise ValueError(f"{path}: cannot be read as JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected an object of model -> {{input, output}}")

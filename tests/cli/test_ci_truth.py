@@ -366,3 +366,14 @@ def test_validate_reads_what_run_reads(work: Path, capsys: pytest.CaptureFixture
     assert "(read together): 1 conversations" in capsys.readouterr().out
     # A logs file alone holds no conversation: that is a problem, named.
     assert main(["validate", str(logs)]) == 2
+
+
+@pytest.mark.parametrize("flag", ["--quarantine", "--prices"])
+def test_a_quarantine_or_price_file_that_never_ends_is_refused_not_read(
+    work: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    """/dev/zero read whole was a MemoryError: a regular file only, under the files' limit."""
+    code = main(["-q", *RUN, "--metrics", "response_match_score", flag, "/dev/zero"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{flag} /dev/zero" in err and "is a device" in err and "Traceback" not in err
