@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._env import whole_number
 from .._operations import MetricLike, to_metric
 from ..agents import LoadedAgent, load_agent, run_agent_cases
 from ..agents.running import DEFAULT_AGENT_CONCURRENCY, adk_experimental
@@ -71,6 +72,8 @@ class Tried:
     agent_calls: int = 0
     #: Per eval case, what its first run did and how it scored: what GEPA's reflection reads.
     details: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    #: A proposal over the cap (``_over_cap``): never run, its instruction says why.
+    not_tried: bool = False
 
     @property
     def mean(self) -> float | None:
@@ -211,7 +214,17 @@ class _Scorer:
                 instruction if isinstance(instruction, str) else "",
                 instructions=json.loads(key),
             )
+            over = _over_cap(self.tried[key])
+            if over is not None:
+                # Not run, and kept as what it was, not as itself: a 50 MiB proposal held in
+                # optimize.json and its page, each candidate's, was 351 MB written.
+                self.tried[key] = Tried(over, not_tried=True)
+                _logger.warning("optimize: %s", over)
         tried = self.tried[key]
+        if tried.not_tried:
+            for case in cases:
+                tried.scores.setdefault(case.eval_id, [0.0])
+            return tried
         todo = [c for c in cases if c.eval_id not in tried.scores]
         if todo:
             report = await run_agent_cases(
@@ -277,6 +290,24 @@ def _detail(score: float, agent_data: Any, results: Sequence[Any]) -> dict[str, 
             str(r.metric): {"score": r.score, "explanation": r.explanation} for r in results
         },
     }
+
+
+#: The longest instruction a proposal may hold (the reflection model's answer): a model that
+#: answers without end proposes no instruction worth a run.
+PROPOSAL_CAP_ENV = "PLATFORM_EVAL_MAX_PROPOSAL_KIB"
+DEFAULT_PROPOSAL_KIB = 256
+
+
+def _over_cap(tried: Tried) -> str | None:
+    """Why a proposal is not run (an instruction over the cap), or None."""
+    cap = whole_number(PROPOSAL_CAP_ENV, DEFAULT_PROPOSAL_KIB, maximum=1 << 20) * 1024
+    for name, text in tried.instructions.items():
+        if len(text.encode()) > cap:
+            return (
+                f"a proposed instruction of {name} is {len(text.encode()) / 1024:,.0f} KiB, over "
+                f"the cap of {cap // 1024} KiB ({PROPOSAL_CAP_ENV}): not tried, scored 0"
+            )
+    return None
 
 
 def _key(root_agent: Any) -> str:

@@ -155,6 +155,23 @@ def test_rewordings_are_not_accepted_and_the_original_is_written(
     assert report["statistic"]["rule"]
 
 
+@pytest.mark.slow
+def test_a_proposal_over_its_cap_is_not_run_and_not_written(
+    project: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reflection model that answers without end: its proposal (here 64 KiB, over a cap of
+    4) is said, scored 0 and never run, and what is written holds none of it."""
+    monkeypatch.setenv("PLATFORM_EVAL_MAX_PROPOSAL_KIB", "4")
+    huge = f"Greet the user. {PHRASE} " + "x" * 65536
+    code, report = _optimize(huge, monkeypatch, "simple")
+    assert code == 0 and report["accepted"] is False
+    assert Path("out/instruction.txt").read_text().strip() == "Greet the user."
+    written = sum(f.stat().st_size for f in Path("out").rglob("*") if f.is_file())
+    assert written < 65536, written
+    assert any("over the cap of 4 KiB (PLATFORM_EVAL_MAX_PROPOSAL_KIB)" in r.getMessage()
+               for r in caplog.records)  # fmt: skip
+
+
 PIPELINE = """from google.adk.agents import Agent, SequentialAgent
 
 greeter = Agent(name="greeter", model="gemini-2.5-flash", instruction="Greet the user.")
