@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from .. import _standby
-from .connection import Secrets
+from .connection import Secrets, check_inline_parts
 from .remote import ServedAgent, ServedAgentError, agent_runtime_url
 from .served import ServedApp, connect, served_executor
 from .source import AgentSource, Capabilities, OpenedAgent, RunSettings
@@ -84,6 +84,7 @@ class RuntimeApp(ServedApp):
         return found
 
     async def run_turn(self, user_id: str, session_id: str, message: Any) -> list[dict[str, Any]]:
+        check_inline_parts(message, f"a turn to {self.agent.url}")
         body = {
             "classMethod": "stream_query",
             "input": {

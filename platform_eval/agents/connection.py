@@ -79,7 +79,13 @@ A2A_CARD = Cap("an A2A agent card", "PLATFORM_EVAL_MAX_CARD_MIB", 1)
 A2A_ANSWER = Cap("an A2A answer", "PLATFORM_EVAL_MAX_A2A_ANSWER_MIB", 32)
 LIVE_FRAME = Cap("a live frame", "PLATFORM_EVAL_MAX_LIVE_FRAME_MIB", 16)
 LIVE_AUDIO = Cap("a live turn's audio", "PLATFORM_EVAL_MAX_LIVE_AUDIO_MIB", 64)
-CAPS = (SSE_LINE, TURN_EVENTS, ANSWER, SESSION, A2A_CARD, A2A_ANSWER, LIVE_FRAME, LIVE_AUDIO)
+#: A file or image inline in a case's message, as sent to an agent (Gemini takes 20 MB a
+#: request inline; a larger one belongs in Cloud Storage, by its URI).
+INLINE_PART = Cap("an inline part of a case's message", "PLATFORM_EVAL_MAX_INLINE_MIB", 20)
+CAPS = (
+    SSE_LINE, TURN_EVENTS, ANSWER, SESSION, A2A_CARD, A2A_ANSWER, LIVE_FRAME, LIVE_AUDIO,
+    INLINE_PART,
+)  # fmt: skip
 
 
 class AgentConnectionError(ServedAgentError):
@@ -293,6 +299,16 @@ def _line_end(buffer: bytearray) -> tuple[int, int] | None:
     if carriage + 1 == len(buffer):
         return None  # a \r\n may be split between chunks
     return carriage, 2 if buffer[carriage + 1 : carriage + 2] == b"\n" else 1
+
+
+def check_inline_parts(message: Any, where: str) -> None:
+    """Raises for a part of ``message`` (google-genai's Content) whose inline data passes
+    ``INLINE_PART``, before anything of it is sent."""
+    limit = INLINE_PART.value
+    for part in getattr(message, "parts", None) or []:
+        data = getattr(getattr(part, "inline_data", None), "data", None)
+        if data is not None and len(data) > limit:
+            raise over_cap(where, INLINE_PART)
 
 
 def count_events(count: int, where: str) -> None:

@@ -45,6 +45,7 @@ from .connection import (
     Cap,
     Secrets,
     call_deadline,
+    check_inline_parts,
     count_events,
     frame_too_big,
     open_websocket,
@@ -228,6 +229,7 @@ class ServedApp:
 
     async def run_turn(self, user_id: str, session_id: str, message: Any) -> list[dict[str, Any]]:
         """One user message sent; the events the agent answered with, in order."""
+        check_inline_parts(message, f"a turn to {self.agent.url}")
         body = {
             "appName": self.app_name,
             "userId": user_id,

@@ -234,3 +234,31 @@ def test_a_served_turns_latency_is_our_clock_not_the_servers(
     per_case = report["agentUsage"]["perCase"]
     turns = [t for case in per_case for t in case["turnSeconds"]]
     assert len(turns) == 5 and all(0.3 <= t != 1.0 for t in turns), per_case
+
+
+def test_an_inline_part_over_its_cap_is_not_sent(
+    agent_project: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+
+    monkeypatch.setenv("PLATFORM_EVAL_MAX_INLINE_MIB", "1")
+    photo = base64.b64encode(b"\x89PNG" + b"\0" * (2 * 2**20)).decode()
+    case = {
+        "eval_id": "photo",
+        "conversation": [{
+            "invocation_id": "t1",
+            "user_content": {"role": "user", "parts": [
+                {"text": "What is in it?"},
+                {"inline_data": {"mime_type": "image/png", "data": photo}}]},
+            "final_response": {"role": "model", "parts": [{"text": "A photo."}]},
+        }],
+    }  # fmt: skip
+    Path("photo.evalset.json").write_text(json.dumps({"eval_set_id": "p", "eval_cases": [case]}))
+    server = HostileApiServer()
+    with hostile(server) as url:
+        code = main(["-q", "run", "photo.evalset.json", "--agent", url,
+                     "--metrics", "response_match_score"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "an inline part of a case's message is larger than its cap of 1 MiB" in err, err
+    assert server.turns == []  # nothing of it was sent
