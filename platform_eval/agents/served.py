@@ -526,8 +526,10 @@ async def _app_details(app: ServedApp) -> tuple[str, dict[str, dict[str, Any]]]:
                 config[key] = given[key]
         if isinstance(given.get("tools"), list) and given["tools"]:
             config["tools"] = given["tools"]
-        if isinstance(given.get("subAgents"), list) and given["subAgents"]:
-            config["subAgents"] = given["subAgents"]
+        # google-adk's AgentInfo is written in snake_case; another server may use camelCase.
+        subs = given.get("subAgents") or given.get("sub_agents")
+        if isinstance(subs, list) and subs:
+            config["subAgents"] = subs
         agents[str(name)] = config
     return str(info.get("rootAgentName") or app.app_name), agents
 

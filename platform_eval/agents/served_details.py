@@ -49,12 +49,15 @@ class StandIns:
 
         self.configs = agents
         self.built: dict[str, Any] = {}
+        #: What ADK's request processors declared for each agent beside its own tools
+        #: (``transfer_to_agent``, for an agent that can transfer), as a request holds them.
+        self.added_tools: dict[str, list[dict[str, Any]]] = {}
 
         def build(name: str, seen: frozenset[str]) -> Any:
             config = agents.get(name) or {}
             subs = [
                 build(str(sub), seen | {name})
-                for sub in config.get("subAgents") or []
+                for sub in config.get("subAgents") or config.get("sub_agents") or []
                 if str(sub) in agents and str(sub) not in seen and str(sub) not in self.built
             ]
             agent = LlmAgent(
@@ -103,6 +106,11 @@ class StandIns:
             _logger.debug("the instruction of %s cannot be built here", name, exc_info=True)
             return None
         built = request.config.system_instruction if request.config else None
+        self.added_tools[name] = [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for tool in (request.config.tools if request.config else None) or []
+            if hasattr(tool, "model_dump")
+        ]
         return built if isinstance(built, str) else None
 
 
@@ -147,8 +155,11 @@ async def turn_details(
             config["instruction"] = built
         config.pop("description", None)
         config.pop("subAgents", None)
-        if "tools" in config:
-            config["tools"] = merged_tools(config["tools"])
+        # As a request holds them: what ADK's processors declared first (transfer_to_agent),
+        # then the agent's own, in one Tool of function declarations.
+        tools = stand_ins.added_tools.get(author, []) + list(config.get("tools") or [])
+        if tools:
+            config["tools"] = merged_tools(tools)
         event["customMetadata"] = {**(event.get("customMetadata") or {}), AGENT_CONFIG_KEY: config}
         first.setdefault(author, config)
     return first, sorted(set(declared))
