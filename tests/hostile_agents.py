@@ -419,3 +419,25 @@ def card_of(size: int) -> Callable[[Any], Any]:
         return large
 
     return wrap
+
+
+def rpc_bloated(size: int) -> Callable[[Any], Any]:
+    """Middleware: every POST (the JSON-RPC calls) answered with ``size`` bytes, streamed with
+    no length given; the card is served."""
+
+    def wrap(app: Any) -> Any:
+        async def bloated(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and scope["method"] == "POST":
+                await read_body(receive)
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+                await chunk(send, b'{"jsonrpc": "2.0", "id": 1, "result": "')
+                for _ in range(size // 65536 + 1):
+                    await chunk(send, b"w" * 65536)
+                await send({"type": "http.response.body", "body": b'"}'})
+                return
+            await app(scope, receive, send)
+
+        return bloated
+
+    return wrap

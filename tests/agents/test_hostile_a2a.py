@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("google.adk")
 pytest.importorskip("a2a")
 
-from hostile_agents import a2a_hostile, card_dripped, card_of, rpc_answered
+from hostile_agents import a2a_hostile, card_dripped, card_of, rpc_answered, rpc_bloated
 
 from platform_eval.cli import main
 
@@ -78,3 +78,15 @@ def test_a_card_dripped_or_too_large_is_refused_in_one_line(
     err = capsys.readouterr().err
     assert "an A2A agent card is larger than its cap of 1 MiB" in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_answer_over_its_cap_is_cut_off_while_the_a2a_sdk_reads_it(
+    agent_project: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLATFORM_EVAL_MAX_A2A_ANSWER_MIB", "1")
+    with a2a_hostile("failing", rpc_bloated(8 * 2**20)) as card:
+        code = _run(card)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "the A2A peer did not answer" in err and "larger than its cap of 1 MiB" in err, err
+    assert "Traceback" not in err and "MemoryError" not in err
