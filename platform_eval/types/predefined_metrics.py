@@ -9,8 +9,11 @@ resolves it before sending.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
+from pathlib import Path
+from typing import Any
 
 #: google-cloud-aiplatform 2.7.0's SUPPORTED_PREDEFINED_METRICS.
 SDK_2_7_PREDEFINED = frozenset(
@@ -57,10 +60,34 @@ def predefined_metrics() -> frozenset[str]:
     """Every predefined metric name the service is known to take: the installed SDK's, and
     2.7.0's."""
     try:
-        from vertexai._genai._evals_constant import SUPPORTED_PREDEFINED_METRICS
+        names = _sdk_constant("SUPPORTED_PREDEFINED_METRICS")
     except Exception:  # no SDK installed, or one that moved the constant: 2.7.0's names
         return SDK_2_7_PREDEFINED
-    return SDK_2_7_PREDEFINED | frozenset(str(n).lower() for n in SUPPORTED_PREDEFINED_METRICS)
+    return SDK_2_7_PREDEFINED | frozenset(str(n).lower() for n in names)
+
+
+def _sdk_constant(name: str) -> Any:
+    """A constant of the installed SDK's ``vertexai/_genai/_evals_constant.py``, read from that
+    module alone: importing it through its package imports the whole SDK (4 s of a command's
+    start, for a list of names). The module imports nothing; where it comes to, the package's
+    import is the way."""
+    import importlib.util
+
+    found = importlib.util.find_spec("vertexai")  # found, not imported
+    folders = list(found.submodule_search_locations or []) if found else []
+    path = Path(folders[0], "_genai", "_evals_constant.py") if folders else None
+    if path is None or not path.is_file():
+        raise ImportError("vertexai/_genai/_evals_constant.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if any(isinstance(node, ast.Import | ast.ImportFrom) for node in ast.walk(tree)):
+        from vertexai._genai import _evals_constant
+
+        return getattr(_evals_constant, name)
+    spec = importlib.util.spec_from_file_location("_platform_eval_sdk_evals_constant", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
 
 
 def newest_version(name: str, known: frozenset[str] | None = None) -> str:

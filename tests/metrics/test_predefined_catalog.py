@@ -133,3 +133,23 @@ def test_what_the_emulator_does_not_compute_is_refused_before_upload_naming_why(
         assert "judge that reads" in err
     assert main(["-q", "runs", "list"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_the_sdks_catalog_is_read_without_importing_the_sdk() -> None:
+    """The installed SDK's names, read from its constant module alone, in a fresh process: the
+    same names its own import gives, and the SDK itself (4 s of a command's start) not imported."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("vertexai")
+    script = (
+        "import sys\n"
+        "from platform_eval.types.predefined_metrics import predefined_metrics\n"
+        "names = predefined_metrics()\n"
+        "assert 'vertexai' not in sys.modules, 'the SDK was imported'\n"
+        "from vertexai._genai._evals_constant import SUPPORTED_PREDEFINED_METRICS as sdk\n"
+        "assert {n.lower() for n in sdk} <= names, 'a name of the SDK is missing'\n"
+        "print(len(names))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
