@@ -6,32 +6,25 @@ its cases run as a served agent's do (``served.served_executor``)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
-from .. import _standby
 from .connection import Secrets, check_inline_parts
 from .remote import ServedAgent, ServedAgentError, agent_runtime_url
-from .served import ServedApp, connect, served_executor
-from .source import AgentSource, Capabilities, OpenedAgent, RunSettings
+from .served import ApiServerSource, ServedApp
+from .source import AgentSource, Capabilities
 
 _logger = logging.getLogger("platform_eval.agents")
 
 
-class AgentRuntimeSource(AgentSource):
-    """An Agent Runtime resource: its API has no live stream here, its tools and spans stay
-    on the platform."""
+class AgentRuntimeSource(ApiServerSource):
+    """An Agent Runtime resource, opened as a served agent is (``served.connect`` makes its
+    app): its API has no live stream here, its tools and spans stay on the platform."""
 
     kind = "an Agent Runtime"
     capabilities = Capabilities()
-
-    def __init__(self, agent: ServedAgent) -> None:
-        super().__init__(agent.spec)
-        self.agent = agent
 
     @classmethod
     def recognise(cls, agent: Any) -> AgentSource | None:
@@ -40,12 +33,6 @@ class AgentRuntimeSource(AgentSource):
         if isinstance(agent, str) and agent_runtime_url(agent) is not None:
             return cls(ServedAgent(agent))
         return None
-
-    @contextlib.asynccontextmanager
-    async def opened(self, settings: RunSettings, runs: int) -> AsyncIterator[OpenedAgent]:
-        _standby.release()  # the agent runs on the platform: no worker process here takes part
-        async with connect(self.agent, settings.max_concurrency) as app:
-            yield OpenedAgent(app.fingerprint, served_executor(app, settings))
 
 
 class RuntimeApp(ServedApp):

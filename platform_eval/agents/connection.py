@@ -23,15 +23,15 @@ import contextlib
 import json
 import math
 import os
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from .._bound import Bound
 from .remote import ServedAgentError
 
 _MIB = 1024 * 1024
@@ -190,33 +190,21 @@ class Secrets:
 
 # -- deadlines ------------------------------------------------------------------------------
 
-_run_deadline: ContextVar[float | None] = ContextVar("platform_eval_agent_deadline", default=None)
+_calls = Bound("platform_eval_agent_deadline")
 
 
-@contextlib.contextmanager
-def run_deadline(seconds: float | None) -> Iterator[None]:
+def run_deadline(seconds: float | None) -> AbstractContextManager[None]:
     """Every call to an agent inside ends by ``seconds`` from now (the run's own timeout;
     None: no bound beyond each call's own; an outer, earlier bound stays)."""
-    if seconds is None:
-        yield
-        return
-    deadline = time.monotonic() + seconds
-    outer = _run_deadline.get()
-    token = _run_deadline.set(deadline if outer is None else min(outer, deadline))
-    try:
-        yield
-    finally:
-        _run_deadline.reset(token)
+    return _calls.at_most(seconds)
 
 
 def call_deadline(turn_timeout: float) -> tuple[float, str]:
     """How long one call or turn may take: ``turn_timeout``, or what is left of the run's
     timeout when that is sooner; and which of the two it is, for the message."""
-    deadline = _run_deadline.get()
-    if deadline is not None:
-        left = deadline - time.monotonic()
-        if left < turn_timeout:
-            return max(left, 0.0), "the run's timeout"
+    left = _calls.left()
+    if left is not None and left < turn_timeout:
+        return left, "the run's timeout"
     return turn_timeout, "the turn timeout"
 
 

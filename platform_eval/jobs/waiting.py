@@ -8,34 +8,22 @@ layers between the command and the waits need not each carry it.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 
-_deadline: ContextVar[float | None] = ContextVar("platform_eval_wait_deadline", default=None)
+from .._bound import Bound
+
+_waits = Bound("platform_eval_wait_deadline")
 
 
-@contextmanager
-def waiting_at_most(seconds: float | None) -> Iterator[None]:
+def waiting_at_most(seconds: float | None) -> AbstractContextManager[None]:
     """Every wait of the jobs inside ends within ``seconds`` from now (None: no bound; an
     outer, earlier bound stays)."""
-    if seconds is None:
-        yield
-        return
-    deadline = time.monotonic() + seconds
-    outer = _deadline.get()
-    token = _deadline.set(deadline if outer is None else min(outer, deadline))
-    try:
-        yield
-    finally:
-        _deadline.reset(token)
+    return _waits.at_most(seconds)
 
 
 def time_left(wait: float | None) -> float | None:
     """``wait`` cut to what is left of the bound (0 once it passed); ``wait`` when unbounded."""
-    deadline = _deadline.get()
-    if deadline is None:
+    left = _waits.left()
+    if left is None:
         return wait
-    left = max(deadline - time.monotonic(), 0.0)
     return left if wait is None else min(wait, left)
