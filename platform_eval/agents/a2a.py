@@ -22,8 +22,8 @@ from .connection import (
     A2A_ANSWER,
     A2A_CARD,
     AgentConnectionError,
-    CappedTransport,
     call_deadline,
+    capped_transport,
     read_json,
     redirect_guard,
     within,
@@ -42,7 +42,7 @@ TURN_TIMEOUT = 600.0
 def _client(card_url: str) -> httpx.AsyncClient:
     """The HTTP client the peer is asked through: redirects within the card's origin only,
     every answer capped while the a2a-sdk reads it."""
-    transport = CappedTransport(httpx.AsyncHTTPTransport(), A2A_ANSWER, "the A2A peer")
+    transport = capped_transport(A2A_ANSWER, "the A2A peer")
     return httpx.AsyncClient(
         transport=transport,
         timeout=httpx.Timeout(TURN_TIMEOUT, connect=30),

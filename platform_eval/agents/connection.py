@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from .._bound import Bound
+from .._capped_transport import CappedTransport
 from .remote import ServedAgentError
 
 _MIB = 1024 * 1024
@@ -305,46 +306,10 @@ def count_events(count: int, where: str) -> None:
         raise over_cap(where, TURN_EVENTS)
 
 
-class CappedTransport(httpx.AsyncBaseTransport):
-    """A transport whose every answer is cut off past ``cap`` while it is read (a client whose
-    reads are not ours, the a2a-sdk's, gets its sizes capped here)."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport, cap: Cap, where: str) -> None:
-        self._inner = inner
-        self._cap = cap
-        self._where = where
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = await self._inner.handle_async_request(request)
-        limit = self._cap.value
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            await response.aclose()
-            raise over_cap(f"{self._where} ({request.url.path})", self._cap)
-        response.stream = _CappedStream(response.stream, limit, self, str(request.url.path))
-        return response
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class _CappedStream(httpx.AsyncByteStream):
-    def __init__(self, inner: Any, limit: int, transport: CappedTransport, path: str) -> None:
-        self._inner = inner
-        self._limit = limit
-        self._transport = transport
-        self._path = path
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = 0
-        async for chunk in self._inner:
-            seen += len(chunk)
-            if seen > self._limit:
-                raise over_cap(f"{self._transport._where} ({self._path})", self._transport._cap)
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+def capped_transport(cap: Cap, where: str) -> httpx.AsyncBaseTransport:
+    """A transport whose every answer is cut off past ``cap`` while it is read (for a client
+    whose reads are not ours: the a2a-sdk's), over-cap said as ``over_cap`` says it."""
+    return CappedTransport(lambda: cap.value, lambda what: over_cap(f"{where} ({what})", cap))
 
 
 # -- WebSockets -----------------------------------------------------------------------------
