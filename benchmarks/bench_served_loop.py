@@ -18,12 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +29,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
 
 from agent_script import travel_rule  # noqa: E402  (the tests folder, added above)
-from bench_agent_runs import eval_set  # noqa: E402
+from bench_agent_runs import eval_set, timed  # noqa: E402
 from bench_served_agents import _free_port, _wait_for  # noqa: E402
 from fake_gemini import fake_gemini  # noqa: E402
 
@@ -64,20 +62,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-def _children_cpu() -> float:
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
-
-
-def _timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
-    cpu, started = _children_cpu(), time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{command[0]}: exit {done.returncode}\n{done.stderr[-2000:]}")
-    return wall, _children_cpu() - cpu, done.stdout
 
 
 def main() -> None:
@@ -114,10 +98,10 @@ def main() -> None:
                 cases = folder / f"bench{size}.evalset.json"
                 cases.write_text(json.dumps(eval_set(size)))
                 shutil.rmtree(folder / ".platform-eval", ignore_errors=True)
-                loop_wall, loop_cpu, _ = _timed(
+                loop_wall, loop_cpu, _ = timed(
                     [sys.executable, "-c", LOOP, url, str(cases)], folder, env
                 )
-                ours_wall, ours_cpu, out = _timed(
+                ours_wall, ours_cpu, out = timed(
                     [str(bin_dir / "platform-eval"), "-q", "run", cases.name, "--agent", url,
                      "--metrics", "tool_trajectory_avg_score", "--format", "json"],
                     folder, env,
