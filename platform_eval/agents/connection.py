@@ -213,10 +213,13 @@ def call_deadline(turn_timeout: float) -> tuple[float, str]:
 async def within(seconds: float, what: str, cause: str = "its deadline") -> AsyncIterator[None]:
     """The block ends by ``seconds`` from now on our clock, or DeadlineError saying ``what``
     gave no whole answer in time, and by which deadline (``cause``)."""
+    bound = asyncio.timeout(None if seconds == math.inf else max(seconds, 0.0))
     try:
-        async with asyncio.timeout(None if seconds == math.inf else max(seconds, 0.0)):
+        async with bound:
             yield
     except TimeoutError:
+        if not bound.expired():
+            raise  # a timeout inside (a model's probe), not this deadline: it says its own
         raise DeadlineError(
             f"{what} did not answer in time: no whole answer within {seconds:.3g} s ({cause})"
         ) from None
