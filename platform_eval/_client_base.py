@@ -13,7 +13,7 @@ from collections.abc import (
 )
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from google.auth import credentials as ga_credentials
 
@@ -50,9 +50,6 @@ from .types import (
     EvaluationSetRevision,
     WireModel,
 )
-
-if TYPE_CHECKING:
-    from ._client_async import AsyncClient
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -253,17 +250,6 @@ class _ClientBase:
             "retry": config.retry,
             "max_response_bytes": config.max_response_bytes,
         }
-
-    def to_async(self) -> AsyncClient:
-        """A new AsyncClient with this client's project, endpoint, credentials and retries.
-
-        Jobs use it to run bulk work concurrently from a sync client; close it when done.
-        """
-        from ._client_async import AsyncClient
-
-        clone = AsyncClient(**self._options())
-        clone._identity = self._identity
-        return clone
 
     def __repr__(self) -> str:
         # Never the credentials or their token: only where the client points.

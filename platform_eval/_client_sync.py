@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from google.auth import credentials as ga_credentials
 
+from ._client_async import AsyncClient
 from ._client_base import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
@@ -107,6 +108,15 @@ class Client(SyncResultReading, _ClientBase):
         derived = Client(**options, http_client=self._transport.http_client)
         derived._identity = self._identity
         return derived
+
+    def to_async(self) -> AsyncClient:
+        """A new AsyncClient with this client's project, endpoint, credentials and retries.
+
+        Jobs use it to run bulk work concurrently from a sync client; close it when done.
+        """
+        clone = AsyncClient(**self._options())
+        clone._identity = self._identity
+        return clone
 
     def __enter__(self) -> Client:
         return self

@@ -7,6 +7,7 @@ function of this module, handed to ``HostileApiServer``."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import http.server
 import json
 import threading
@@ -136,6 +137,41 @@ def live_redirects_to(location: str, status: int = 302) -> Route:
     return route
 
 
+def live_frame_of(size: int) -> Route:
+    """A /run_live conversation that answers the first thing said with one text frame of
+    ``size`` bytes (an event whose text is that long)."""
+
+    async def route(server: HostileApiServer, scope: Any, body: bytes, send: Send) -> None:
+        await send({"type": "websocket.accept"})
+        await scope["receive"]()
+        text = json.dumps(answer_event("x" * size))
+        await send({"type": "websocket.send", "text": text})
+        await scope["receive"]()  # until we close
+
+    return route
+
+
+def live_audio_of(size: int, chunk_size: int = 2**19) -> Route:
+    """A /run_live conversation that answers with ``size`` bytes of audio in chunks, each
+    frame under any frame cap, and never says the turn is complete."""
+
+    async def route(server: HostileApiServer, scope: Any, body: bytes, send: Send) -> None:
+        await send({"type": "websocket.accept"})
+        await scope["receive"]()
+        data = base64.b64encode(bytes(chunk_size)).decode()
+        for n in range(size // chunk_size):
+            event = {
+                "author": APP, "id": f"a-{n}", "invocationId": "e-1", "partial": True,
+                "content": {"role": "model", "parts": [
+                    {"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": data}}]},
+            }  # fmt: skip
+            await send({"type": "websocket.send", "text": json.dumps(event)})
+            await asyncio.sleep(0)
+        await scope["receive"]()
+
+    return route
+
+
 # -- what a session GET does ----------------------------------------------------------------
 
 
@@ -212,7 +248,8 @@ class HostileApiServer:
                 (scope["path"], {k.decode().lower(): v.decode() for k, v in scope["headers"]})
             )
             await receive()  # websocket.connect
-            await self.live(self, scope, b"", send)
+            # A live route reads what is said on the socket with scope["receive"].
+            await self.live(self, {**scope, "receive": receive}, b"", send)
             return
         body = await read_body(receive)
         path, method = scope["path"], scope["method"]

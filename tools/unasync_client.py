@@ -51,6 +51,24 @@ TEXT = (
 )
 
 
+#: What only the sync client has: the async client it becomes. Written here, not in the shared
+#: base, so that the base never imports a client built on it (tests/test_layers.py).
+SYNC_ONLY_IMPORT = ("from ._client_base import (", "from ._client_async import AsyncClient\n")
+SYNC_ONLY_METHOD = (
+    "    def __enter__(self) -> Client:",
+    '''    def to_async(self) -> AsyncClient:
+        """A new AsyncClient with this client's project, endpoint, credentials and retries.
+
+        Jobs use it to run bulk work concurrently from a sync client; close it when done.
+        """
+        clone = AsyncClient(**self._options())
+        clone._identity = self._identity
+        return clone
+
+''',
+)
+
+
 def generate(source: str) -> str:
     """The sync client's source for the async client's ``source``."""
     docstring_end = source.index('"""', 3) + 3
@@ -59,6 +77,10 @@ def generate(source: str) -> str:
         body = body.replace(old, new)
     for old, new in WORDS:
         body = re.sub(rf"\b{re.escape(old)}\b", new, body)
+    for anchor, added in (SYNC_ONLY_IMPORT, SYNC_ONLY_METHOD):
+        if body.count(anchor) != 1:
+            raise SystemExit(f"tools/unasync_client.py: {anchor!r} is not once in the client")
+        body = body.replace(anchor, added + anchor)
     return HEADER + "\n" + body
 
 

@@ -20,7 +20,8 @@ import warnings
 from typing import IO, Any
 
 from .._gc import own_process, settle_for_cases
-from .loading import AgentLoadError, load_agent
+from . import load_agent
+from .loading import AgentLoadError
 from .model_quota import CaseQuota
 from .reports import CaseRun
 from .running import CaseContext, execute_case

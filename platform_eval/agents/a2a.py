@@ -149,3 +149,6 @@ class A2APeerSource(InProcessSource):
     @classmethod
     def recognise(cls, agent: Any) -> AgentSource | None:
         return cls(agent) if isinstance(agent, str) and is_a2a_card(agent) else None
+
+    async def load(self) -> LoadedAgent:
+        return await a2a_peer(self.spec)

@@ -26,6 +26,11 @@ class AgentRuntimeSource(ApiServerSource):
     kind = "an Agent Runtime"
     capabilities = Capabilities()
 
+    async def make_app(
+        self, agent: ServedAgent, http: httpx.AsyncClient, secrets: Secrets
+    ) -> ServedApp:
+        return await runtime_app(agent, http, secrets)
+
     @classmethod
     def recognise(cls, agent: Any) -> AgentSource | None:
         if isinstance(agent, ServedAgent):
@@ -83,7 +88,7 @@ class RuntimeApp(ServedApp):
         return await self._stream(":streamQuery?alt=sse", body)
 
 
-def runtime_app(agent: ServedAgent, http: httpx.AsyncClient, secrets: Secrets) -> RuntimeApp:
+async def runtime_app(agent: ServedAgent, http: httpx.AsyncClient, secrets: Secrets) -> ServedApp:
     """The Agent Runtime ``agent`` names, on the HTTP client ``served.connect`` made."""
     if agent.app_name:
         raise ServedAgentError(

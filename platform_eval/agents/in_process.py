@@ -7,18 +7,28 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import _standby
-from .._adaptive import AUTO, parse_concurrency
+from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
 from .._gc import settle_for_cases
 from .._standby import process_count
-from .loading import LoadedAgent, load_agent
+from ..formats import adk
+from .journal import AgentJournal
+from .loading import LoadedAgent, load_local_agent
 from .remote import ServedAgent
-from .running import CaseContext, CaseExecutor, CaseSettings, execute_case
-from .source import AgentSource, Capabilities, OpenedAgent, RunSettings
+from .reports import AgentProgressCallback, AgentRunReport
+from .running import (
+    DEFAULT_AGENT_CONCURRENCY,
+    CaseContext,
+    CaseExecutor,
+    CaseSettings,
+    execute_case,
+)
+from .source import AgentSource, Capabilities, OpenedAgent, RunSettings, open_agent, run_cases
+from .tool_mocks import ToolMocks
 from .workers import WorkerPool
 
 
@@ -39,6 +49,11 @@ class InProcessSource(AgentSource):
         if isinstance(agent, LoadedAgent | str | Path) and not isinstance(agent, ServedAgent):
             return cls(agent)
         return None
+
+    async def load(self) -> LoadedAgent:
+        """The agent the spec names, loaded here (a worker loads it as ``agents.load_agent``
+        does)."""
+        return await load_local_agent(self.spec)
 
     def case_settings(self, settings: RunSettings) -> CaseSettings:
         return CaseSettings(
@@ -71,8 +86,7 @@ class InProcessSource(AgentSource):
                 f"the workers were started with {workers.settings}, not {case_settings}"
             )
         try:
-            agent = self.agent if isinstance(self.agent, LoadedAgent) else None
-            agent = agent or await load_agent(self.agent)  # type: ignore[arg-type]
+            agent = self.agent if isinstance(self.agent, LoadedAgent) else await self.load()
             execute: CaseExecutor = functools.partial(
                 execute_case, CaseContext.for_agent(agent, case_settings)
             )
@@ -83,3 +97,46 @@ class InProcessSource(AgentSource):
         finally:
             if started is not None:
                 await started.close()
+
+
+async def run_agent_cases(
+    agent: LoadedAgent | str | Path,
+    cases: Sequence[adk.EvalCase],
+    *,
+    num_runs: int = 1,
+    concurrency: int | str = DEFAULT_AGENT_CONCURRENCY,
+    max_concurrency: int = DEFAULT_CAP,
+    user_simulator_config: dict[str, Any] | None = None,
+    journal: AgentJournal | None = None,
+    record_spans: bool = False,
+    on_progress: AgentProgressCallback | None = None,
+    tool_mocks: Callable[[adk.EvalCase], ToolMocks | None] | None = None,
+    workers: WorkerPool | None = None,
+    live: bool = False,
+) -> AgentRunReport:
+    """Runs every case ``num_runs`` times, ``concurrency`` runs at a time.
+
+    A run that raises is reported with its error and the others go on. With a journal, each
+    finished run is kept as it finishes, and runs an interrupted attempt finished are read
+    back instead of being run again. With ``workers`` (started, ``agents.workers``), the cases
+    run in those worker processes too, each with the agent loaded from its spec: the cases of
+    every process share the one limit of cases at once. ``live``: each case as one live
+    conversation (``Runner.run_live``).
+    """
+    settings = RunSettings(
+        num_runs=num_runs,
+        concurrency=parse_concurrency(concurrency),
+        max_concurrency=max_concurrency,
+        processes=1,  # this process, and the workers given
+        user_simulator_config=user_simulator_config,
+        record_spans=record_spans,
+        live=live,
+        tool_mocks=tool_mocks,
+        resume=journal is not None,
+        on_progress=on_progress,
+    )
+    source = open_agent(agent)
+    if isinstance(source, InProcessSource):
+        source.workers = workers
+    report, _ = await run_cases(source, cases, settings, journal=journal)
+    return report

@@ -22,7 +22,6 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import PlatformEvalError
-from .remote import is_a2a_card
 
 
 class AgentLoadError(PlatformEvalError):
@@ -154,15 +153,11 @@ def _load_dotenv(folder: Path) -> None:
     envs.load_dotenv_for_agent(folder.name, str(folder.parent))
 
 
-async def load_agent(spec: str | Path) -> LoadedAgent:
-    """The agent ``spec`` names: an agent folder, an ``agent.py`` file, ``module:attr``, or an
-    A2A peer's agent card URL."""
+async def load_local_agent(spec: str | Path) -> LoadedAgent:
+    """The agent of this machine ``spec`` names: an agent folder, an ``agent.py`` file or
+    ``module:attr`` (``agents.load_agent`` also takes an A2A peer's card)."""
     _require_adk()
     spec = str(spec)
-    if is_a2a_card(spec):
-        from .a2a import a2a_peer  # which builds on this module
-
-        return await a2a_peer(spec)
     path = Path(spec)
     if path.is_dir():
         folder = path.resolve()

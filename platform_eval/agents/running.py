@@ -21,10 +21,9 @@ import os
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._adaptive import AUTO, DEFAULT_CAP, limit_for, parse_concurrency
+from .._adaptive import AUTO, limit_for
 from .._model_errors import failure_text, unusable_model
 from ..errors import PlatformEvalError
 from ..formats import adk
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
     from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
 
     from .spans import SpanRecorder
-    from .workers import WorkerPool
 
 _logger = logging.getLogger("platform_eval.agents")
 
@@ -522,50 +520,6 @@ CaseExecutor = Callable[
     [adk.EvalCase, int, CaseQuota, "ToolMocks | None", Callable[[], None]],
     Awaitable[tuple[CaseRun, "str | None"]],
 ]
-
-
-async def run_agent_cases(
-    agent: LoadedAgent | str | Path,
-    cases: Sequence[adk.EvalCase],
-    *,
-    num_runs: int = 1,
-    concurrency: int | str = DEFAULT_AGENT_CONCURRENCY,
-    max_concurrency: int = DEFAULT_CAP,
-    user_simulator_config: dict[str, Any] | None = None,
-    journal: AgentJournal | None = None,
-    record_spans: bool = False,
-    on_progress: AgentProgressCallback | None = None,
-    tool_mocks: Callable[[adk.EvalCase], ToolMocks | None] | None = None,
-    workers: WorkerPool | None = None,
-    live: bool = False,
-) -> AgentRunReport:
-    """Runs every case ``num_runs`` times, ``concurrency`` runs at a time.
-
-    A run that raises is reported with its error and the others go on. With a journal, each
-    finished run is kept as it finishes, and runs an interrupted attempt finished are read
-    back instead of being run again. With ``workers`` (started, ``agents.workers``), the cases
-    run in those worker processes too, each with the agent loaded from its spec: the cases of
-    every process share the one limit of cases at once. ``live``: each case as one live
-    conversation (``Runner.run_live``).
-    """
-    from .in_process import InProcessSource
-    from .source import RunSettings, run_cases
-
-    settings = RunSettings(
-        num_runs=num_runs,
-        concurrency=parse_concurrency(concurrency),
-        max_concurrency=max_concurrency,
-        processes=1,  # this process, and the workers given
-        user_simulator_config=user_simulator_config,
-        record_spans=record_spans,
-        live=live,
-        tool_mocks=tool_mocks,
-        resume=journal is not None,
-        on_progress=on_progress,
-    )
-    source = InProcessSource(agent, workers)
-    report, _ = await run_cases(source, cases, settings, journal=journal)
-    return report
 
 
 async def schedule(

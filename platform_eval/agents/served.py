@@ -27,7 +27,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -395,9 +395,29 @@ def _unreachable(url: str, exc: httpx.HTTPError) -> ServedAgentError:
     )
 
 
+AppMaker = Callable[[ServedAgent, httpx.AsyncClient, Secrets], Awaitable[ServedApp]]
+
+
+async def api_server_app(
+    agent: ServedAgent, http: httpx.AsyncClient, secrets: Secrets
+) -> ServedApp:
+    """The api_server's app ``agent`` names, chosen from those it lists, its agents' details
+    read."""
+    app = ServedApp(agent, agent.app_name or "", "", {}, http, secrets)
+    listed = await _list_apps(app, dict(agent.headers))
+    app.app_name = _chosen_app(agent, listed)
+    app.root_name, app.agents = await _app_details(app)
+    for note in app.notes:
+        _logger.warning("%s", note)
+    return app
+
+
 @contextlib.asynccontextmanager
-async def connect(agent: ServedAgent, concurrency: int = DEFAULT_CAP) -> AsyncIterator[ServedApp]:
-    """The served agent, its app chosen and its agents' details read."""
+async def connect(
+    agent: ServedAgent, concurrency: int = DEFAULT_CAP, make_app: AppMaker = api_server_app
+) -> AsyncIterator[ServedApp]:
+    """The served agent on an HTTP client of the connection policy, its app made by
+    ``make_app`` (an api_server's by default)."""
     headers = dict(agent.headers)
     limits = httpx.Limits(max_connections=concurrency + 2, max_keepalive_connections=concurrency)
     timeout = httpx.Timeout(agent.turn_timeout, connect=30.0)
@@ -412,18 +432,7 @@ async def connect(agent: ServedAgent, concurrency: int = DEFAULT_CAP) -> AsyncIt
         follow_redirects=True,
         event_hooks={"response": [redirect_guard(agent.url)]},
     ) as http:
-        if agent.is_runtime:
-            from .agent_runtime import runtime_app  # which builds on this module
-
-            yield runtime_app(agent, http, secrets)
-            return
-        app = ServedApp(agent, agent.app_name or "", "", {}, http, secrets)
-        listed = await _list_apps(app, headers)
-        app.app_name = _chosen_app(agent, listed)
-        app.root_name, app.agents = await _app_details(app)
-        for note in app.notes:
-            _logger.warning("%s", note)
-        yield app
+        yield await make_app(agent, http, secrets)
 
 
 def _takes_token(agent: ServedAgent, headers: dict[str, str]) -> bool:
@@ -690,8 +699,14 @@ class ApiServerSource(AgentSource):
     @contextlib.asynccontextmanager
     async def opened(self, settings: RunSettings, runs: int) -> AsyncIterator[OpenedAgent]:
         _standby.release()  # the agent runs on its server: no worker process here takes part
-        async with connect(self.agent, settings.max_concurrency) as app:
+        async with connect(self.agent, settings.max_concurrency, self.make_app) as app:
             yield OpenedAgent(app.fingerprint, served_executor(app, settings))
+
+    async def make_app(
+        self, agent: ServedAgent, http: httpx.AsyncClient, secrets: Secrets
+    ) -> ServedApp:
+        """The app on the connection ``connect`` made: an api_server's here."""
+        return await api_server_app(agent, http, secrets)
 
 
 def served_executor(app: ServedApp, settings: RunSettings) -> CaseExecutor:

@@ -30,6 +30,7 @@ from .journal import AgentJournal
 from .loading import LoadedAgent
 from .remote import ServedAgent
 from .reports import AgentProgressCallback, AgentRunReport
+from .running import schedule
 
 if TYPE_CHECKING:
     from .running import CaseExecutor
@@ -150,8 +151,6 @@ async def run_cases(
     """Every case ``settings.num_runs`` times on ``source``, as many at once as the limit
     allows, each finished run kept in the journal (made here from the agent's fingerprint
     unless one is given, none when ``settings.resume`` is off)."""
-    from .running import schedule
-
     if settings.num_runs < 1:
         raise ValueError(f"num_runs must be at least 1, got {settings.num_runs}")
     async with source.opened(settings, len(cases) * settings.num_runs) as opened:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from .._env import mebibytes
 from ._problems import FormatError, Problem
@@ -51,13 +52,35 @@ def read_bytes(path: str | Path, limit: int) -> bytes:
             raise FormatError(
                 [Problem(file, "$", f"is {kind}: platform-eval reads only regular files")]
             )
+        if os.fstat(fd).st_size > limit:
+            raise FormatError([Problem(file, "$", _too_big(limit))])
         try:
-            data = handle.read(limit + 1)
+            data = _read_at_most(handle, os.fstat(fd).st_size, limit)
         except OSError as exc:
             raise FormatError([Problem(file, "$", f"cannot read: {exc}")]) from None
     if len(data) > limit:
         raise FormatError([Problem(file, "$", _too_big(limit))])
     return data
+
+
+def _read_at_most(handle: BinaryIO, size: int, limit: int) -> bytes:
+    """The file's bytes, and one more than ``limit`` if it has them. Read by its size, not
+    the limit: ``read(n)`` makes room for ``n`` bytes first, half a gigabyte for every small
+    file; read on, a piece at a time, if the file grew since."""
+    first = handle.read(size + 1)
+    if len(first) <= size:
+        return first
+    pieces, total = [first], len(first)
+    while total <= limit:
+        piece = handle.read(min(_PIECE, limit + 1 - total))
+        if not piece:
+            break
+        pieces.append(piece)
+        total += len(piece)
+    return b"".join(pieces)
+
+
+_PIECE = 2**22
 
 
 def _too_big(limit: int) -> str:

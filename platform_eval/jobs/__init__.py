@@ -10,13 +10,13 @@ from .metric_check import MetricsRefusedError, check_metrics
 from .plan import (
     EvaluationPlan,
     MetricPlan,
-    PlanError,
     ThresholdError,
     build_plan,
     choose_metrics,
     merge_thresholds,
     plan_metrics,
 )
+from .plan_error import PlanError
 from .tasks import (
     Evaluation,
     NothingToEvaluateError,

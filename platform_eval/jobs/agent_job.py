@@ -27,7 +27,7 @@ from ..formats import adk
 from ..metrics.arguments import ArgRules
 from ..traces.adk_session import session_to_conversation
 from ..types import AgentConfig, AgentData, CandidateResponse
-from .plan import PlanError
+from .plan_error import PlanError
 from .upload import candidate_name
 
 _logger = logging.getLogger("platform_eval.jobs")

@@ -17,9 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 from .._operations import MetricLike, to_metric
+from ..agents import AgentLike
+from ..agents.source import open_agent
+from ..agents.tool_mocks import check_options
 from ..formats import adk
 from ..formats._problems import FormatError
 from ..formats.config import EvalConfig, parse_eval_config
@@ -33,12 +36,10 @@ from ..metrics.code_metrics import CodeFunction
 from ..traces import Conversation
 from ..types import EvaluationRun
 from ..types.predefined_metrics import newest_version
+from .agent_job import AgentOptions, refusal
 from .code_metrics import functions_of
+from .plan_error import PlanError
 from .upload import ProgressCallback
-
-if TYPE_CHECKING:
-    from ..agents import AgentLike
-    from .agent_job import AgentOptions
 
 #: An eval set: its file (an ADK eval set, an EvaluationDataset, JSON Lines or CSV of the
 #: SDK's flat form), an EvalSet, a pandas DataFrame of the flat form, or a file's cases read
@@ -70,25 +71,6 @@ def load_config(config: ConfigSource | None) -> EvalConfig | None:
             raise FormatError(problems)
         return parsed
     return config
-
-
-class PlanError(ValueError):
-    """An evaluation that cannot be as asked (no metric, a threshold of no metric of the run,
-    two sources of candidates, what the agent's place cannot do): said before anything is read
-    from a target or uploaded. Its message names the plan's fields (``fields``: a field's name
-    -> the value given); the command line says it with its own flags (``render``), exit 2."""
-
-    def __init__(self, message: str, **fields: Any) -> None:
-        #: The message, with ``{field}`` where a field given is named.
-        self.template = message
-        self.fields = fields
-        super().__init__(self.render())
-
-    def render(self, named: Callable[[str, Any], str] | None = None) -> str:
-        """The message, each field said by ``named(field, value)`` (``field=value`` by
-        default)."""
-        said = named or (lambda name, value: name if value is True else f"{name}={value!r}")
-        return self.template.format(**{k: said(k, v) for k, v in self.fields.items()})
 
 
 class NoMetricsError(PlanError):
@@ -327,10 +309,6 @@ def _check_one_source(given: EvaluateOptions) -> None:
 
 
 def _agent_run(agent: AgentLike, options: EvaluateOptions, config: EvalConfig | None) -> AgentRun:
-    from ..agents.source import open_agent
-    from ..agents.tool_mocks import check_options
-    from .agent_job import AgentOptions, refusal
-
     # None: the default, as not given (the command line passes its unset flags so).
     given: dict[str, Any] = {
         _AGENT_OPTIONS[k]: v for k, v in options.items() if k in _AGENT_OPTIONS and v is not None

@@ -45,7 +45,7 @@ def test_a_peer_that_does_not_answer_is_not_evaluated_and_fails_the_gate(
     with a2a_hostile(kind, wrap, rpc_host) as card:
         code = _run(card)
     out, err = capsys.readouterr()
-    assert code == 1
+    assert code == 1, err
     assert "PASSED" not in out
     assert "finished none of the 4 runs" in err and said in err, err
     assert err.count("the A2A peer did not answer") == 1, err  # once, not once a case

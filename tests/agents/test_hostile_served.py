@@ -22,6 +22,8 @@ from hostile_agents import (
     events,
     forever,
     hostile,
+    live_audio_of,
+    live_frame_of,
     one_event_of,
     processed_then_busy,
     redirects_to,
@@ -156,6 +158,32 @@ def test_an_answer_over_its_cap_is_refused_while_it_is_read(
     err = capsys.readouterr().err
     assert code == 1
     assert f"larger than its cap of {value}" in err and f"({variable})" in err, err
+    assert "Traceback" not in err and "MemoryError" not in err
+
+
+@pytest.mark.parametrize(
+    ("server", "variable", "value"),
+    [
+        (HostileApiServer(live=live_frame_of(3 * 2**20)), "PLATFORM_EVAL_MAX_LIVE_FRAME_MIB", "1"),
+        (HostileApiServer(live=live_audio_of(3 * 2**20)), "PLATFORM_EVAL_MAX_LIVE_AUDIO_MIB", "2"),
+    ],
+    ids=["live-frame", "live-audio"],
+)
+def test_a_live_answer_over_its_cap_is_refused_while_it_is_read(
+    agent_project: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    server: HostileApiServer,
+    variable: str,
+    value: str,
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with hostile(server) as url:
+        code = _run(url, "--agent-mode", "live")
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"larger than its cap of {value}" in err and f"({variable})" in err, err
+    assert "finished none of the 4 runs" in err
     assert "Traceback" not in err and "MemoryError" not in err
 
 

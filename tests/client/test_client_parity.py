@@ -24,7 +24,8 @@ def _parameters(method: Any) -> list[tuple[str, Any, Any]]:
 
 def test_both_clients_have_the_same_methods_and_parameters() -> None:
     sync, asynchronous = _public(Client), _public(AsyncClient)
-    assert set(sync) == set(asynchronous)
+    assert set(sync) - set(asynchronous) == {"to_async"}  # what the sync client becomes
+    assert set(asynchronous) <= set(sync)
     for name in sorted(set(sync) & set(asynchronous)):
         assert _parameters(sync[name]) == _parameters(asynchronous[name]), name
 
