@@ -74,3 +74,35 @@ def test_yaml_nested_by_indentation_is_held_to_the_depth_limit(tmp_path: Path) -
     with pytest.raises(formats.FormatError) as refused:
         formats.load(shallow)  # not an eval set, but refused for that, not for its depth
     assert "nested more than" not in str(refused.value)
+
+
+def test_a_small_file_is_read_in_room_for_its_size_not_the_limit(tmp_path: Path) -> None:
+    """read(n) makes room for n bytes first: reading each small eval set up to the 512 MiB
+    stream limit took half a gigabyte of address space, so a command under a memory limit of
+    a few hundred MiB failed with MemoryError before reading a case."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "small.json"
+    path.write_text('{"eval_cases": []}')
+    script = (
+        "import resource, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({300 * 2**20}, {300 * 2**20}))\n"
+        "from platform_eval.formats.reading import read_bytes\n"
+        f"print(read_bytes({str(path)!r}, 2**30).decode())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == '{"eval_cases": []}'
+
+
+def test_a_file_that_grows_while_it_is_read_is_held_to_the_limit(tmp_path: Path) -> None:
+    from platform_eval.formats.reading import _read_at_most
+
+    path = tmp_path / "growing.json"
+    path.write_bytes(b"x" * 10)
+    with path.open("rb") as handle:
+        path.write_bytes(b"x" * 100)  # larger than when its size was taken
+        assert len(_read_at_most(handle, 10, 50)) == 51  # one past the limit: refused
+    with path.open("rb") as handle:
+        assert _read_at_most(handle, 100, 1000) == b"x" * 100
