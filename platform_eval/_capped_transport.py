@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 
+from ._large_reads import LargeRead
+
 #: What went wrong, in a few words ("went past 1,024 bytes") -> the exception to raise.
 Refusal = Callable[[str], Exception]
 
@@ -60,14 +62,19 @@ class _Capped(httpx.AsyncByteStream):
         self._limit = limit
         self._refused = refused
 
+        # Held from when the answer is large until it is closed (its reader has it whole).
+        self._large = LargeRead()
+
     async def __aiter__(self) -> AsyncIterator[bytes]:
         read = 0
         async for chunk in self._inner:
             read += len(chunk)
             if read > self._limit:
-                await self._inner.aclose()
+                await self.aclose()
                 raise self._refused(f"went past {self._limit:,} bytes")
+            await self._large.grown(read)
             yield chunk
 
     async def aclose(self) -> None:
+        self._large.release()
         await self._inner.aclose()

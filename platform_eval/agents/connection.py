@@ -23,7 +23,7 @@ import contextlib
 import json
 import math
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +33,7 @@ import httpx
 
 from .._bound import Bound
 from .._capped_transport import CappedTransport
+from .._large_reads import LARGE, LargeRead
 from .remote import ServedAgentError
 
 _MIB = 1024 * 1024
@@ -230,7 +231,13 @@ async def within(seconds: float, what: str, cause: str = "its deadline") -> Asyn
 
 async def read_capped(response: httpx.Response, cap: Cap, where: str) -> bytes:
     """The response's body, decoded, refused as soon as it passes ``cap`` (a Content-Length
-    over it is refused before anything is read)."""
+    over it is refused before anything is read); a large one read while no other is
+    (``_large_reads``)."""
+    async with LargeRead() as large:
+        return await _read_capped(response, cap, where, large)
+
+
+async def _read_capped(response: httpx.Response, cap: Cap, where: str, large: LargeRead) -> bytes:
     limit = cap.value
     declared = response.headers.get("content-length", "")
     if (
@@ -244,41 +251,49 @@ async def read_capped(response: httpx.Response, cap: Cap, where: str) -> bytes:
         body += chunk
         if len(body) > limit:
             raise over_cap(where, cap)
+        await large.grown(len(body))
     return bytes(body)
 
 
 async def read_json(response: httpx.Response, cap: Cap, where: str) -> Any:
-    """The response's JSON body (None when empty), read under ``cap``."""
-    body = await read_capped(response, cap, where)
-    if not body.strip():
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        raise AgentConnectionError(f"{where} answered with no JSON") from None
+    """The response's JSON body (None when empty), read under ``cap``, and parsed while no
+    other large answer is read."""
+    async with LargeRead() as large:
+        body = await _read_capped(response, cap, where, large)
+        if not body.strip():
+            return None
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise AgentConnectionError(f"{where} answered with no JSON") from None
 
 
-async def stream_lines(response: httpx.Response, where: str) -> AsyncIterator[str]:
+async def stream_lines(response: httpx.Response, where: str) -> AsyncGenerator[str, None]:
     """The lines of an event stream, each refused as it passes ``SSE_LINE`` (not once it
-    ended: a 300 MiB line is never held whole)."""
+    ended: a 300 MiB line is never held whole); a large line read, and handled by the
+    reader, while no other large answer is read."""
     limit = SSE_LINE.value
     pending = bytearray()
-    async for chunk in response.aiter_bytes():
-        pending += chunk
-        while True:
-            end = _line_end(pending)
-            if end is None:
-                break
-            stop, skip = end
-            line = bytes(pending[:stop])
-            del pending[: stop + skip]
-            if len(line) > limit:
+    async with LargeRead() as large:
+        async for chunk in response.aiter_bytes():
+            pending += chunk
+            while True:
+                end = _line_end(pending)
+                if end is None:
+                    break
+                stop, skip = end
+                line = bytes(pending[:stop])
+                del pending[: stop + skip]
+                if len(line) > limit:
+                    raise over_cap(where, SSE_LINE)
+                yield line.decode("utf-8", errors="replace")
+                if len(pending) <= LARGE:
+                    large.release()  # the large line was handled before this resumed
+            if len(pending) > limit:
                 raise over_cap(where, SSE_LINE)
-            yield line.decode("utf-8", errors="replace")
-        if len(pending) > limit:
-            raise over_cap(where, SSE_LINE)
-    if pending:
-        yield pending.decode("utf-8", errors="replace")
+            await large.grown(len(pending))
+        if pending:
+            yield pending.decode("utf-8", errors="replace")
 
 
 def _line_end(buffer: bytearray) -> tuple[int, int] | None:
@@ -334,8 +349,19 @@ async def open_websocket(url: str, headers: dict[str, str], *, open_timeout: flo
             return found
 
     return await _WithinOrigin(
-        url, additional_headers=headers, max_size=LIVE_FRAME.value, open_timeout=open_timeout
+        url,
+        additional_headers=headers,
+        max_size=LIVE_FRAME.value,
+        # Frames read ahead of the reader: websockets keeps 16 by default, 16 caps' worth.
+        max_queue=LIVE_QUEUE,
+        # Frames as sent: a deflated one is inflated into a buffer of up to the cap first.
+        compression=None,
+        open_timeout=open_timeout,
     )
+
+
+#: How many frames of a live stream are read ahead of the conversation that reads them.
+LIVE_QUEUE = 2
 
 
 def frame_too_big(exc: BaseException) -> bool:

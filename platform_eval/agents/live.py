@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._env import positive_number
+from .._large_reads import LargeRead
 from ..errors import PlatformEvalError
 from .connection import LIVE_AUDIO, count_events, over_cap
 
@@ -244,6 +245,13 @@ class LiveConversation:
     clock: Callable[[], float] = time.monotonic
     #: Each user message as it was sent (ADK's JSON), in order.
     sent: list[dict[str, Any]] = field(default_factory=list)
+    #: Held once the conversation's audio is large, until it ends (``close``): one such
+    #: conversation at a time in memory, however many cases run at once (``_large_reads``).
+    large: LargeRead = field(default_factory=LargeRead)
+
+    def close(self) -> None:
+        """The conversation ended: its place for large reads, if it held one, is given up."""
+        self.large.release()
 
     async def adk_turn(self, message: Any) -> list[Any]:
         """``turn`` as a user simulator reads it (``running.converse``): google-adk's events,
@@ -287,6 +295,8 @@ class LiveConversation:
                     f"turn {turn.index}: the live stream ended before the agent finished it"
                 )
             self._keep(turn, event)
+            if turn.audio:
+                await self.large.grown(sum(len(t.audio) for t in self.turns))
             events.append(event)
             count_events(len(events), f"turn {turn.index}")
             found = boundary.feed(event)
@@ -317,9 +327,13 @@ class LiveConversation:
             now = self.clock()
             turn.first_audio = turn.first_audio if turn.first_audio is not None else now
             turn.last_audio = now
-            turn.audio += base64.b64decode(blob.get("data") or "")
-            if len(turn.audio) > LIVE_AUDIO.value:
+            heard_audio = base64.b64decode(blob.get("data") or "")
+            if len(turn.audio) + len(heard_audio) > LIVE_AUDIO.value:
+                turn.audio = bytearray()  # over its cap, never used: not held while it unwinds
                 raise LiveTurnError(str(over_cap(f"turn {turn.index}", LIVE_AUDIO)))
+            turn.audio += heard_audio
+            # Kept once, in the turn: the event keeps its part, not the bytes again as text.
+            blob["data"] = ""
             turn.audio_mime = turn.audio_mime or str(blob.get("mimeType"))
 
 

@@ -350,6 +350,7 @@ class RunnerLive:
         self.conversation = LiveConversation(_QueueStream(self))
 
     async def close(self) -> None:
+        self.conversation.close()
         self.queue.close()
         self._pump.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):

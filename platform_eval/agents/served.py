@@ -328,11 +328,14 @@ class ServedApp:
                     if response.status_code in no_stream:
                         raise _NoSseError
                     await self.refuse("POST", path.split("?")[0], response, transient=True)
-                    async for line in stream_lines(response, where):
-                        data = line.removeprefix("data:").strip()
-                        if data and not line.startswith((":", "event:", "id:", "retry:")):
-                            events.append(_event(_json(data, self.agent.url), self.agent.url))
-                            count_events(len(events), where)
+                    # Closed at once whatever the loop raises: a large line holds its place.
+                    async with contextlib.aclosing(stream_lines(response, where)) as lines:
+                        async for line in lines:
+                            data = line.removeprefix("data:").strip()
+                            if data and not line.startswith((":", "event:", "id:", "retry:")):
+                                event = _event(_json(data, self.agent.url), self.agent.url)
+                                events.append(event)
+                                count_events(len(events), where)
             except httpx.HTTPError as exc:
                 raise _unreachable(self.agent.url, exc) from None
         return events
@@ -631,6 +634,7 @@ class SocketLive(LiveStream):
         try:
             yield live
         finally:
+            live.conversation.close()
             with contextlib.suppress(Exception):
                 await socket.send(json.dumps({"close": True}))
             await socket.close()

@@ -79,3 +79,43 @@ def test_a_deadline_is_told_apart_from_a_timeout_inside_it() -> None:
     with pytest.raises(TimeoutError, match="the model's own") as raised:
         asyncio.run(inner())
     assert not isinstance(raised.value, DeadlineError)
+
+
+def test_large_answers_are_read_one_at_a_time_and_small_ones_never_wait() -> None:
+    from platform_eval._large_reads import LARGE, LargeRead
+
+    async def main() -> list[str]:
+        order: list[str] = []
+
+        async def read(name: str, size: int, hold: float) -> None:
+            async with LargeRead() as large:
+                await large.grown(size)
+                order.append(f"{name} in")
+                await asyncio.sleep(hold)
+                order.append(f"{name} out")
+
+        await asyncio.gather(
+            read("big-1", LARGE + 1, 0.05), read("big-2", LARGE + 1, 0.0),
+            read("small", LARGE, 0.0),
+        )  # fmt: skip
+        return order
+
+    order = asyncio.run(main())
+    # The second large read waited for the first to end; the small one went in at once.
+    assert order.index("big-2 in") > order.index("big-1 out")
+    assert order.index("small in") < order.index("big-1 out")
+
+
+def test_a_large_read_that_fails_gives_its_place_up() -> None:
+    from platform_eval._large_reads import LARGE, LargeRead
+
+    async def main() -> bool:
+        with pytest.raises(ValueError):
+            async with LargeRead() as large:
+                await large.grown(LARGE + 1)
+                raise ValueError("over its cap")
+        async with LargeRead() as after:
+            await asyncio.wait_for(after.grown(LARGE + 1), 5)
+            return after.holding
+
+    assert asyncio.run(main())
