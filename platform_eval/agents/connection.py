@@ -255,6 +255,14 @@ async def _read_capped(response: httpx.Response, cap: Cap, where: str, large: La
     return bytes(body)
 
 
+async def read_to_its_end(response: httpx.Response, where: str) -> None:
+    """An answer whose body is not wanted, read to its end under ``ANSWER``, so that its
+    connection serves the next request (one left unread is closed: a new connection for every
+    case whose session id is taken, measured on 1,000 served cases)."""
+    with contextlib.suppress(AgentConnectionError):
+        await read_capped(response, ANSWER, where)
+
+
 async def read_json(response: httpx.Response, cap: Cap, where: str) -> Any:
     """The response's JSON body (None when empty), read under ``cap``, and parsed while no
     other large answer is read."""

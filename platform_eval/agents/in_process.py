@@ -13,7 +13,6 @@ from typing import Any
 
 from .. import _standby
 from .._adaptive import AUTO, DEFAULT_CAP, parse_concurrency
-from .._gc import settle_for_cases
 from .._standby import process_count
 from ..formats import adk
 from .journal import AgentJournal
@@ -92,7 +91,6 @@ class InProcessSource(AgentSource):
             )
             if workers is not None:
                 execute = workers.executor(execute)
-            settle_for_cases()  # in the command's own process only, as in its workers
             yield OpenedAgent(agent.fingerprint, execute)
         finally:
             if started is not None:

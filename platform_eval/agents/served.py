@@ -52,11 +52,13 @@ from .connection import (
     over_cap,
     read_capped,
     read_json,
+    read_to_its_end,
     redirect_guard,
     stream_lines,
     within,
 )
 from .history import history_events
+from .lean_pool import make_lean
 from .live import LiveConversation, LiveStream, Utterance, silence, turn_timeout
 from .model_quota import CURRENT_CASE, CaseQuota
 from .remote import ServedAgent, ServedAgentError, is_agent_url
@@ -177,6 +179,7 @@ class ServedApp:
                         if response.status_code in _BUSY and attempt < _TRIES and busy_retried:
                             busy = response
                         elif response.status_code == 409 and conflict is not None:
+                            await read_to_its_end(response, where)
                             return conflict
                         else:
                             await self.refuse(method, path, response, transient=not busy_retried)
@@ -222,6 +225,7 @@ class ServedApp:
                     if refused:
                         await self.refuse("GET", path, response)
                     if response.status_code != 200:
+                        await read_to_its_end(response, where)
                         return response.status_code, None
                     return 200, await read_json(response, ANSWER, where)
             except httpx.HTTPError as exc:
@@ -426,7 +430,7 @@ async def connect(
     timeout = httpx.Timeout(agent.turn_timeout, connect=30.0)
     auth = _GoogleAccess() if agent.is_runtime and _takes_token(agent, headers) else None
     secrets = Secrets(headers.values())
-    async with httpx.AsyncClient(
+    client = httpx.AsyncClient(
         base_url=agent.url,
         headers=headers,
         timeout=timeout,
@@ -434,7 +438,8 @@ async def connect(
         auth=auth,
         follow_redirects=True,
         event_hooks={"response": [redirect_guard(agent.url)]},
-    ) as http:
+    )
+    async with make_lean(client) as http:
         yield await make_app(agent, http, secrets)
 
 

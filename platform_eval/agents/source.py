@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._adaptive import AUTO, DEFAULT_CAP
+from .._gc import settle_for_cases
 from ..formats import adk
 from .journal import AgentJournal
 from .loading import LoadedAgent
@@ -154,6 +155,8 @@ async def run_cases(
     if settings.num_runs < 1:
         raise ValueError(f"num_runs must be at least 1, got {settings.num_runs}")
     async with source.opened(settings, len(cases) * settings.num_runs) as opened:
+        # What every source runs on is loaded now (google-adk, the agent or its connection).
+        settle_for_cases()
         if journal is None and settings.resume:
             journal = AgentJournal(
                 agent_fingerprint=opened.fingerprint,
