@@ -27,6 +27,7 @@ from .._names import ITEMS, REVISIONS, RUNS, SETS
 from ..judges.service import Judging, usage_report
 from ..metrics import Judges
 from ..metrics.model_judge import evaluation
+from ..metrics.summary import summarize
 from ..types import (
     EvaluationItem,
     EvaluationItemType,
@@ -103,10 +104,19 @@ def _done(result: _Scored) -> Future[_Scored]:
     return future
 
 
-def _tally(response: EvaluationResult | None, scores: dict[str, list[float]]) -> None:
+def _tally(
+    response: EvaluationResult | None, scores: dict[tuple[str | None, str], list[float]]
+) -> None:
     for candidate in (response.candidate_results or []) if response else []:
         if candidate.metric and candidate.score is not None:
-            scores[candidate.metric].append(candidate.score)
+            scores[candidate.candidate, candidate.metric].append(candidate.score)
+
+
+#: What the service says of a run none of whose results has a score (cloud-custodian's flight
+#: ``vertexai-evaluation-run-filtering``, v1, 2026-08-14: FAILED, code 9, no summary).
+NOTHING_TO_AGGREGATE = (
+    "No metric scores to aggregate. Please check the result evaluation items for errors."
+)
 
 
 class _CancelledError(Exception):
@@ -383,7 +393,7 @@ class RunExecutor:
         # Results written before a restart of the emulator are kept, not computed again.
         earlier = self._earlier_results(parent, name)
         result_names: list[str] = []
-        scores: dict[str, list[float]] = defaultdict(list)
+        scores: dict[tuple[str | None, str], list[float]] = defaultdict(list)
         failed = 0
         total = 0
         last_report = 0.0
@@ -434,13 +444,17 @@ class RunExecutor:
         )
         # Written by the service itself, as it is: a run cancelled early has no results yet.
         stored_set = self._backend.write(parent, SETS, result_set.to_wire())
-        results = EvaluationRunResults(
-            evaluation_set=stored_set["name"],
-            summary_metrics=SummaryMetrics(
-                metrics=metrics.summarize(scores), total_items=total, failed_items=failed
-            ),
-        )
-        error = None
+        results = EvaluationRunResults(evaluation_set=stored_set["name"])
+        error: tuple[str, str] | None = None
+        if state == EvaluationRunState.SUCCEEDED and not scores:
+            # As the service: FAILED, and the results set (with each item's error) but no
+            # summary.
+            state, error = EvaluationRunState.FAILED, ("FAILED_PRECONDITION", NOTHING_TO_AGGREGATE)
+        else:
+            # As recorded: no failedItems at 0 (proto3 JSON leaves a zero out).
+            results.summary_metrics = SummaryMetrics(
+                metrics=summarize(scores), total_items=total, failed_items=failed or None
+            )
         if loss_configs and state == EvaluationRunState.SUCCEEDED:
             try:
                 with evaluation(name):
@@ -449,7 +463,7 @@ class RunExecutor:
             except metrics.MetricError as exc:
                 # Scored, but not analysed as asked: the run says why rather than ending
                 # SUCCEEDED without the analysis.
-                state, error = EvaluationRunState.FAILED, f"loss analysis: {exc}"
+                state, error = EvaluationRunState.FAILED, ("INTERNAL", f"loss analysis: {exc}")
         self._record_judge_usage(name)
         self._finish(name, state, results=results, error=error)
 
@@ -691,8 +705,11 @@ class RunExecutor:
         state: EvaluationRunState,
         *,
         results: EvaluationRunResults | None = None,
-        error: str | None = None,
+        error: str | tuple[str, str] | None = None,
     ) -> None:
+        """``error``: its message (INTERNAL), or the code's name and the message."""
+        code, message = error if isinstance(error, tuple) else ("INTERNAL", error)
+
         def finish(run: EvaluationRun) -> bool:
             if run.done:
                 return False
@@ -700,8 +717,8 @@ class RunExecutor:
                 run.evaluation_results = results
             run.state = state
             run.completion_time = now()
-            if error:
-                run.error = rpc_status("INTERNAL", error)
+            if message:
+                run.error = rpc_status(code, message)
             elif state == EvaluationRunState.CANCELLED:
                 run.error = cancelled_status()
             return True

@@ -12,10 +12,10 @@ from .engine import (
     evaluate_stored_request,
     resolve,
     score,
-    summarize,
 )
 from .judges import JudgeError, Judges, LocalJudge, RubricJudge
 from .model_judge import ModelJudge
+from .summary import summarize
 from .text import exact_match, response_match_score, tokenize
 from .thresholds import reliability_name, threshold_problem
 from .trajectory import MatchType

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -737,20 +736,3 @@ def _evaluate(
         subject = Subject(request_turns, candidate, case, metadata)
         results.extend(_score(spec, subject, judges) for spec in specs)
     return results
-
-
-def summarize(results_by_metric: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """``<metric>/AVERAGE`` and ``<metric>/STANDARD_DEVIATION`` (sample) of the scores.
-
-    Candidate results with no score are in neither (never counted as 0 or 1); the run's
-    ``failedItems`` counts their items, and each result says why.
-    """
-    summary: dict[str, float] = {}
-    for metric, scores in results_by_metric.items():
-        if not scores:
-            continue
-        summary[f"{metric}/AVERAGE"] = statistics.fmean(scores)
-        summary[f"{metric}/STANDARD_DEVIATION"] = (
-            statistics.stdev(scores) if len(scores) > 1 else 0.0
-        )
-    return summary

@@ -106,8 +106,8 @@ class Row:
 class MetricSummary:
     metric: str
     mean: float | None
-    #: The sample standard deviation (n - 1), as the run's ``<metric>/STANDARD_DEVIATION``:
-    #: one standard deviation everywhere; 0.0 for a single score.
+    #: The population standard deviation (n), as the service's ``STANDARD_DEVIATION``
+    #: (``metrics/summary.py``): one standard deviation everywhere; 0.0 for a single score.
     stdev: float | None
     scored: int
     not_evaluated: int
@@ -137,13 +137,13 @@ class CaseSpread:
     candidates: int
     scored: int
     mean: float | None
-    #: The sample standard deviation (n - 1), as the summaries; 0.0 for a single score.
+    #: The population standard deviation (n), as the summaries; 0.0 for a single score.
     stdev: float | None
     low: float | None
     high: float | None
 
     def describe(self) -> str:
-        """``mean 0.667, stdev 0.577, 0.000-1.000 over 3 candidates``."""
+        """``mean 0.667, stdev 0.471, 0.000-1.000 over 3 candidates``."""
         if self.mean is None:
             return f"no score over {self.candidates} candidates"
         missing = self.candidates - self.scored
@@ -162,7 +162,7 @@ def _spread(case: str, metric: str, rows: list[Row]) -> CaseSpread:
         candidates=len(rows),
         scored=len(scores),
         mean=statistics.fmean(scores) if scores else None,
-        stdev=(statistics.stdev(scores) if len(scores) > 1 else 0.0) if scores else None,
+        stdev=statistics.pstdev(scores) if scores else None,
         low=min(scores) if scores else None,
         high=max(scores) if scores else None,
     )
@@ -270,9 +270,7 @@ class RunResults:
                 MetricSummary(
                     metric=metric,
                     mean=statistics.fmean(scores) if scores else None,
-                    stdev=(statistics.stdev(scores) if len(scores) > 1 else 0.0)
-                    if scores
-                    else None,
+                    stdev=statistics.pstdev(scores) if scores else None,
                     scored=len(scores),
                     not_evaluated=sum(1 for r in rows if r.status == Status.NOT_EVALUATED),
                     passed=sum(1 for r in rows if r.status == Status.PASSED),
@@ -412,15 +410,22 @@ class RunResults:
             return f"NOT CHECKED: {NOT_CHECKED_REASON}"
         return self.failure_message()
 
+    def _why_nothing(self) -> str:
+        reasons = sorted({r.explanation or "no reason given" for r in self.rows})
+        return "nothing could be evaluated: " + "; ".join(reasons[:5])
+
     def failure_message(self) -> str:
         if self.verdict == Status.NOT_CHECKED:
             return f"nothing was checked: {NOT_CHECKED_REASON}"
         if self.run is not None and self.run_failed:
             error = self.run.error.message if self.run.error else "no error message"
-            return f"run {self.run.name} is {self.run.state}: {error}"
+            said = f"run {self.run.name} is {self.run.state}: {error}"
+            if self.rows and not self.evaluated_anything:
+                # The service fails a run with no score at all: each result says why.
+                said += f" ({self._why_nothing()})"
+            return said
         if not self.evaluated_anything:
-            reasons = sorted({r.explanation or "no reason given" for r in self.rows})
-            return "nothing could be evaluated: " + "; ".join(reasons[:5])
+            return self._why_nothing()
         over = self.usage_misses()
         if over:
             found_usage = self.usage()

@@ -23,7 +23,8 @@ def _post(emulator: Emulator, parent: str, collection: str, body: dict[str, Any]
 def test_a_finished_run_sent_back_as_a_create_starts_afresh(
     sync_client: Any, emulator: Emulator
 ) -> None:
-    item = sync_client.create_item(request_item("x"))
+    answered = request_item("x", golden={"text": "x"}, candidates=[{"candidate": "a", "text": "x"}])
+    item = sync_client.create_item(answered)
     evaluation_set = sync_client.create_set(display_name="s", items=[item])
     run = sync_client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
     done = sync_client.wait_for_run(run, timeout=30, poll_interval=0.05)

@@ -8,6 +8,7 @@ from factories import agent_data, call, reply, request_item, user
 from platform_eval import errors
 from platform_eval import types as t
 from platform_eval.emulator import Emulator
+from platform_eval.metrics.summary import AGGREGATIONS
 
 GOLDEN = {
     "agentData": agent_data(
@@ -93,12 +94,14 @@ def test_run_from_agent_data_candidates_scores_computed_by_hand(client: Any) -> 
     assert scores[("exact", "response_match_score")] == pytest.approx(10 / 11)
     assert scores[("detour", "response_match_score")] == 1.0
 
+    # Each candidate's own, as the service keys them: <candidate>/<metric>/<AGGREGATION>.
     summary = run.summary
-    assert summary["exact_match/AVERAGE"] == 0.5
-    assert summary["exact_match/STANDARD_DEVIATION"] == pytest.approx(0.7071067811865476)
-    assert summary["response_match_score/AVERAGE"] == pytest.approx((10 / 11 + 1) / 2)
+    assert summary["exact/exact_match/AVERAGE"] == 0.0
+    assert summary["detour/exact_match/AVERAGE"] == 1.0
+    assert summary["exact/response_match_score/MEDIAN"] == pytest.approx(10 / 11)
+    assert summary["detour/response_match_score/STANDARD_DEVIATION"] == 0.0
     assert run.evaluation_results.summary_metrics.total_items == 1
-    assert run.evaluation_results.summary_metrics.failed_items == 0
+    assert run.evaluation_results.summary_metrics.failed_items is None  # none, as recorded
 
     _, results2 = _run(client, [in_order], [item])
     scores2 = _scores(results2[0])
@@ -144,7 +147,8 @@ def test_offline_multi_turn_trajectory_any_order_and_mean_over_turns(client: Any
     by_metric = [r.score for r in results[0].evaluation_response.candidate_results]
     assert by_metric == [0.5, 0.0]
     assert scores[("v1", "tool_trajectory_avg_score")] in (0.5, 0.0)
-    assert run.summary["tool_trajectory_avg_score/AVERAGE"] == 0.25
+    # Two specs of one metric name share its key (no recording shows the service's way).
+    assert run.summary["v1/tool_trajectory_avg_score/AVERAGE"] == 0.25
 
 
 def test_items_that_cannot_be_scored_are_counted_as_failed(client: Any) -> None:
@@ -159,7 +163,10 @@ def test_items_that_cannot_be_scored_are_counted_as_failed(client: Any) -> None:
     assert "not evaluated" in first.explanation and "goldenResponse" in first.explanation
     assert results[0].error is not None
     # Only what the API's summary holds: the unscored result is in failedItems, not an average.
-    assert run.summary == {"exact_match/AVERAGE": 1.0, "exact_match/STANDARD_DEVIATION": 0.0}
+    assert run.summary == {
+        f"a/exact_match/{k}": 0.0 if k in ("STANDARD_DEVIATION", "VARIANCE") else 1.0
+        for k in AGGREGATIONS
+    }
 
 
 def test_unknown_metric_and_bad_options_fail_the_create(client: Any) -> None:

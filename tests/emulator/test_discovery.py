@@ -18,6 +18,7 @@ from factories import agent_data, call, reply, request_item, user
 from platform_eval import types as t
 from platform_eval._transport import ApiCall
 from platform_eval.emulator import Emulator
+from platform_eval.metrics.summary import AGGREGATIONS
 
 
 def _enum(version: str, schema: str, field: str) -> set[str]:
@@ -72,9 +73,9 @@ def test_what_the_emulator_writes_is_in_the_schema(version: str, tmp_path: Path)
         assert done.metadata is None
         assert done.evaluation_set_snapshot == evaluation_set.name
         assert set(done.summary) == {
-            f"{m}/{k}"
+            f"agent/{m}/{k}"
             for m in ("tool_trajectory_avg_score", "response_match_score", "exact_match")
-            for k in ("AVERAGE", "STANDARD_DEVIATION")
+            for k in AGGREGATIONS
         }
 
 

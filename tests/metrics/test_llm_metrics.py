@@ -166,7 +166,7 @@ def test_the_emulator_scores_inline_and_registered_llm_metrics(judged_emulator: 
         (result,) = client.get_results(done)
         scores = {r.metric: r.score for r in result.evaluation_response.candidate_results}
         assert scores == {"faithful": 4.0, "faithful_registered": 4.0, "exact_match": 0.0}
-        assert done.summary["faithful/AVERAGE"] == 4.0
+        assert done.summary["agent/faithful/AVERAGE"] == 4.0
 
 
 def test_a_run_with_a_custom_code_metric_is_refused_with_the_reason(sync_client: Any) -> None:
@@ -228,4 +228,4 @@ def test_the_official_clients_llm_metric_runs_on_the_emulator(
         (result,) = ours.get_results(done)
         (scored,) = result.evaluation_response.candidate_results
         assert (scored.metric, scored.score) == ("faithful", 4.0)
-        assert done.summary["faithful/AVERAGE"] == 4.0
+        assert done.summary["agent/faithful/AVERAGE"] == 4.0

@@ -1,0 +1,135 @@
+"""The emulator's runs as the service answered them (issue 61, items 1 and 2).
+
+Each fact comes from public recordings of the real service, cited where it is used:
+
+* cloud-custodian/cloud-custodian PR #11013, ``tools/c7n_gcp/tests/data/flights/
+  vertexai-evaluation-run-filtering/`` (v1, recorded against a project on 2026-08-14): the
+  items, sets and runs below are those the test of ``tools/c7n_gcp/tests/test_vertexai.py``
+  created, and ``SUCCEEDED_SUMMARY`` and ``FAILED_ERROR`` are the bodies of its two run GETs;
+* googleapis/python-aiplatform, ``tests/unit/vertexai/genai/replays/test_get_evaluation_run.py``
+  (a run of 19 items, 2025-09): what its assertions say the service returned.
+
+Written here in those shapes: nothing of the recordings is copied but the values compared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from platform_eval import types as t
+from platform_eval.emulator import Emulator
+from platform_eval.metrics.summary import summarize
+
+#: The run's metric, as the flight's run create sent it.
+EXACT_MATCH = {"metric": "exact_match", "computationBasedMetricSpec": {"type": "EXACT_MATCH"}}
+
+#: ``evaluationResults.summaryMetrics`` of the flight's SUCCEEDED run (one item, its candidate
+#: ``model-under-test`` answering "4" to "What is 2+2?" against the golden "4").
+SUCCEEDED_SUMMARY = {
+    "metrics": {
+        "model-under-test/exact_match/VARIANCE": 0,
+        "model-under-test/exact_match/PERCENTILE_P99": 1,
+        "model-under-test/exact_match/AVERAGE": 1,
+        "model-under-test/exact_match/STANDARD_DEVIATION": 0,
+        "model-under-test/exact_match/PERCENTILE_P95": 1,
+        "model-under-test/exact_match/MINIMUM": 1,
+        "model-under-test/exact_match/MAXIMUM": 1,
+        "model-under-test/exact_match/MEDIAN": 1,
+        "model-under-test/exact_match/PERCENTILE_P90": 1,
+    },
+    "totalItems": 1,
+}
+
+#: The flight's FAILED run: its one item had a prompt and a golden response, no candidate.
+FAILED_ERROR = {
+    "code": 9,
+    "message": "No metric scores to aggregate. Please check the result evaluation items for errors.",
+}
+
+
+def _run(emulator: Emulator, project: str, request: dict[str, Any]) -> dict[str, Any]:
+    """The flight's sequence on the emulator (an item, its set, a run of exact_match); the
+    finished run's body as the REST API answers it."""
+    with emulator.client(project) as client:
+        item = client.create_item(
+            {"displayName": "item", "evaluationItemType": "REQUEST", "evaluationRequest": request}
+        )
+        made = client.create_set(display_name="set", items=[item])
+        run = client.create_run(evaluation_set=made, metrics=[EXACT_MATCH], display_name="run")
+        done = client.wait_for_run(run, timeout=30, poll_interval=0.02)
+    assert done.name
+    body = httpx.get(f"{emulator.url}/v1/{done.name}", timeout=10).json()
+    assert isinstance(body, dict)
+    return body
+
+
+PROMPT = {"prompt": {"text": "What is 2+2?"}, "goldenResponse": {"text": "4"}}
+
+
+def test_a_run_with_nothing_to_score_fails_with_the_service_s_error(
+    emulator: Emulator, project: str
+) -> None:
+    body = _run(emulator, project, PROMPT)
+    assert body["state"] == "FAILED"
+    assert body["error"] == FAILED_ERROR
+    # The results set is there (each result item says why it has no score); no summary.
+    assert set(body["evaluationResults"]) == {"evaluationSet"}
+    assert body["completionTime"]
+
+
+def test_a_succeeded_run_s_summary_is_the_recorded_one(emulator: Emulator, project: str) -> None:
+    answered = {**PROMPT, "candidateResponses": [{"candidate": "model-under-test", "text": "4"}]}
+    body = _run(emulator, project, answered)
+    assert body["state"] == "SUCCEEDED" and "error" not in body
+    assert body["evaluationResults"]["summaryMetrics"] == SUCCEEDED_SUMMARY  # no failedItems
+
+
+def test_each_candidate_has_its_own_summary(emulator: Emulator, project: str) -> None:
+    two = {
+        **PROMPT,
+        "candidateResponses": [
+            {"candidate": "right", "text": "4"},
+            {"candidate": "wrong", "text": "5"},
+        ],
+    }
+    metrics = _run(emulator, project, two)["evaluationResults"]["summaryMetrics"]["metrics"]
+    assert metrics["right/exact_match/AVERAGE"] == 1
+    assert metrics["wrong/exact_match/AVERAGE"] == 0
+    assert len(metrics) == 18  # nine aggregations each, never pooled over the candidates
+
+
+def test_the_aggregations_are_the_services_on_its_19_item_run() -> None:
+    # The replay test's ``user_defined`` scores: averaging 90/19, 3 at least, a median of 5:
+    # 3, 3, 4 and sixteen 5s is the one set that also gives its recorded variance.
+    user_defined = [3.0, 3.0, 4.0] + [5.0] * 16
+    said = summarize({("gemini-2.0-flash-001@default", "user_defined"): user_defined})
+    key = "gemini-2.0-flash-001@default/user_defined/"
+    assert said[key + "AVERAGE"] == pytest.approx(4.736842105263158)
+    assert said[key + "VARIANCE"] == pytest.approx(0.4044321329639886)  # of the population
+    assert said[key + "STANDARD_DEVIATION"] == pytest.approx(0.6359497880839245)
+    assert (said[key + "MINIMUM"], said[key + "MAXIMUM"], said[key + "MEDIAN"]) == (3, 5, 5)
+    # Its ``universal`` percentiles (P90 0.8777..., P95 0.9000..., P99 0.9800...) lie between
+    # its three highest scores, 0.875, 8/9 and 1 (float32 on the service), linearly.
+    universal = [0.5] * 16 + [0.875, 8 / 9, 1.0]
+    top = summarize({("c", "universal"): universal})
+    assert top["c/universal/PERCENTILE_P90"] == pytest.approx(0.8777777791023255, abs=1e-7)
+    assert top["c/universal/PERCENTILE_P95"] == pytest.approx(0.9000000059604645, abs=1e-7)
+    assert top["c/universal/PERCENTILE_P99"] == pytest.approx(0.9800000011920929, abs=1e-7)
+
+
+def test_our_client_reads_a_failed_run_and_its_results(emulator: Emulator, project: str) -> None:
+    with emulator.client(project) as client:
+        item = client.create_item(
+            {"displayName": "i", "evaluationItemType": "REQUEST", "evaluationRequest": PROMPT}
+        )
+        run = client.create_run(
+            evaluation_set=client.create_set(display_name="s", items=[item]), metrics=[EXACT_MATCH]
+        )
+        done = client.wait_for_run(run, timeout=30, poll_interval=0.02)
+        results = client.get_results(done)
+    assert done.state == t.EvaluationRunState.FAILED
+    assert done.error is not None and done.error.code == 9 and done.summary == {}
+    assert len(results) == 1  # the RESULT item that says why nothing was scored
