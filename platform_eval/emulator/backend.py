@@ -491,7 +491,7 @@ class Backend:
         answer it lost gets the resource, never a second one or an error the first did not get.
         """
         if request_id and (earlier := self.store.by_request_id(parent, collection, request_id)):
-            return earlier
+            return _as_created(collection, earlier)
         if collection == METRICS:
             return self._create_metric(parent, body, request_id, version, resource_id)
         creators = {
@@ -502,7 +502,7 @@ class Backend:
         }
         if collection not in creators:
             raise ApiError("NOT_FOUND", f"{collection} cannot be created")
-        return creators[collection](parent, body, request_id, version)
+        return _as_created(collection, creators[collection](parent, body, request_id, version))
 
     def write(self, parent: str, collection: str, resource: dict[str, Any]) -> dict[str, Any]:
         """Stores a resource the emulator makes itself (a run's result set): not a request, so
@@ -750,8 +750,9 @@ class Backend:
                 "completion_time": None,
                 "error": None,
                 "evaluation_results": None,
-                # The service names the set the run evaluates (here, or its revision).
-                "evaluation_set_snapshot": source,
+                # Named once the run has finished (``runner``), as the service does.
+                "evaluation_set_snapshot": None,
+                "metadata": _with_pipeline_id(run.metadata),
             }
         )
         # The set's items as they are now, kept with the run (see ``frozen_run_input``).
@@ -943,3 +944,26 @@ INFERENCE_UNIMPLEMENTED = (
     "evaluates); record the candidate's responses locally (platform-eval run --agent, or "
     "--traces) and evaluate those, or run against a project"
 )
+
+
+#: What the service answers as a created run's completion time: a placeholder, not a time
+#: (cloud-custodian's flight ``vertexai-evaluation-run-filtering``, v1, 2026-08-14).
+NO_COMPLETION_YET = "1970-01-01T00:00:00Z"
+
+
+def _as_created(collection: str, stored: dict[str, Any]) -> dict[str, Any]:
+    """A create's answer as the service's (the same flight): a run with the placeholder
+    completion time. (The service's answers also leave ``createTime`` out, which a GET has:
+    not yet here, docs/emulator.md.)"""
+    if collection != RUNS or "completionTime" in stored:
+        return stored
+    return {**stored, "completionTime": NO_COMPLETION_YET}
+
+
+def _with_pipeline_id(metadata: Any) -> Any:
+    """The run's metadata with the ``pipeline_id`` the service writes there (every recorded
+    run has one); a caller's own metadata (an object) is kept beside it, which no recording
+    shows the service doing or not."""
+    if metadata is not None and not isinstance(metadata, dict):
+        return metadata
+    return {**(metadata or {}), "pipeline_id": new_id()}

@@ -715,6 +715,10 @@ class RunExecutor:
                 return False
             if results is not None:
                 run.evaluation_results = results
+                # The service names the results set here once the run is done (a set
+                # revision's run: the revision, as no recording shows otherwise).
+                revision = run.data_source.evaluation_set_revision if run.data_source else None
+                run.evaluation_set_snapshot = revision or results.evaluation_set
             run.state = state
             run.completion_time = now()
             if message:

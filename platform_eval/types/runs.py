@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+
+from pydantic import field_validator
 
 from ._base import Timestamp, WireModel, oneof, output_only
 from .common import BigQueryDestination, CloudLoggingConfig, EncryptionSpec, GcsDestination
@@ -19,6 +22,9 @@ from .metric_specs import (
 )
 from .rubrics import Rubric
 from .status import Status
+
+#: The time zero the service writes where a run has no completion time yet.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class InlineRubrics(WireModel):
@@ -198,6 +204,13 @@ class EvaluationRun(WireModel):
     #: The service account the service runs the evaluation as.
     service_account: str | None = None
     encryption_spec: EncryptionSpec | None = None
+
+    @field_validator("completion_time")
+    @classmethod
+    def _no_placeholder(cls, value: datetime | None) -> datetime | None:
+        # The service answers a run's create with 1970-01-01T00:00:00Z (cloud-custodian's
+        # flight, 2026-08-14): a placeholder, not when the run completed.
+        return None if value == _EPOCH else value
 
     @property
     def id(self) -> str | None:

@@ -133,3 +133,57 @@ def test_our_client_reads_a_failed_run_and_its_results(emulator: Emulator, proje
     assert done.state == t.EvaluationRunState.FAILED
     assert done.error is not None and done.error.code == 9 and done.summary == {}
     assert len(results) == 1  # the RESULT item that says why nothing was scored
+
+
+#: The flight's run create answer (the body of its POST evaluationRuns), as the service sent it.
+CREATED_RUN = {
+    "name": "projects/cloud-custodian/locations/us-central1/evaluationRuns/7512329633895809024",
+    "displayName": "c7n-test-eval-run-succeeded",
+    "metadata": {"pipeline_id": "8253914056763637760"},
+    "dataSource": {
+        "evaluationSet": "projects/cloud-custodian/locations/us-central1/evaluationSets/1"
+    },
+    "evaluationConfig": {"metrics": [EXACT_MATCH]},
+    "state": "PENDING",
+    "completionTime": "1970-01-01T00:00:00Z",
+}
+
+
+def test_a_created_run_s_placeholder_is_no_completion_time() -> None:
+    run = t.EvaluationRun.from_wire(CREATED_RUN)
+    assert run.completion_time is None and not run.done
+    assert run.metadata == {"pipeline_id": "8253914056763637760"}
+    assert "completionTime" not in run.to_wire()
+
+
+def test_creates_answer_as_the_service_s_and_the_snapshot_comes_at_the_end(
+    emulator: Emulator, project: str
+) -> None:
+    parent = f"{emulator.url}/v1/projects/{project}/locations/us-central1"
+    answered = {**PROMPT, "candidateResponses": [{"candidate": "model-under-test", "text": "4"}]}
+    item = httpx.post(
+        f"{parent}/evaluationItems",
+        json={"displayName": "i", "evaluationItemType": "REQUEST", "evaluationRequest": answered},
+    ).json()
+    made = httpx.post(
+        f"{parent}/evaluationSets", json={"displayName": "s", "evaluationItems": [item["name"]]}
+    ).json()
+    run = httpx.post(
+        f"{parent}/evaluationRuns",
+        json={
+            "displayName": "r",
+            "dataSource": {"evaluationSet": made["name"]},
+            "evaluationConfig": {"metrics": [EXACT_MATCH]},
+        },
+    ).json()
+    # The flight's run create answer: PENDING with the placeholder time, a pipeline id in its
+    # metadata, and no snapshot yet.
+    assert run["state"] == "PENDING" and run["completionTime"] == "1970-01-01T00:00:00Z"
+    assert set(run["metadata"]) == {"pipeline_id"} and run["metadata"]["pipeline_id"].isdigit()
+    assert "evaluationSetSnapshot" not in run
+    with emulator.client(project) as client:
+        done = client.wait_for_run(run["name"], timeout=30, poll_interval=0.02)
+    # Done, it names the results set as its snapshot (the flight's two GETs).
+    assert done.evaluation_results is not None
+    assert done.evaluation_set_snapshot == done.evaluation_results.evaluation_set
+    assert done.completion_time is not None and done.completion_time.year > 1970
