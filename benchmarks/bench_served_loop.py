@@ -16,12 +16,14 @@ the largest) and within 1.5x of the loop's; our wall within 1.1x of the loop's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -79,44 +81,55 @@ def main() -> None:
         shutil.copytree(HERE.parent / "samples" / "agent" / "travel_agent", folder / "travel_agent")
         env = {**os.environ, "GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "bench"}
         env.pop("PLATFORM_EVAL_EMULATOR_HOST", None)
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        server = subprocess.Popen(
-            [str(bin_dir / "adk"), "api_server", "--port", str(port),
-             "--session_service_uri", "memory://", str(folder)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            _wait_for(url, server)
-            print(f"adk api_server (memory:// sessions), {args.latency_ms:g} ms a model call; "
-                  f"load before: {os.getloadavg()[0]:.2f}")  # fmt: skip
-            print(f"{'cases':>6} {'ours CPU/case':>14} {'loop CPU/case':>14} {'CPU x':>6} "
-                  f"{'ours wall':>10} {'loop wall':>10} {'wall x':>7} "
-                  f"{'not evaluated':>14}")  # fmt: skip
-            first = None
-            for size in sizes:
-                cases = folder / f"bench{size}.evalset.json"
-                cases.write_text(json.dumps(eval_set(size)))
-                shutil.rmtree(folder / ".platform-eval", ignore_errors=True)
+        print(f"adk api_server (memory:// sessions), {args.latency_ms:g} ms a model call, a fresh "
+              f"one for each size; load before: {os.getloadavg()[0]:.2f}")  # fmt: skip
+        print(f"{'cases':>6} {'ours CPU/case':>14} {'loop CPU/case':>14} {'CPU x':>6} "
+              f"{'ours wall':>10} {'loop wall':>10} {'wall x':>7} "
+              f"{'not evaluated':>14}")  # fmt: skip
+        first = per_ours = None
+        for size in sizes:
+            cases = folder / f"bench{size}.evalset.json"
+            cases.write_text(json.dumps(eval_set(size)))
+            shutil.rmtree(folder / ".platform-eval", ignore_errors=True)
+            # A fresh server a size: one that kept the sessions of the size before would
+            # answer our case ids 409 (taken), and the loop's server-chosen ids never.
+            with _api_server(bin_dir, folder, env) as url:
                 loop_wall, loop_cpu, _ = timed(
                     [sys.executable, "-c", LOOP, url, str(cases)], folder, env
                 )
+            with _api_server(bin_dir, folder, env) as url:
                 ours_wall, ours_cpu, out = timed(
                     [str(bin_dir / "platform-eval"), "-q", "run", cases.name, "--agent", url,
                      "--metrics", "tool_trajectory_avg_score", "--format", "json"],
                     folder, env,
                 )  # fmt: skip
-                lost = sum(1 for r in json.loads(out)["rows"] if r.get("score") is None)
-                per_ours, per_loop = ours_cpu / size * 1000, loop_cpu / size * 1000
-                first = first or per_ours
-                print(f"{size:>6} {per_ours:>11.2f} ms {per_loop:>11.2f} ms "
-                      f"{per_ours / per_loop:>6.2f} {ours_wall:>8.1f} s {loop_wall:>8.1f} s "
-                      f"{ours_wall / loop_wall:>7.2f} {lost:>14}")  # fmt: skip
-            print(f"ours CPU a case, largest / smallest size: {per_ours / first:.2f}x; "
-                  f"load after: {os.getloadavg()[0]:.2f}")  # fmt: skip
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+            lost = sum(1 for r in json.loads(out)["rows"] if r.get("score") is None)
+            per_ours, per_loop = ours_cpu / size * 1000, loop_cpu / size * 1000
+            first = first or per_ours
+            print(f"{size:>6} {per_ours:>11.2f} ms {per_loop:>11.2f} ms "
+                  f"{per_ours / per_loop:>6.2f} {ours_wall:>8.1f} s {loop_wall:>8.1f} s "
+                  f"{ours_wall / loop_wall:>7.2f} {lost:>14}")  # fmt: skip
+        assert per_ours is not None and first is not None
+        print(f"ours CPU a case, largest / smallest size: {per_ours / first:.2f}x; "
+              f"load after: {os.getloadavg()[0]:.2f}")  # fmt: skip
+
+
+@contextlib.contextmanager
+def _api_server(bin_dir: Path, folder: Path, env: dict[str, str]) -> Iterator[str]:
+    """A new ``adk api_server`` on ``folder`` (its own process, sessions in memory); its URL."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [str(bin_dir / "adk"), "api_server", "--port", str(port),
+         "--session_service_uri", "memory://", str(folder)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_for(url, server)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 if __name__ == "__main__":
