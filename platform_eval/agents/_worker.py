@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from .._gc import own_process, settle_for_cases
 from . import load_agent
+from .connection import run_deadline
 from .loading import AgentLoadError
 from .model_quota import CaseQuota
 from .reports import CaseRun
@@ -120,20 +121,21 @@ async def _serve(settings: dict[str, Any], inbox: IO[bytes], channel: IO[bytes])
     settle_for_cases()
     send(("ready",))
 
-    async def one(ident: int, case: Any, run: int, mocks: Any) -> None:
+    async def one(ident: int, case: Any, run: int, mocks: Any, left: float | None) -> None:
         quota = CaseQuota(_Messenger(send, ident))
         try:
-            result, stops = await execute_case(
-                context, case, run, quota, mocks, lambda: send(("turn", ident))
-            )
+            with run_deadline(left):  # what was left of the run's timeout when it was sent
+                result, stops = await execute_case(
+                    context, case, run, quota, mocks, lambda: send(("turn", ident))
+                )
         except Exception as exc:  # ours, not the agent's: still an answer for the case
             result, stops = CaseRun(case.eval_id, run, error=f"{type(exc).__name__}: {exc}"), None
         send(("done", ident, result, stops, quota.refused, quota.slowest))
 
     running: set[asyncio.Task[None]] = set()
     while (message := await messages.get()) is not None:
-        _, ident, case, run, mocks = message
-        task = asyncio.ensure_future(one(ident, case, run, mocks))
+        _, ident, case, run, mocks, left = message
+        task = asyncio.ensure_future(one(ident, case, run, mocks, left))
         running.add(task)
         task.add_done_callback(running.discard)
     for task in running:

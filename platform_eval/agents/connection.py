@@ -201,6 +201,12 @@ def run_deadline(seconds: float | None) -> AbstractContextManager[None]:
     return _calls.at_most(seconds)
 
 
+def run_deadline_left() -> float | None:
+    """Seconds left of the run's own timeout (None: it has none), for a case sent to a worker
+    process to run under (``run_deadline`` there)."""
+    return _calls.left()
+
+
 def call_deadline(turn_timeout: float) -> tuple[float, str]:
     """How long one call or turn may take: ``turn_timeout``, or what is left of the run's
     timeout when that is sooner; and which of the two it is, for the message."""

@@ -34,6 +34,7 @@ from typing import IO, Any, Protocol
 
 from .. import _standby
 from ..formats import adk
+from .connection import run_deadline_left
 from .loading import AgentLoadError
 from .model_quota import CaseQuota
 from .reports import CaseRun
@@ -192,7 +193,8 @@ class _Worker:
         self.pending[ident] = _Pending(case, run, quota, on_turn, answer)
         # A worker gone cannot be written to: its reader answers every case it held.
         with contextlib.suppress(ConnectionError, OSError):
-            await self._send(("run", ident, case, run, mocks))
+            # With what is left of the run's timeout: the worker's calls end by it too.
+            await self._send(("run", ident, case, run, mocks, run_deadline_left()))
         try:
             return await answer
         finally:

@@ -21,6 +21,7 @@ from fake_gemini import FakeGemini
 
 from platform_eval._standby import MAX_AUTO_PROCESSES, RUNS_PER_PROCESS, process_count
 from platform_eval.agents import CaseRun, load_agent
+from platform_eval.agents.connection import run_deadline
 from platform_eval.agents.model_quota import CaseQuota
 from platform_eval.agents.running import CaseContext, CaseExecutor, CaseSettings, execute_case
 from platform_eval.agents.tool_mocks import ToolMocks, plan_mocks
@@ -220,6 +221,27 @@ def test_a_quota_refusal_in_a_worker_reaches_the_limit_held_here(project: FakeGe
     assert refusals > 0 and refusals == sum(quota.refused for quota in quotas)
     assert {r for place in places for r in place.refusals} == {0.2}
     assert all(quota.slowest is not None and quota.slowest >= 0.1 for quota in quotas)
+
+
+@pytest.mark.slow  # a worker process of its own: CI runs it
+def test_a_case_in_a_worker_ends_by_the_run_s_timeout(project: FakeGemini) -> None:
+    """The run's timeout set here reaches the worker with the case: a model that takes 60 s
+    a call leaves the case NOT_EVALUATED at the run's deadline, saying so, not at the turn's."""
+
+    async def there(execute: CaseExecutor) -> tuple[CaseRun, float]:
+        first, _ = await execute(_cases()[0], 2, CaseQuota(_Place()), None, _nothing)
+        assert first.error is None  # the model has answered: no probe waits below
+        project.delay = 60
+        started = asyncio.get_running_loop().time()
+        with run_deadline(2):
+            answered, _ = await asyncio.wait_for(
+                execute(_cases()[0], 1, CaseQuota(_Place()), None, _nothing), 30
+            )
+        return answered, asyncio.get_running_loop().time() - started
+
+    answered, took = _in_worker(there)
+    assert answered.error is not None and "the run's timeout" in answered.error
+    assert took < 15
 
 
 @pytest.mark.slow  # a worker process of its own: CI runs it
