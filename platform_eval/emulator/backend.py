@@ -464,7 +464,8 @@ class Backend:
             order_args=order_args,
             offset=position if order else 0,
         )
-        texts = ",".join(text for _, text in rows[:size])
+        kept = rows[:size]
+        texts = ",".join(_as_listed(text) if collection == RUNS else text for _, text in kept)
         tail = ""
         if len(rows) > size:
             following = position + size if order else rows[size - 1][0]
@@ -967,3 +968,16 @@ def _with_pipeline_id(metadata: Any) -> Any:
     if metadata is not None and not isinstance(metadata, dict):
         return metadata
     return {**(metadata or {}), "pipeline_id": new_id()}
+
+
+#: What the service leaves out of a run in a listing (the flight's GET evaluationRuns): a GET
+#: of the run has them.
+_NOT_LISTED = ("completionTime", "evaluationSetSnapshot")
+
+
+def _as_listed(text: str) -> str:
+    run = json.loads(text)
+    if not any(name in run for name in _NOT_LISTED):
+        return text
+    return json.dumps({k: v for k, v in run.items() if k not in _NOT_LISTED})
+

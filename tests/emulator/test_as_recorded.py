@@ -187,3 +187,20 @@ def test_creates_answer_as_the_service_s_and_the_snapshot_comes_at_the_end(
     assert done.evaluation_results is not None
     assert done.evaluation_set_snapshot == done.evaluation_results.evaluation_set
     assert done.completion_time is not None and done.completion_time.year > 1970
+
+
+def test_a_listing_of_runs_leaves_out_what_the_service_s_did(
+    emulator: Emulator, project: str
+) -> None:
+    answered = {**PROMPT, "candidateResponses": [{"candidate": "model-under-test", "text": "4"}]}
+    done = _run(emulator, project, answered)
+    assert done["completionTime"] and done["evaluationSetSnapshot"]  # a GET has them
+    listed = httpx.get(
+        f"{emulator.url}/v1/projects/{project}/locations/us-central1/evaluationRuns", timeout=10
+    ).json()["evaluationRuns"]
+    (run,) = listed
+    # The flight's listing: each run without completionTime and evaluationSetSnapshot.
+    assert "completionTime" not in run and "evaluationSetSnapshot" not in run
+    assert run == {
+        k: v for k, v in done.items() if k not in ("completionTime", "evaluationSetSnapshot")
+    }
