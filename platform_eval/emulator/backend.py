@@ -538,12 +538,13 @@ class Backend:
         return item
 
     def create_result_item(
-        self, parent: str, body: dict[str, Any], *, run: str | None = None
+        self, parent: str, body: dict[str, Any], *, run: str | None = None, rid: str | None = None
     ) -> dict[str, Any]:
-        """A RESULT item of ``run``: where the item does not name it (its payload is in Cloud
-        Storage), the emulator remembers it for ``evaluation_run`` filters."""
+        """A RESULT item of ``run`` (with the id ``rid`` when its payload was written under it):
+        where the item does not name its run (its payload is in Cloud Storage), the emulator
+        remembers it for ``evaluation_run`` filters."""
         annotations = {"evaluationRun": run} if run else None
-        return self._insert(parent, ITEMS, body, None, annotations)
+        return self._insert(parent, ITEMS, body, None, annotations, rid=rid)
 
     # -- evaluationSets -------------------------------------------------------------------
 
@@ -980,4 +981,3 @@ def _as_listed(text: str) -> str:
     if not any(name in run for name in _NOT_LISTED):
         return text
     return json.dumps({k: v for k, v in run.items() if k not in _NOT_LISTED})
-

@@ -50,6 +50,7 @@ from .backend import (
     ApiError,
     Backend,
     cancelled_status,
+    new_id,
     now,
     project_of,
     rpc_status,
@@ -439,7 +440,8 @@ class RunExecutor:
         self._report_progress(name, total, len(items))
 
         result_set = EvaluationSet(
-            display_name=f"results of {run.display_name or run.id}",
+            # The service's name for it (the replay test of get_evaluation_set).
+            display_name=f"Results Set for EvaluationRun {run.id}",
             evaluation_items=result_names,
         )
         # Written by the service itself, as it is: a run cancelled early has no results yet.
@@ -608,7 +610,10 @@ class RunExecutor:
             ):
                 error = "some candidates could not be evaluated; see candidateResults"
         result = EvaluationItem(
-            display_name=f"result of {item_name.rsplit('/', 1)[-1]}",
+            # As the service names it: by the run's first metric, however many it has (one
+            # RESULT item a request: googleapis/python-aiplatform's replay of a 19-item run
+            # of two metrics, "universal result for 7119522507803066368", 19 results).
+            display_name=f"{specs[0].name} result for {request_name.rsplit('/', 1)[-1]}",
             evaluation_item_type=EvaluationItemType.RESULT,
             error=rpc_status("INVALID_ARGUMENT", error) if error else None,
         )
@@ -619,16 +624,17 @@ class RunExecutor:
             response_json[_RESULT_REQUEST] = request
             if keep_request:
                 response.request = EvaluationRequest.from_wire(request)
+        result_id = new_id()
         if output_prefix:
-            # As the service does with an output destination: the payload goes to Cloud Storage,
-            # and the item keeps where it came from for filters and resumption.
-            run_id, item_id = run_name.rsplit("/", 1)[-1], request_name.rsplit("/", 1)[-1]
-            result.gcs_uri = f"{output_prefix.rstrip('/')}/{run_id}/{item_id}.json"
+            # As the service does with an output destination: the payload goes to Cloud Storage
+            # as ``result_<RESULT item id>.json`` (the same replay), and the item keeps where it
+            # came from for filters and resumption.
+            result.gcs_uri = f"{output_prefix.rstrip('/')}/result_{result_id}.json"
             self._objects.write_json(result.gcs_uri, response_json, project_of(parent))
         result_json = result.to_wire()
         if not output_prefix:
             result_json[_ITEM_RESPONSE] = response_json
-        stored = self._backend.create_result_item(parent, result_json, run=run_name)
+        stored = self._backend.create_result_item(parent, result_json, run=run_name, rid=result_id)
         return _Scored(str(stored["name"]), response, bool(error))
 
     def _response_of(self, result: EvaluationItem) -> EvaluationResult | None:

@@ -204,3 +204,35 @@ def test_a_listing_of_runs_leaves_out_what_the_service_s_did(
     assert run == {
         k: v for k, v in done.items() if k not in ("completionTime", "evaluationSetSnapshot")
     }
+
+
+def test_the_results_are_named_as_the_service_names_them(emulator: Emulator, project: str) -> None:
+    # googleapis/python-aiplatform's replays of get_evaluation_set and get_evaluation_item:
+    # "Results Set for EvaluationRun <run id>", "<metric> result for <request item id>" (the
+    # run's first metric, one RESULT item a request), a payload at
+    # "<destination>/result_<RESULT item id>.json".
+    answered = {**PROMPT, "candidateResponses": [{"candidate": "model-under-test", "text": "4"}]}
+    with emulator.client(project) as client:
+        item = client.create_item(
+            {"displayName": "i", "evaluationItemType": "REQUEST", "evaluationRequest": answered}
+        )
+        made = client.create_set(display_name="s", items=[item])
+        run = client.create_run(
+            {
+                "displayName": "r",
+                "dataSource": {"evaluationSet": made.name},
+                "evaluationConfig": {
+                    "metrics": [EXACT_MATCH, {"metric": "response_match_score"}],
+                    "outputConfig": {
+                        "gcsDestination": {"outputUriPrefix": "gs://recorded-names/out"}
+                    },
+                },
+            }
+        )
+        done = client.wait_for_run(run, timeout=30, poll_interval=0.02)
+        assert done.evaluation_results is not None and done.evaluation_results.evaluation_set
+        results_set = client.get_set(done.evaluation_results.evaluation_set)
+        (result,) = client.get_results(done)
+    assert results_set.display_name == f"Results Set for EvaluationRun {done.id}"
+    assert result.display_name == f"exact_match result for {item.id}"
+    assert result.gcs_uri == f"gs://recorded-names/out/result_{result.id}.json"
