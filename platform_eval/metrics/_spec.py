@@ -52,6 +52,9 @@ class MetricSpec:
     #: The value rules its options give (``args_match``/``extra_args``: an ``ArgRules``;
     #: ``keys_match``: a ``ValueRules``), parsed once when the metric is resolved.
     rules: Any = field(default=None, compare=False)
+    #: The metric computed under this name, where the name is the caller's label for it (a
+    #: run metric whose ``computationBasedMetricSpec`` says what it computes).
+    computes: MetricSpec | None = None
 
 
 @dataclass(frozen=True)

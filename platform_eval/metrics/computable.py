@@ -93,6 +93,8 @@ def why_not_computable(
     ``rubric_types``: the types of the rubrics the eval set carries, when known (None: not
     known, and rubric metrics are let through, their rubrics decided or reported per case).
     """
+    if spec.computes is not None:  # a label for the metric it computes
+        return why_not_computable(spec.computes, judges, rubric_types)
     has_model = judges.model is not None
     if "evaluation_function" in spec.params:  # a custom code metric
         if judges.code is None:

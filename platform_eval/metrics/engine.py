@@ -235,12 +235,14 @@ _ROUGE_SPELLINGS = {
 
 
 def _bleu(spec: MetricSpec, subject: Subject) -> CandidateResult:
-    value = vertex_text.bleu(*_text_pair(subject))
+    effective = spec.params.get("use_effective_order", True)
+    value = vertex_text.bleu(*_text_pair(subject), effective_order=bool(effective))
+    order = "effective order" if effective else "orders 1-4"
     return _result(
         spec,
         subject,
         value,
-        "sentence BLEU (13a tokens, exponential smoothing) of the final response",
+        f"sentence BLEU (13a tokens, exponential smoothing, {order}) of the final response",
     )
 
 
@@ -363,7 +365,11 @@ def _computation(
 
 _VERTEX_COMPUTATION = (
     _computation(
-        "bleu", "sentence BLEU of the final response against the golden one", _bleu, _TEXT_READS
+        "bleu",
+        "sentence BLEU of the final response against the golden one",
+        _bleu,
+        _TEXT_READS,
+        {"use_effective_order": (True, False)},
     ),
     *(
         _computation(
@@ -545,9 +551,32 @@ _COMPUTATION_TYPES = {
 }
 
 
+def _computed_by(metric: EvaluationRunMetric, name: str) -> str | None:
+    """The metric an ``EXACT_MATCH`` or ``BLEU`` ``computationBasedMetricSpec.type`` computes
+    (at the top level, or in ``metricConfig``) where ``name`` is no metric's: the spec decides,
+    the name labels its scores. None otherwise (a ROUGE spec takes a ROUGE metric's name)."""
+    config = metric.metric_config
+    given = [metric.computation_based_metric_spec]
+    if config is not None:
+        given.append(config.computation_based_metric_spec)
+    for spec in given:
+        if spec is None or not spec.type or spec.type.upper() == "ROUGE":
+            continue
+        kinds = _COMPUTATION_TYPES.get(spec.type.upper())
+        if kinds is None:
+            raise MetricError(
+                f"computationBasedMetricSpec.type {spec.type!r} is not one the local engine "
+                f"computes: {', '.join(_COMPUTATION_TYPES)}"
+            )
+        # A metric's own name under another's spec is a contradiction (``_spec_conflict``).
+        return None if name in kinds or name in REGISTRY else kinds[0]
+    return None
+
+
 def _spec_conflict(name: str, metric: EvaluationRunMetric) -> str | None:
     """Why a metric's name and its spec name two different metrics (``exact_match`` with a
-    BLEU spec), or None: the spec is never silently taken over the name, nor the other way."""
+    BLEU spec), or None: the spec is never silently taken over the name, nor the other way
+    (a name no metric has is a label for what a ``computationBasedMetricSpec`` computes)."""
     config = metric.metric_config
     specs: list[tuple[str, tuple[str, ...]]] = []
     if config is not None:
@@ -564,6 +593,10 @@ def _spec_conflict(name: str, metric: EvaluationRunMetric) -> str | None:
         if computed is not None and computed.type:
             kinds = _COMPUTATION_TYPES.get(computed.type.upper(), (computed.type.lower(),))
             specs.append(("metricConfig.computationBasedMetricSpec.type", kinds))
+    computed = metric.computation_based_metric_spec
+    if computed is not None and computed.type:
+        kinds = _COMPUTATION_TYPES.get(computed.type.upper(), (computed.type.lower(),))
+        specs.append(("computationBasedMetricSpec.type", kinds))
     if metric.predefined_metric_spec and metric.predefined_metric_spec.metric_spec_name:
         specs.append(("predefinedMetricSpec", (metric.predefined_metric_spec.metric_spec_name,)))
     for where, names in specs:
@@ -611,6 +644,12 @@ def resolve(metric: EvaluationRunMetric) -> MetricSpec:
     name = _metric_name(metric)
     if not name:
         raise MetricError("a metric needs a name in `metric` (or predefinedMetricSpec)")
+    computing = _computed_by(metric, name)
+    if computing is not None:
+        # The spec decides what is computed; the name labels its scores.
+        # (the service accepted ``exact_match_2`` with a BLEU spec, issue 61).
+        computed = resolve(metric.model_copy(update={"metric": computing}))
+        return MetricSpec(name, computed.params, computed.rubrics, computes=computed)
     conflict = _spec_conflict(name, metric)
     if conflict:
         raise MetricError(conflict)
@@ -655,6 +694,8 @@ DEFAULT_JUDGES = Judges()
 
 
 def _score(spec: MetricSpec, subject: Subject, judges: Judges) -> CandidateResult:
+    if spec.computes is not None:  # scored as the metric it computes, under its own name
+        return _score(spec.computes, subject, judges).model_copy(update={"metric": spec.name})
     try:
         if spec.scorer is not None:
             return spec.scorer(spec, subject, judges)

@@ -19,6 +19,9 @@ _GECKO = (
 SERVICE_ONLY: dict[str, str] = {
     "safety_v1": _SAFETY.format(adk=" (google-adk calls it)"),
     "safety_v3": _SAFETY.format(adk=""),
+    # A predefined metric the service accepts by this name (issue 61's recorded runs); what it
+    # computes is documented nowhere the emulator could follow.
+    "universal_ar_v1": _SAFETY.format(adk=""),
     **{
         f"gecko_text2{what}_v{version}": _GECKO.format(what=what)
         for what in ("image", "video")
@@ -49,6 +52,7 @@ SERVICE_ONLY_METRICS = tuple(
     )
     for name, description, reads in (
         ("safety_v3", "safety of the response (the service computes it)", ("response",)),
+        ("universal_ar_v1", "the service's predefined universal metric", ("prompt", "response")),
         *(
             (
                 f"gecko_text2{what}_v{version}",

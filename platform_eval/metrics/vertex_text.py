@@ -43,8 +43,10 @@ def _ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
-def bleu(candidate: str, reference: str) -> float:
-    """Sentence BLEU in [0, 1]."""
+def bleu(candidate: str, reference: str, *, effective_order: bool = True) -> float:
+    """Sentence BLEU in [0, 1]. ``effective_order``: the geometric mean stops at the longest
+    n-gram the hypothesis has (sacrebleu's ``use_effective_order``); else a hypothesis shorter
+    than four tokens scores 0, as a corpus BLEU."""
     hypothesis = tokenize_13a(candidate.rstrip())
     target = tokenize_13a(reference.rstrip())
     correct, total = [], []
@@ -61,7 +63,8 @@ def bleu(candidate: str, reference: str) -> float:
     for n in range(1, MAX_ORDER + 1):
         if total[n - 1] == 0:
             break
-        order = n  # effective order: stop at the longest n-gram the hypothesis has
+        if effective_order:
+            order = n  # stop at the longest n-gram the hypothesis has
         if correct[n - 1] == 0:
             smooth *= 2
             precisions[n - 1] = 100.0 / (smooth * total[n - 1])

@@ -236,3 +236,55 @@ def test_the_results_are_named_as_the_service_names_them(emulator: Emulator, pro
     assert results_set.display_name == f"Results Set for EvaluationRun {done.id}"
     assert result.display_name == f"exact_match result for {item.id}"
     assert result.gcs_uri == f"gs://recorded-names/out/result_{result.id}.json"
+
+
+def _created(emulator: Emulator, project: str, metric: dict[str, Any]) -> httpx.Response:
+    parent = f"{emulator.url}/v1/projects/{project}/locations/us-central1"
+    answered = {**PROMPT, "candidateResponses": [{"candidate": "model-under-test", "text": "4"}]}
+    item = httpx.post(
+        f"{parent}/evaluationItems",
+        json={"displayName": "i", "evaluationItemType": "REQUEST", "evaluationRequest": answered},
+    ).json()
+    made = httpx.post(
+        f"{parent}/evaluationSets", json={"displayName": "s", "evaluationItems": [item["name"]]}
+    ).json()
+    body = {
+        "displayName": "r",
+        "dataSource": {"evaluationSet": made["name"]},
+        "evaluationConfig": {"metrics": [metric]},
+    }
+    return httpx.post(f"{parent}/evaluationRuns", json=body)
+
+
+def test_a_metric_named_freely_is_computed_as_its_spec_says(
+    emulator: Emulator, project: str
+) -> None:
+    # Issue 61: the service accepted ``exact_match_2`` with a BLEU spec and BLEU's
+    # ``use_effective_order``: the name is the caller's label, the spec the computation.
+    bleu = {"type": "BLEU", "parameters": {"use_effective_order": True}}
+    created = _created(
+        emulator, project, {"metric": "exact_match_2", "computationBasedMetricSpec": bleu}
+    )
+    assert created.status_code == 200, created.text
+    with emulator.client(project) as client:
+        done = client.wait_for_run(created.json()["name"], timeout=30, poll_interval=0.02)
+        (result,) = client.get_results(done)
+    (scored,) = result.evaluation_response.candidate_results
+    assert scored.metric == "exact_match_2" and "BLEU" in (scored.explanation or "")
+    assert scored.score == pytest.approx(1.0)  # "4" against "4"
+    assert done.summary["model-under-test/exact_match_2/AVERAGE"] == pytest.approx(1.0)
+
+
+def test_bleu_without_the_effective_order_scores_a_short_answer_zero() -> None:
+    from platform_eval.metrics.vertex_text import bleu
+
+    assert bleu("4", "4") == pytest.approx(1.0)
+    assert bleu("4", "4", effective_order=False) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_services_own_universal_metric_is_501_naming_it(
+    emulator: Emulator, project: str
+) -> None:
+    created = _created(emulator, project, {"metric": "universal_ar_v1"})
+    assert created.status_code == 501
+    assert "universal_ar_v1" in created.json()["error"]["message"]
