@@ -223,8 +223,10 @@ def _thousand_items(client: object, count: int = 1000) -> object:
         )
         for i in range(count)
     ]
+    # A bucket of the client's project's own (a bucket belongs to the first project using it).
+    project = client.parent.split("/")[1]  # type: ignore[attr-defined]
     imported = client.import_set(  # type: ignore[attr-defined]
-        items, display_name="thousand", gcs_destination="gs://thousand-items/payloads"
+        items, display_name="thousand", gcs_destination=f"gs://thousand-{project}/payloads"
     )
     return imported.result(timeout=60)
 
@@ -240,7 +242,8 @@ def test_a_long_run_reports_progress_and_survives_a_restart_mid_way(tmp_path: Pa
             assert first.executor.wait_until_held()
             running = client.get_run(run)
             assert running.state == "RUNNING"
-            assert running.metadata is None  # progress is not written into the run
+            # Progress is not written into the run: its metadata is the service's pipeline id.
+            assert set(running.metadata) == {"pipeline_id"}
             assert client.run_progress(running) == (400, 1000)
             first.stop()  # the emulator goes away with the run RUNNING, 400 results written
         first.store.close()
