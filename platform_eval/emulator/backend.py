@@ -833,6 +833,14 @@ class Backend:
             set_name = source
             set_parent, set_id = split_name(set_name, SETS)
             found = self.store.get(set_parent, SETS, set_id) is not None
+        elif data_source is not None and data_source.bigquery_request_set is not None:
+            # A source the service takes (its replay tests read runs of one back): the request
+            # is right, the emulator cannot serve it.
+            raise ApiError(
+                "UNIMPLEMENTED",
+                "dataSource.bigqueryRequestSet: the emulator reads no BigQuery table; give an "
+                "evaluationSet (platform-eval upload), or run against a project",
+            )
         else:
             raise ApiError(
                 "INVALID_ARGUMENT", "dataSource.evaluationSet or evaluationSetRevision is required"

@@ -288,3 +288,31 @@ def test_the_services_own_universal_metric_is_501_naming_it(
     created = _created(emulator, project, {"metric": "universal_ar_v1"})
     assert created.status_code == 501
     assert "universal_ar_v1" in created.json()["error"]["message"]
+
+
+def test_a_bigquery_request_set_is_a_valid_run_the_emulator_cannot_serve(
+    emulator: Emulator, project: str
+) -> None:
+    # googleapis/python-aiplatform's replay of get_evaluation_run reads back a run of the
+    # service on a ``bigqueryRequestSet`` (its prompt and candidate columns, a sampling config).
+    parent = f"{emulator.url}/v1/projects/{project}/locations/us-central1"
+    source = {
+        "uri": "bq://a-project.a_dataset.requests",
+        "promptColumn": "request",
+        "candidateResponseColumns": {"checkpoint_1": "checkpoint_1"},
+        "samplingConfig": {
+            "samplingCount": 100,
+            "samplingMethod": "RANDOM",
+            "samplingDuration": "60s",
+        },
+    }
+    created = httpx.post(
+        f"{parent}/evaluationRuns",
+        json={
+            "displayName": "r",
+            "dataSource": {"bigqueryRequestSet": source},
+            "evaluationConfig": {"metrics": [EXACT_MATCH]},
+        },
+    )
+    assert created.status_code == 501, created.text
+    assert "dataSource.bigqueryRequestSet" in created.json()["error"]["message"]
