@@ -962,12 +962,15 @@ NO_COMPLETION_YET = "1970-01-01T00:00:00Z"
 
 
 def _as_created(collection: str, stored: dict[str, Any]) -> dict[str, Any]:
-    """A create's answer as the service's (the same flight): a run with the placeholder
-    completion time. (The service's answers also leave ``createTime`` out, which a GET has:
-    not yet here, docs/emulator.md.)"""
-    if collection != RUNS or "completionTime" in stored:
+    """A create's answer as the service's (the same flight): an item, a set or a run without
+    ``createTime`` and ``updateTime`` (a GET has them), a run with the placeholder completion
+    time."""
+    if collection not in (ITEMS, SETS, RUNS):
         return stored
-    return {**stored, "completionTime": NO_COMPLETION_YET}
+    answer = {k: v for k, v in stored.items() if k not in ("createTime", "updateTime")}
+    if collection == RUNS and "completionTime" not in answer:
+        answer["completionTime"] = NO_COMPLETION_YET
+    return answer
 
 
 def _with_pipeline_id(metadata: Any) -> Any:

@@ -421,8 +421,9 @@ class RunResults:
             error = self.run.error.message if self.run.error else "no error message"
             said = f"run {self.run.name} is {self.run.state}: {error}"
             if self.rows and not self.evaluated_anything:
-                # The service fails a run with no score at all: each result says why.
-                said += f" ({self._why_nothing()})"
+                # The service fails a run with no score at all: why each result has none comes
+                # first (a judge down, an agent that never answered), the run's word after.
+                return f"{self._why_nothing()} ({said})"
             return said
         if not self.evaluated_anything:
             return self._why_nothing()

@@ -213,7 +213,9 @@ def _world(client: Any) -> World:
     )
     evaluation_set = client.create_set(display_name="s", items=[item])
     run = client.create_run(evaluation_set=evaluation_set, metrics=["exact_match"])
-    return World(item, evaluation_set, client.wait_for_run(run, timeout=60, poll_interval=0.01))
+    done = client.wait_for_run(run, timeout=60, poll_interval=0.01)
+    # As the service, a create answers without createTime: the world is what a GET gives.
+    return World(client.get_item(item), client.get_set(evaluation_set), done)
 
 
 def _use_service_policy(client: Any) -> None:

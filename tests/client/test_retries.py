@@ -16,7 +16,7 @@ from platform_eval.emulator import Emulator
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503])
 def test_retryable_statuses_are_retried(client: Any, emulator: Emulator, status: int) -> None:
-    item = client.create_item(request_item("x"))
+    item = client.get_item(client.create_item(request_item("x")))
     emulator.inject_fault(path="evaluationItems/", method="GET", status=status, times=2)
     assert client.get_item(item.name) == item
     assert emulator.pending_faults() == []
@@ -51,7 +51,7 @@ def test_retry_after_is_honoured(emulator: Emulator, project: str) -> None:
 
 
 def test_dropped_connection_on_a_read_is_retried(client: Any, emulator: Emulator) -> None:
-    item = client.create_item(request_item("x"))
+    item = client.get_item(client.create_item(request_item("x")))
     emulator.inject_fault(path=item.id, method="GET", kind="drop", times=2)
     assert client.get_item(item.id) == item
     assert emulator.pending_faults() == []

@@ -15,12 +15,15 @@ def test_set_lifecycle(client: Any) -> None:
     created = client.create_set(display_name="golden", items=[a, b.id])
     assert created.evaluation_items == [a.name, b.name]
     assert created.display_name == "golden"
-    assert client.get_set(created.id) == created
+    # As the service's create answer: no createTime or updateTime; a GET has them.
+    fetched = client.get_set(created.id)
+    assert created.create_time is None and fetched.create_time is not None
+    assert fetched.model_copy(update={"create_time": None, "update_time": None}) == created
 
     renamed = client.update_set(t.EvaluationSet(name=created.name, display_name="golden v2"))
     assert renamed.display_name == "golden v2"
     assert renamed.evaluation_items == [a.name, b.name]
-    assert renamed.update_time >= created.update_time
+    assert renamed.update_time >= fetched.update_time
 
     shrunk = client.update_set(
         {"name": created.name, "evaluationItems": [b.name]}, update_mask=["evaluation_items"]

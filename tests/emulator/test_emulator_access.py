@@ -64,7 +64,7 @@ def test_the_token_opens_every_route(guarded: Emulator) -> None:
 
 def test_clients_send_the_token(guarded: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
     with guarded.client("token-project") as client:
-        created = client.create_item(request_item("x"))
+        created = client.get_item(client.create_item(request_item("x")))
     monkeypatch.setenv("PLATFORM_EVAL_EMULATOR_HOST", guarded.host_port)
     monkeypatch.setenv("PLATFORM_EVAL_EMULATOR_TOKEN", TOKEN)
     with Client("token-project") as client:
