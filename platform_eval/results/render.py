@@ -69,6 +69,9 @@ def to_json(results: RunResults, *, indent: int | None = 2) -> str:
             "thresholds": results.usage_thresholds,
             "missed": results.usage_misses(),
         }
+    if results.run is not None and results.run.summary:
+        # The run's own summary, as the service wrote it: per candidate, every aggregation.
+        document["runSummary"] = results.run.summary_by_candidate
     if results.judge is not None:
         document["judge"] = results.judge
     return json.dumps(document, indent=indent, ensure_ascii=False)

@@ -291,6 +291,23 @@ class EvaluationRun(WireModel):
             return dict(results.summary_metrics.metrics)
         return {}
 
+    @property
+    def summary_by_candidate(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The summary as the service keys it, ``<candidate>/<metric>/<AGGREGATION>``, read
+        as candidate -> metric -> aggregation -> value (a number; ``MODE`` a list when tied).
+        A key with no candidate (``<metric>/<AGGREGATION>``) comes under ``""``; a candidate
+        named with slashes (a model's resource name) is kept whole."""
+        found: dict[str, dict[str, dict[str, Any]]] = {}
+        for key, value in self.summary.items():
+            parts = key.rsplit("/", 2)
+            if len(parts) == 2:
+                parts = ["", *parts]
+            if len(parts) != 3:
+                continue  # a key of no known shape: left to ``summary``
+            candidate, metric, aggregation = parts
+            found.setdefault(candidate, {}).setdefault(metric, {})[aggregation] = value
+        return found
+
 
 class EvaluationMetric(WireModel):
     """A metric registered in a project, for runs to name by ``metricResourceName``."""

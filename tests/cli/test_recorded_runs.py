@@ -4,6 +4,7 @@ and is never PASSED against any; a run with nothing to score is FAILED in one li
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,11 @@ def test_a_run_with_only_the_service_s_metadata_is_never_passed(
     said = capsys.readouterr()
     assert "NOT CHECKED" in said.out and "PASSED" not in said.out
     assert "neither recorded with the run nor given" in said.out
+    # The run's own summary, per candidate, in the JSON report.
+    assert main(["-q", "results", name, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["runSummary"]["x"]["exact_match"]["AVERAGE"] == 1.0
+    assert len(document["runSummary"]["x"]["exact_match"]) == 9
 
 
 def test_a_run_with_nothing_to_score_fails_in_one_line(

@@ -316,3 +316,31 @@ def test_a_bigquery_request_set_is_a_valid_run_the_emulator_cannot_serve(
     )
     assert created.status_code == 501, created.text
     assert "dataSource.bigqueryRequestSet" in created.json()["error"]["message"]
+
+
+def test_the_summary_is_read_per_candidate() -> None:
+    # The replay's keys, the 2025 ones with MODE a list when tied, beside one with no candidate.
+    run = t.EvaluationRun.from_wire(
+        {
+            "evaluationResults": {
+                "summaryMetrics": {
+                    "metrics": {
+                        "gemini-2.0-flash-001@default/universal/AVERAGE": 0.6943817985685249,
+                        "gemini-2.0-flash-001@default/universal/MODE": [0.75, 0.8571428656578064],
+                        "checkpoint_1/user_defined/P90": 5,
+                        "projects/p/locations/l/endpoints/e/exact_match/AVERAGE": 1,
+                        "exact_match/AVERAGE": 0.5,
+                    },
+                    "totalItems": 19,
+                }
+            }
+        }
+    )
+    assert run.summary_by_candidate == {
+        "gemini-2.0-flash-001@default": {
+            "universal": {"AVERAGE": 0.6943817985685249, "MODE": [0.75, 0.8571428656578064]}
+        },
+        "checkpoint_1": {"user_defined": {"P90": 5}},
+        "projects/p/locations/l/endpoints/e": {"exact_match": {"AVERAGE": 1}},
+        "": {"exact_match": {"AVERAGE": 0.5}},
+    }
