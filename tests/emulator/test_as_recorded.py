@@ -156,9 +156,9 @@ def test_a_created_run_s_placeholder_is_no_completion_time() -> None:
     assert "completionTime" not in run.to_wire()
 
 
-def test_creates_answer_as_the_service_s_and_the_snapshot_comes_at_the_end(
-    emulator: Emulator, project: str
-) -> None:
+def _created(emulator: Emulator, project: str, metric: dict[str, Any]) -> httpx.Response:
+    """The flight's creates through the REST API (an answered item, its set, a run of
+    ``metric``); the run create's answer."""
     parent = f"{emulator.url}/v1/projects/{project}/locations/us-central1"
     answered = {**PROMPT, "candidateResponses": [{"candidate": "model-under-test", "text": "4"}]}
     item = httpx.post(
@@ -168,14 +168,18 @@ def test_creates_answer_as_the_service_s_and_the_snapshot_comes_at_the_end(
     made = httpx.post(
         f"{parent}/evaluationSets", json={"displayName": "s", "evaluationItems": [item["name"]]}
     ).json()
-    run = httpx.post(
-        f"{parent}/evaluationRuns",
-        json={
-            "displayName": "r",
-            "dataSource": {"evaluationSet": made["name"]},
-            "evaluationConfig": {"metrics": [EXACT_MATCH]},
-        },
-    ).json()
+    body = {
+        "displayName": "r",
+        "dataSource": {"evaluationSet": made["name"]},
+        "evaluationConfig": {"metrics": [metric]},
+    }
+    return httpx.post(f"{parent}/evaluationRuns", json=body)
+
+
+def test_creates_answer_as_the_service_s_and_the_snapshot_comes_at_the_end(
+    emulator: Emulator, project: str
+) -> None:
+    run = _created(emulator, project, EXACT_MATCH).json()
     # The flight's run create answer: PENDING with the placeholder time, a pipeline id in its
     # metadata, and no snapshot yet.
     assert run["state"] == "PENDING" and run["completionTime"] == "1970-01-01T00:00:00Z"
@@ -236,24 +240,6 @@ def test_the_results_are_named_as_the_service_names_them(emulator: Emulator, pro
     assert results_set.display_name == f"Results Set for EvaluationRun {done.id}"
     assert result.display_name == f"exact_match result for {item.id}"
     assert result.gcs_uri == f"gs://recorded-names/out/result_{result.id}.json"
-
-
-def _created(emulator: Emulator, project: str, metric: dict[str, Any]) -> httpx.Response:
-    parent = f"{emulator.url}/v1/projects/{project}/locations/us-central1"
-    answered = {**PROMPT, "candidateResponses": [{"candidate": "model-under-test", "text": "4"}]}
-    item = httpx.post(
-        f"{parent}/evaluationItems",
-        json={"displayName": "i", "evaluationItemType": "REQUEST", "evaluationRequest": answered},
-    ).json()
-    made = httpx.post(
-        f"{parent}/evaluationSets", json={"displayName": "s", "evaluationItems": [item["name"]]}
-    ).json()
-    body = {
-        "displayName": "r",
-        "dataSource": {"evaluationSet": made["name"]},
-        "evaluationConfig": {"metrics": [metric]},
-    }
-    return httpx.post(f"{parent}/evaluationRuns", json=body)
 
 
 def test_a_metric_named_freely_is_computed_as_its_spec_says(
