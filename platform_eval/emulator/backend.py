@@ -40,6 +40,7 @@ from ..types import (
     WireModel,
 )
 from ..types._base import clear_output_only, rfc3339, wire_name
+from ..types.runs import NO_COMPLETION_TIME
 from .filters import FilterError, compile_filter, compile_order
 from .required import missing
 from .store import Store
@@ -956,20 +957,20 @@ INFERENCE_UNIMPLEMENTED = (
 )
 
 
-#: What the service answers as a created run's completion time: a placeholder, not a time
-#: (cloud-custodian's flight ``vertexai-evaluation-run-filtering``, v1, 2026-08-14).
-NO_COMPLETION_YET = "1970-01-01T00:00:00Z"
+#: What a create's answer leaves out (cloud-custodian's flight ``vertexai-evaluation-run-
+#: filtering``, v1, 2026-08-14): a GET has them.
+_NOT_CREATED = (wire_name(EvaluationItem, "create_time"), wire_name(EvaluationSet, "update_time"))
+_COMPLETION = wire_name(EvaluationRun, "completion_time")
 
 
 def _as_created(collection: str, stored: dict[str, Any]) -> dict[str, Any]:
     """A create's answer as the service's (the same flight): an item, a set or a run without
-    ``createTime`` and ``updateTime`` (a GET has them), a run with the placeholder completion
-    time."""
+    ``createTime`` and ``updateTime``, a run with the placeholder completion time."""
     if collection not in (ITEMS, SETS, RUNS):
         return stored
-    answer = {k: v for k, v in stored.items() if k not in ("createTime", "updateTime")}
-    if collection == RUNS and "completionTime" not in answer:
-        answer["completionTime"] = NO_COMPLETION_YET
+    answer = {k: v for k, v in stored.items() if k not in _NOT_CREATED}
+    if collection == RUNS and _COMPLETION not in answer:
+        answer[_COMPLETION] = NO_COMPLETION_TIME
     return answer
 
 
@@ -984,7 +985,7 @@ def _with_pipeline_id(metadata: Any) -> Any:
 
 #: What the service leaves out of a run in a listing (the flight's GET evaluationRuns): a GET
 #: of the run has them.
-_NOT_LISTED = ("completionTime", "evaluationSetSnapshot")
+_NOT_LISTED = (_COMPLETION, wire_name(EvaluationRun, "evaluation_set_snapshot"))
 
 
 def _as_listed(text: str) -> str:

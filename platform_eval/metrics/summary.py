@@ -27,6 +27,8 @@ import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 
+from ..types.runs import summary_key
+
 
 def _percentile(share: float) -> Callable[[Sequence[float]], float]:
     def computed(scores: Sequence[float]) -> float:
@@ -51,12 +53,6 @@ AGGREGATIONS: dict[str, Callable[[Sequence[float]], float]] = {
     "PERCENTILE_P95": _percentile(0.95),
     "PERCENTILE_P99": _percentile(0.99),
 }
-
-
-def summary_key(candidate: str | None, metric: str, aggregation: str) -> str:
-    """``<candidate>/<metric>/<AGGREGATION>``; ``<metric>/<AGGREGATION>`` for a result that
-    names no candidate (no recording shows one)."""
-    return f"{candidate}/{metric}/{aggregation}" if candidate else f"{metric}/{aggregation}"
 
 
 def summarize(scores: Mapping[tuple[str | None, str], Sequence[float]]) -> dict[str, float]:

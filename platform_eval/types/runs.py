@@ -23,8 +23,18 @@ from .metric_specs import (
 from .rubrics import Rubric
 from .status import Status
 
-#: The time zero the service writes where a run has no completion time yet.
+#: What the service answers as a created run's completion time: a placeholder, not a time
+#: (cloud-custodian's flight ``vertexai-evaluation-run-filtering``, v1, 2026-08-14).
+NO_COMPLETION_TIME = "1970-01-01T00:00:00Z"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def summary_key(candidate: str | None, metric: str, aggregation: str) -> str:
+    """A key of ``summaryMetrics.metrics`` as the service writes it:
+    ``<candidate>/<metric>/<AGGREGATION>``; ``<metric>/<AGGREGATION>`` for a result that
+    names no candidate (no recording shows one). ``EvaluationRun.summary_by_candidate`` reads
+    it back."""
+    return f"{candidate}/{metric}/{aggregation}" if candidate else f"{metric}/{aggregation}"
 
 
 class InlineRubrics(WireModel):
@@ -208,8 +218,7 @@ class EvaluationRun(WireModel):
     @field_validator("completion_time")
     @classmethod
     def _no_placeholder(cls, value: datetime | None) -> datetime | None:
-        # The service answers a run's create with 1970-01-01T00:00:00Z (cloud-custodian's
-        # flight, 2026-08-14): a placeholder, not when the run completed.
+        # ``NO_COMPLETION_TIME`` in a create's answer: not when the run completed.
         return None if value == _EPOCH else value
 
     @property
@@ -293,7 +302,7 @@ class EvaluationRun(WireModel):
 
     @property
     def summary_by_candidate(self) -> dict[str, dict[str, dict[str, Any]]]:
-        """The summary as the service keys it, ``<candidate>/<metric>/<AGGREGATION>``, read
+        """The summary as the service keys it (``summary_key``), read
         as candidate -> metric -> aggregation -> value (a number; ``MODE`` a list when tied).
         A key with no candidate (``<metric>/<AGGREGATION>``) comes under ``""``; a candidate
         named with slashes (a model's resource name) is kept whole."""
