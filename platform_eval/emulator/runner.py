@@ -447,11 +447,13 @@ class RunExecutor:
         # Written by the service itself, as it is: a run cancelled early has no results yet.
         stored_set = self._backend.write(parent, SETS, result_set.to_wire())
         results = EvaluationRunResults(evaluation_set=stored_set["name"])
-        error: tuple[str, str] | None = None
+        error: str | None = None
+        error_code = "INTERNAL"
         if state == EvaluationRunState.SUCCEEDED and not scores:
             # As the service: FAILED, and the results set (with each item's error) but no
             # summary.
-            state, error = EvaluationRunState.FAILED, ("FAILED_PRECONDITION", NOTHING_TO_AGGREGATE)
+            state, error = EvaluationRunState.FAILED, NOTHING_TO_AGGREGATE
+            error_code = "FAILED_PRECONDITION"
         else:
             # As recorded: no failedItems at 0 (proto3 JSON leaves a zero out).
             results.summary_metrics = SummaryMetrics(
@@ -465,9 +467,9 @@ class RunExecutor:
             except metrics.MetricError as exc:
                 # Scored, but not analysed as asked: the run says why rather than ending
                 # SUCCEEDED without the analysis.
-                state, error = EvaluationRunState.FAILED, ("INTERNAL", f"loss analysis: {exc}")
+                state, error = EvaluationRunState.FAILED, f"loss analysis: {exc}"
         self._record_judge_usage(name)
-        self._finish(name, state, results=results, error=error)
+        self._finish(name, state, results=results, error=error, error_code=error_code)
 
     def _record_judge_usage(self, name: str) -> None:
         """What judging the run cost, kept with it for `results` to show later."""
@@ -711,10 +713,9 @@ class RunExecutor:
         state: EvaluationRunState,
         *,
         results: EvaluationRunResults | None = None,
-        error: str | tuple[str, str] | None = None,
+        error: str | None = None,
+        error_code: str = "INTERNAL",
     ) -> None:
-        """``error``: its message (INTERNAL), or the code's name and the message."""
-        code, message = error if isinstance(error, tuple) else ("INTERNAL", error)
 
         def finish(run: EvaluationRun) -> bool:
             if run.done:
@@ -727,8 +728,8 @@ class RunExecutor:
                 run.evaluation_set_snapshot = revision or results.evaluation_set
             run.state = state
             run.completion_time = now()
-            if message:
-                run.error = rpc_status(code, message)
+            if error:
+                run.error = rpc_status(error_code, error)
             elif state == EvaluationRunState.CANCELLED:
                 run.error = cancelled_status()
             return True
