@@ -551,21 +551,34 @@ _COMPUTATION_TYPES = {
 }
 
 
+def _computation_types(metric: EvaluationRunMetric) -> list[tuple[str, str]]:
+    """Where a run metric carries a ``computationBasedMetricSpec.type`` (in ``metricConfig``,
+    at the top level) and which, upper-cased."""
+    config = metric.metric_config
+    found = []
+    for where, spec in (
+        (
+            "metricConfig.computationBasedMetricSpec.type",
+            config and config.computation_based_metric_spec,
+        ),
+        ("computationBasedMetricSpec.type", metric.computation_based_metric_spec),
+    ):
+        if spec and spec.type:
+            found.append((where, spec.type.upper()))
+    return found
+
+
 def _computed_by(metric: EvaluationRunMetric, name: str) -> str | None:
     """The metric an ``EXACT_MATCH`` or ``BLEU`` ``computationBasedMetricSpec.type`` computes
-    (at the top level, or in ``metricConfig``) where ``name`` is no metric's: the spec decides,
-    the name labels its scores. None otherwise (a ROUGE spec takes a ROUGE metric's name)."""
-    config = metric.metric_config
-    given = [metric.computation_based_metric_spec]
-    if config is not None:
-        given.append(config.computation_based_metric_spec)
-    for spec in given:
-        if spec is None or not spec.type or spec.type.upper() == "ROUGE":
+    where ``name`` is no metric's: the spec decides, the name labels its scores. None otherwise
+    (a ROUGE spec takes a ROUGE metric's name)."""
+    for _, kind in _computation_types(metric):
+        if kind == "ROUGE":
             continue
-        kinds = _COMPUTATION_TYPES.get(spec.type.upper())
+        kinds = _COMPUTATION_TYPES.get(kind)
         if kinds is None:
             raise MetricError(
-                f"computationBasedMetricSpec.type {spec.type!r} is not one the local engine "
+                f"computationBasedMetricSpec.type {kind!r} is not one the local engine "
                 f"computes: {', '.join(_COMPUTATION_TYPES)}"
             )
         # A metric's own name under another's spec is a contradiction (``_spec_conflict``).
@@ -589,14 +602,8 @@ def _spec_conflict(name: str, metric: EvaluationRunMetric) -> str | None:
         predefined = config.predefined_metric_spec
         if predefined is not None and predefined.metric_spec_name:
             specs.append(("metricConfig.predefinedMetricSpec", (predefined.metric_spec_name,)))
-        computed = config.computation_based_metric_spec
-        if computed is not None and computed.type:
-            kinds = _COMPUTATION_TYPES.get(computed.type.upper(), (computed.type.lower(),))
-            specs.append(("metricConfig.computationBasedMetricSpec.type", kinds))
-    computed = metric.computation_based_metric_spec
-    if computed is not None and computed.type:
-        kinds = _COMPUTATION_TYPES.get(computed.type.upper(), (computed.type.lower(),))
-        specs.append(("computationBasedMetricSpec.type", kinds))
+    for where, kind in _computation_types(metric):
+        specs.append((where, _COMPUTATION_TYPES.get(kind, (kind.lower(),))))
     if metric.predefined_metric_spec and metric.predefined_metric_spec.metric_spec_name:
         specs.append(("predefinedMetricSpec", (metric.predefined_metric_spec.metric_spec_name,)))
     for where, names in specs:
