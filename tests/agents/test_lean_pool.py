@@ -70,7 +70,8 @@ def test_a_lean_client_is_httpx_s_own_with_its_pool_made_lean() -> None:
 
 def test_requests_at_once_share_no_more_connections_than_the_limit_and_keep_them() -> None:
     async def main() -> RawServer:
-        raw = RawServer(hold=0.05)
+        # Held long enough that the three connections overlap on a busy machine too.
+        raw = RawServer(hold=0.2)
         server, url = await raw.start()
         async with server, _lean(httpx.Limits(max_connections=3)) as client:
             for _ in range(2):
@@ -106,11 +107,12 @@ def test_a_connection_past_its_keep_alive_expiry_is_closed_not_used() -> None:
     async def main() -> RawServer:
         raw = RawServer()
         server, url = await raw.start()
-        limits = httpx.Limits(max_connections=2, keepalive_expiry=0.1)
+        # An expiry no busy machine reaches between two requests in a row.
+        limits = httpx.Limits(max_connections=2, keepalive_expiry=1.0)
         async with server, _lean(limits) as client:
             assert (await client.get(url)).text == "ok"
             assert (await client.get(url)).text == "ok"  # kept
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(1.5)
             assert (await client.get(url)).text == "ok"  # a new one
         return raw
 
