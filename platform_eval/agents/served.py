@@ -178,6 +178,7 @@ class ServedApp:
                     async with self.http.stream(method, self._url(path), json=body) as response:
                         if response.status_code in _BUSY and attempt < _TRIES and busy_retried:
                             busy = response
+                            await read_to_its_end(response, where)
                         elif response.status_code == 409 and conflict is not None:
                             await read_to_its_end(response, where)
                             return conflict
